@@ -1,0 +1,137 @@
+/*
+ * Life cycle: the constructor only reads the configuration; the first cuDNN
+ * call resolves the real library once (pthread_once), prints the banner and
+ * from then on wrappers go straight through. Calls that arrive before the
+ * constructor (another library's constructor) take the same lazy path.
+ */
+#include "core.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+__thread struct spy_tls spy_tls __attribute__((tls_model("initial-exec")));
+
+static pthread_once_t config_once = PTHREAD_ONCE_INIT;
+static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
+static int resolved_ok;
+static int exit_done;
+
+static void
+at_exit(void)
+{
+	if (__atomic_exchange_n(&exit_done, 1, __ATOMIC_ACQ_REL))
+		return;
+	if (spy_config.stderr_mask & SPY_STDERR_SUMMARY)
+		spy_summary_print();
+}
+
+static void
+fork_child(void)
+{
+	spy_thread_fork_child();
+}
+
+static void
+load_config(void)
+{
+	int saved = errno;
+
+	spy_config_load();
+	pthread_atfork(NULL, NULL, fork_child);
+	/*
+	 * Registered from the constructor, so that it runs after the exit
+	 * handlers the program registers later, which may still call cuDNN.
+	 */
+	atexit(at_exit);
+	errno = saved;
+}
+
+__attribute__((constructor)) static void
+spy_constructor(void)
+{
+	pthread_once(&config_once, load_config);
+}
+
+__attribute__((destructor)) static void
+spy_destructor(void)
+{
+	at_exit();
+}
+
+static void
+banner(void)
+{
+	if (!(spy_config.stderr_mask & SPY_STDERR_BANNER))
+		return;
+	if (resolved_ok)
+		spy_log("%s: cuDNN %d.%d.%d (%zu) from %s [%s]", spy_flavor.name, spy_lib.major,
+			(int)(spy_lib.major >= 9 ? spy_lib.version / 100 % 100 : spy_lib.version / 100 % 10),
+			(int)(spy_lib.version % 100), spy_lib.version, spy_lib.path, spy_lib.how);
+}
+
+static void
+resolve(void)
+{
+	spy_tls.resolving = 1;
+	pthread_once(&config_once, load_config);
+	resolved_ok = spy_resolve() == 0;
+	banner();
+	spy_tls.resolving = 0;
+}
+
+int
+spy_init(void)
+{
+	int saved = errno;
+
+	/* A call made from inside the resolution (a constructor it ran) cannot wait for it. */
+	if (spy_tls.resolving)
+		return -1;
+	pthread_once(&resolve_once, resolve);
+	errno = saved;
+	return resolved_ok ? 0 : -1;
+}
+
+static int
+fail_status(unsigned id)
+{
+	int major = spy_lib.major ? spy_lib.major : spy_flavor.major;
+
+	if (!spy_lib.major && spy_fn_info[id].majors == SPY_MAJOR_8)
+		major = 8;
+	return major == 8 ? 1 : 1001;	/* CUDNN_STATUS_NOT_INITIALIZED */
+}
+
+spy_fnptr
+spy_call_setup(struct spy_call *c)
+{
+	static int missing_said[_SPY_FN_COUNT];
+	int saved = errno;
+
+	if (!spy_tls.thread)
+		spy_thread_get();
+	if (!c->real) {
+		if (spy_init() == 0)
+			c->real = __atomic_load_n(&spy_real[c->id], __ATOMIC_ACQUIRE);
+		if (!c->real) {
+			c->fail_status = fail_status(c->id);
+			if (resolved_ok)
+				spy_log_once(&missing_said[c->id],
+					     "%s is not in %s (cuDNN %zu): returning %s", spy_fn_info[c->id].name,
+					     spy_lib.path, spy_lib.version, spy_status_name(c->fail_status));
+		}
+	}
+	errno = saved;
+	return c->real;
+}
+
+void
+spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
+{
+	/* The recording issue fills this in: failures and traced calls. */
+	(void)c;
+	(void)status;
+	(void)args;
+}

@@ -1,0 +1,69 @@
+/*
+ * Tables generated from the API description: functions, their parameters
+ * and the enums, with lookups by name and value.
+ */
+#ifndef SPY_API_H
+#define SPY_API_H
+
+#include <stdint.h>
+
+#include "g_api.h"
+
+#define SPY_MAJOR_8 0x1
+#define SPY_MAJOR_9 0x2
+
+enum spy_ret { SPY_RET_STATUS, SPY_RET_SIZE, SPY_RET_STRING, SPY_RET_VOID, SPY_RET_UNKNOWN };
+enum spy_dir { SPY_DIR_IN, SPY_DIR_OUT, SPY_DIR_INOUT };
+enum spy_arg_kind {
+	SPY_ARG_INT, SPY_ARG_UINT, SPY_ARG_DOUBLE, SPY_ARG_ENUM, SPY_ARG_HANDLE,
+	SPY_ARG_DESC, SPY_ARG_OBJECT, SPY_ARG_CUDA, SPY_ARG_STRUCT, SPY_ARG_CALLBACK,
+	SPY_ARG_PTR,
+};
+
+struct spy_param_info {
+	const char *name;
+	unsigned char kind;	/* enum spy_arg_kind */
+	unsigned char dir;	/* enum spy_dir */
+	signed char count;	/* index of the parameter counting this array, or -1 */
+	short enum_id;		/* enum spy_enum_id, or -1 */
+	const char *desc_kind;	/* "tensor", "filter", ... for descriptors */
+	unsigned char is_array;
+};
+
+struct spy_fn_info {
+	const char *name;
+	const char *lib;	/* 9.x sub-library that defines it */
+	unsigned char majors;	/* SPY_MAJOR_* where the function exists */
+	unsigned char ret;	/* enum spy_ret */
+	unsigned char nparams;
+	const struct spy_param_info *params;
+};
+
+struct spy_enum_value {
+	long long value;
+	unsigned char majors;
+	const char *name;
+};
+
+struct spy_enum_info {
+	const char *name;
+	unsigned count;
+	const struct spy_enum_value *values;	/* sorted by value */
+};
+
+extern const struct spy_fn_info spy_fn_info[_SPY_FN_COUNT];
+extern const struct spy_enum_info spy_enum_info[_SPY_ENUM_COUNT];
+
+/* The function id of a cuDNN name, or -1. */
+int spy_fn_lookup(const char *name);
+
+/*
+ * The name of an enum value, preferring the spelling of cuDNN major `major`
+ * (8 or 9; 0 for either), or NULL when the value has no name.
+ */
+const char *spy_enum_name(int enum_id, long long value, int major);
+
+/* The name of a cudnnStatus_t value in either numbering, or NULL. */
+const char *spy_status_name(long long status);
+
+#endif

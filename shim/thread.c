@@ -1,0 +1,99 @@
+/*
+ * Per-thread counters. Each thread gets its own block so that no cache
+ * line is shared on the fast path; blocks are kept on a list for the exit
+ * summary and reused by new threads once their thread has exited.
+ */
+#include "core.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct spy_thread *threads;
+static pthread_key_t key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static int key_ok;
+/* For when even one block cannot be allocated: counts shared, still right per thread. */
+static struct spy_thread fallback = { .in_use = 1 };
+static int fallback_listed;
+
+static void
+thread_exit(void *p)
+{
+	struct spy_thread *th = p;
+
+	__atomic_store_n(&th->in_use, 0, __ATOMIC_RELEASE);
+}
+
+static void
+make_key(void)
+{
+	key_ok = pthread_key_create(&key, thread_exit) == 0;
+}
+
+static struct spy_thread *
+claim(void)
+{
+	for (struct spy_thread *th = __atomic_load_n(&threads, __ATOMIC_ACQUIRE); th; th = th->next) {
+		int free_ = 0;
+
+		if (th != &fallback &&
+		    __atomic_compare_exchange_n(&th->in_use, &free_, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			return th;
+	}
+	return NULL;
+}
+
+static void
+push(struct spy_thread *th)
+{
+	th->next = __atomic_load_n(&threads, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&threads, &th->next, th, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
+}
+
+struct spy_thread *
+spy_thread_get(void)
+{
+	struct spy_thread *th = spy_tls.thread;
+
+	if (th)
+		return th;
+	pthread_once(&key_once, make_key);
+	th = claim();
+	if (!th) {
+		th = calloc(1, sizeof(*th));
+		if (th) {
+			th->in_use = 1;
+			push(th);
+		} else {
+			if (!__atomic_exchange_n(&fallback_listed, 1, __ATOMIC_ACQ_REL))
+				push(&fallback);
+			th = &fallback;
+		}
+	}
+	if (key_ok && th != &fallback)
+		pthread_setspecific(key, th);
+	spy_tls.thread = th;
+	return th;
+}
+
+struct spy_thread *
+spy_thread_list(void)
+{
+	return __atomic_load_n(&threads, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * In a forked child only the forking thread lives on, and the counts it
+ * inherited are the parent's: start from zero.
+ */
+void
+spy_thread_fork_child(void)
+{
+	for (struct spy_thread *th = threads; th; th = th->next) {
+		memset(th->n, 0, sizeof(th->n));
+		if (th != spy_tls.thread && th != &fallback)
+			th->in_use = 0;
+	}
+}
