@@ -74,13 +74,17 @@ static void
 set_option(const struct spy_option *o, const char *value, int from_default)
 {
 	if (strcmp(o->name, "CUDNNSPY_LIBRARY") == 0) {
+		spy_config.library[0] = 0;
+		spy_config.library_refused = 0;
 		if (value[0] && value[0] != '/') {
-			spy_log("%s=%s is not an absolute path: ignored", o->name, value);
+			spy_log("%s=%s is not an absolute path: refused", o->name, value);
+			spy_config.library_refused = 1;
 			return;
 		}
 		if (strlen(value) >= sizeof(spy_config.library)) {
-			spy_log("%s is longer than %zu bytes: ignored", o->name,
+			spy_log("%s is longer than %zu bytes: refused", o->name,
 				sizeof(spy_config.library) - 1);
+			spy_config.library_refused = 1;
 			return;
 		}
 		strcpy(spy_config.library, value);

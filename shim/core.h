@@ -26,6 +26,7 @@ enum spy_stderr_bits {
 
 struct spy_config {
 	char library[PATH_MAX];	/* CUDNNSPY_LIBRARY, or "" */
+	int library_refused;	/* it was set to something unusable: no fallback */
 	unsigned stderr_mask;	/* CUDNNSPY_STDERR */
 };
 extern struct spy_config spy_config;

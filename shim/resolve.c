@@ -173,11 +173,11 @@ static int
 from_setting(void)
 {
 	const char *set = spy_config.library;
-	char path[PATH_MAX], why[PATH_MAX + 128];
+	char path[PATH_MAX + 32], why[PATH_MAX + 160];
 	struct stat st;
 
 	if (stat(set, &st) != 0) {
-		spy_log("CUDNNSPY_LIBRARY=%s: %s; not trying any other copy", set, strerror(errno));
+		spy_log("CUDNNSPY_LIBRARY=%s: %s; not trying any other copy; cuDNN calls will return CUDNN_STATUS_NOT_INITIALIZED", set, strerror(errno));
 		return -1;
 	}
 	if (S_ISDIR(st.st_mode)) {
@@ -191,7 +191,7 @@ from_setting(void)
 		}
 		if (!path[0]) {
 			spy_log("CUDNNSPY_LIBRARY=%s: no libcudnn.so.9, libcudnn.so.8 or libcudnn.so in "
-				"that directory; not trying any other copy", set);
+				"that directory; not trying any other copy; cuDNN calls will return CUDNN_STATUS_NOT_INITIALIZED", set);
 			return -1;
 		}
 	} else {
@@ -199,7 +199,7 @@ from_setting(void)
 	}
 	if (open_path(path, "CUDNNSPY_LIBRARY", why, sizeof(why)) >= 0)
 		return 0;
-	spy_log("CUDNNSPY_LIBRARY=%s: cannot use it: %s; not trying any other copy", set, why);
+	spy_log("CUDNNSPY_LIBRARY=%s: cannot use it: %s; not trying any other copy; cuDNN calls will return CUDNN_STATUS_NOT_INITIALIZED", set, why);
 	return -1;
 }
 
@@ -414,7 +414,11 @@ spy_resolve(void)
 	char tried[128] = "";
 	int rc;
 
-	if (spy_config.library[0]) {
+	if (spy_config.library_refused) {
+		spy_log("CUDNNSPY_LIBRARY is set but unusable (see above): not trying any other copy; "
+			"cuDNN calls will return CUDNN_STATUS_NOT_INITIALIZED");
+		rc = -1;
+	} else if (spy_config.library[0]) {
 		rc = from_setting();
 	} else {
 		rc = from_mapped();

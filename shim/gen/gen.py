@@ -116,10 +116,10 @@ def emit_protos(api, path):
     out = []
     banner(out, path)
     out += ["#ifndef SPY_G_PROTOTYPES_H", "#define SPY_G_PROTOTYPES_H", "",
-            '#include "g_cudnn_types.h"', ""]
+            '#include "g_cudnn_types.h"', "", "#ifdef __cplusplus", 'extern "C" {', "#endif", ""]
     for fn in api.declared():
         out.append("%s %s(%s);" % (fn.ret, fn.name, fn.proto_params()))
-    out += ["", "#endif"]
+    out += ["", "#ifdef __cplusplus", "}", "#endif", "", "#endif"]
     return out
 
 
