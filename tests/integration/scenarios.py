@@ -18,6 +18,7 @@ FAKE9 = E.get("FAKE9_DIR", "")
 FAKE8 = E.get("FAKE8_DIR", "")
 REAL = E.get("REAL_CUDNN_DIR", "")
 PROGS = E.get("PROGRAMS_DIR", "")
+EXAMPLES = E.get("EXAMPLES_DIR", "")
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 SCENARIOS = {}
@@ -55,6 +56,8 @@ def run(argv, env=None, check_rc=True):
 
 
 def prog(name):
+    if name == "host-calls":
+        return os.path.join(EXAMPLES, name)
     return os.path.join(PROGS, name)
 
 
