@@ -32,6 +32,13 @@ main(int argc, char **argv)
 	/* A bad value: cuDNN answers BAD_PARAM. */
 	st = cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, -1, 3, 224, 224);
 	printf("set tensor n=-1: %d\n", (int)st);
+	if (cudnnGetVersion() >= 90000) {
+		/* cuDNN's own message must reach the program whole, spy or not. */
+		char msg[512] = "";
+
+		cudnnGetLastErrorString(msg, sizeof(msg));
+		printf("last error: %s\n", msg);
+	}
 	st = cudnnDestroyTensorDescriptor(t);
 	printf("destroy tensor: %d\n", (int)st);
 	errno = 0;

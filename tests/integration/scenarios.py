@@ -266,6 +266,26 @@ def stderr_none():
     check("CUDNNSPY_STDERR=bogus" in q.stderr and "summary" in q.stderr, "bad value: warning, default", q.stderr)
 
 
+def threads(libdir):
+    p = run([prog("threads"), "20000"], {"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": libdir})
+    check("threads 8 calls 20000 fails 0" in p.stdout, "threads ran", p.stdout, p.stderr)
+    check(summary_row(p.stderr, "cudnnSetTensor4dDescriptor")[:2] == (160000, 0), "every call counted", p.stderr)
+    check(summary_row(p.stderr, "cudnnCreateTensorDescriptor") == (8, 0, 0), "creates counted", p.stderr)
+
+
+@scenario
+def threads_counts():
+    """8 threads calling at once through the fake: exact counts."""
+    threads(FAKE9)
+
+
+@scenario
+def threads_real():
+    """8 threads calling the real cuDNN at once: exact counts, no internal calls mistaken."""
+    need_real()
+    threads(REAL)
+
+
 @scenario
 def no_cudnn_calls():
     """A program that never calls cuDNN gets nothing from the spy."""
