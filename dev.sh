@@ -23,13 +23,25 @@ install_missing() {
 	fi
 }
 
+# Quiet when all is well; the whole output when a step fails.
+quietly() {
+	log=$(mktemp)
+	if ! "$@" >"$log" 2>&1; then
+		cat "$log" >&2
+		rm -f "$log"
+		echo "== failed: $*" >&2
+		exit 1
+	fi
+	rm -f "$log"
+}
+
 configure() {
 	if [ -d "$build" ]; then
-		meson setup --reconfigure "$build" "$@" >/dev/null
+		quietly meson setup --reconfigure "$build" "$@"
 	else
-		meson setup "$build" "$@" >/dev/null
+		quietly meson setup "$build" "$@"
 	fi
-	meson compile -C "$build" >/dev/null
+	quietly meson compile -C "$build"
 }
 
 case "${1:-}" in

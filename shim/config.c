@@ -66,6 +66,9 @@ parse_flags(const char *value, const char *words, unsigned *out)
 		if (*p == ',')
 			p++;
 	}
+	/* "", "," or ",,": silence must be asked for by name. */
+	if (!mask)
+		return -1;
 	*out = mask;
 	return 0;
 }

@@ -91,11 +91,16 @@ int
 spy_is_dispatcher_name(const char *base)
 {
 	/* libcudnn.so, libcudnn.so.9, libcudnn.so.9.19.0; not libcudnn_ops.so.9. */
+	const char *p = base + 11;
+
 	if (strncmp(base, "libcudnn.so", 11) != 0)
 		return 0;
-	for (const char *p = base + 11; *p; p++)
-		if (!(*p == '.' || (*p >= '0' && *p <= '9')))
+	while (*p) {
+		if (*p++ != '.' || *p < '0' || *p > '9')
 			return 0;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
 	return 1;
 }
 

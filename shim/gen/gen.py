@@ -279,7 +279,8 @@ def emit_names(api, path):
     banner(out, path)
     out += ['#include "spy-api.h"', ""]
     for e in sorted(api.enums.values(), key=lambda e: e.index):
-        vals = sorted(e.values, key=lambda v: (v.value, v.name))
+        # Stable by value: among aliases the description's first spelling (the current one) wins.
+        vals = sorted(e.values, key=lambda v: v.value)
         out.append("static const struct spy_enum_value values_%s[] = {" % e.name)
         for v in vals:
             out.append('\t{ %d, %s, "%s" },' % (v.value, majors_mask(v.majors), v.name))

@@ -260,8 +260,6 @@ START_TEST(test_log_threads_whole_lines)
 }
 END_TEST
 
-#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
 UNIT_SUITE(log)
 {
 	Suite *s = suite_create("log");
@@ -271,13 +269,13 @@ UNIT_SUITE(log)
 	tcase_add_test(tc, test_log_line);
 	tcase_add_test(tc, test_log_empty_message);
 	tcase_add_test(tc, test_log_lines_accumulate);
-	tcase_add_loop_test(tc, test_log_truncates_long, 0, N(long_sizes));
+	tcase_add_loop_test(tc, test_log_truncates_long, 0, UNIT_COUNT(long_sizes));
 	tcase_add_test(tc, test_log_exact_fit);
 	tcase_add_test(tc, test_log_encoding_error);
 	tcase_add_test(tc, test_log_once);
 
 	tc = unit_tcase(s, "side-effects");
-	tcase_add_loop_test(tc, test_log_keeps_errno, 0, N(errnos));
+	tcase_add_loop_test(tc, test_log_keeps_errno, 0, UNIT_COUNT(errnos));
 	tcase_add_test(tc, test_log_keeps_errno_when_write_fails);
 	tcase_add_test(tc, test_log_not_on_stdout);
 	tcase_add_test(tc, test_log_threads_whole_lines);

@@ -30,13 +30,6 @@ unit_register(struct unit_suite *s)
 	*p = s;
 }
 
-int
-unit_known_bugs(void)
-{
-	const char *v = getenv("UNIT_KNOWN_BUGS");
-
-	return v && *v && strcmp(v, "0") != 0;
-}
 
 static int saved_fd2 = -1;
 static FILE *capture_file;

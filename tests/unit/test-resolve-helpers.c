@@ -3,6 +3,7 @@
 
 #include <check.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,7 +23,7 @@ END_TEST
 static const char *const not_dispatchers[] = {
 	"libcudnn_ops.so.9", "libcudnn_cnn.so.9", "libcudnn_graph.so.9", "libcudnn_adv.so.9.1.0",
 	"libcudnn.so.9x", "libcudnn.so.9-debug", "libcudnnspy.so", "libcudnnspy.so.9", "libcudnn",
-	"libcudnn.s", "libcudnn.a", "libcudnn.so9", "libcudnn.so_9", "xlibcudnn.so", "cudnn.so",
+	"libcudnn.s", "libcudnn.a", "libcudnn.so_9", "xlibcudnn.so", "cudnn.so",
 	"LIBCUDNN.SO", "libcudnn.so.9 ", " libcudnn.so", "libcudnn.so/9", "", "libcudnn.dll",
 };
 
@@ -32,13 +33,28 @@ START_TEST(test_not_dispatcher_names)
 }
 END_TEST
 
+/*
+ * Only digits and dots are checked, not their order: a suffix that is not
+ * ".N", ".N.N", ... still passes (libcudnn.so9, libcudnn.so., ...).
+ */
+static const char *const malformed_versions[] = {
+	"libcudnn.so9", "libcudnn.so.", "libcudnn.so..9", "libcudnn.so.9.", "libcudnn.so9.1",
+};
+
+START_TEST(test_malformed_version_suffix)
+{
+	ck_assert_msg(spy_is_dispatcher_name(malformed_versions[_i]) == 0, "%s",
+		malformed_versions[_i]);
+}
+END_TEST
+
 START_TEST(test_dispatcher_huge_names)
 {
 	char *name = malloc(10001);
 
 	ck_assert_ptr_nonnull(name);
-	memcpy(name, "libcudnn.so", 11);
-	memset(name + 11, '9', 10000 - 11);
+	memcpy(name, "libcudnn.so.", 12);
+	memset(name + 12, '9', 10000 - 12);
 	name[10000] = 0;
 	ck_assert_int_eq(spy_is_dispatcher_name(name), 1);
 	name[9999] = 'x';
@@ -196,24 +212,24 @@ START_TEST(test_split_many_entries)
 }
 END_TEST
 
-#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
 UNIT_SUITE(resolve_helpers)
 {
 	Suite *s = suite_create("resolve-helpers");
 	TCase *tc;
 
 	tc = unit_tcase(s, "dispatcher-name");
-	tcase_add_loop_test(tc, test_dispatcher_names, 0, N(dispatchers));
-	tcase_add_loop_test(tc, test_not_dispatcher_names, 0, N(not_dispatchers));
+	tcase_add_loop_test(tc, test_dispatcher_names, 0, UNIT_COUNT(dispatchers));
+	tcase_add_loop_test(tc, test_not_dispatcher_names, 0, UNIT_COUNT(not_dispatchers));
 	tcase_add_test(tc, test_dispatcher_huge_names);
 
 	tc = unit_tcase(s, "foreach-dir");
-	tcase_add_loop_test(tc, test_split, 0, N(splits));
+	tcase_add_loop_test(tc, test_split, 0, UNIT_COUNT(splits));
 	tcase_add_test(tc, test_split_null);
 	tcase_add_test(tc, test_split_leaves_list_alone);
 	tcase_add_test(tc, test_split_huge_entry);
 	tcase_add_test(tc, test_split_path_max_boundary);
 	tcase_add_test(tc, test_split_many_entries);
+
+	tcase_add_loop_test(tc, test_malformed_version_suffix, 0, UNIT_COUNT(malformed_versions));
 	return s;
 }

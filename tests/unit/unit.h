@@ -8,6 +8,9 @@
 #include <check.h>
 #include <stddef.h>
 
+/* Entries of an array, as the int that tcase_add_loop_test() takes. */
+#define UNIT_COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
 struct unit_suite {
 	const char *name;
 	Suite *(*make)(void);
@@ -46,10 +49,5 @@ void unit_capture_start(void);
  */
 const char *unit_capture_stop(size_t *len);
 
-/*
- * Tests that show a known bug run only with UNIT_KNOWN_BUGS set, so that
- * the suite stays green until the fix lands and the fix can be checked.
- */
-int unit_known_bugs(void);
 
 #endif
