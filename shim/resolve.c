@@ -137,7 +137,9 @@ take(void *h, const char *path, const char *how)
 	spy_lib.how = how;
 	if (v && dladdr(v, &di) && di.dli_fname && di.dli_fname[0] == '/')
 		path = di.dli_fname;
-	snprintf(spy_lib.path, sizeof(spy_lib.path), "%s", path);
+	/* A library found through a relative LD_LIBRARY_PATH entry is named absolutely. */
+	if (path[0] == '/' || !realpath(path, spy_lib.path))
+		snprintf(spy_lib.path, sizeof(spy_lib.path), "%s", path);
 	return 0;
 }
 

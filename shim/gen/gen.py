@@ -334,8 +334,6 @@ def emit_map(api, path, flavor):
         node, fns = "libcudnn.so.9", [f for f in api.functions if 9 in f.majors]
     else:
         node, fns = "", api.functions
-    if flavor.startswith("fake"):
-        fns = [f for f in fns if not f.stub]
     out.append("%s{" % (node + " " if node else ""))
     out.append("global:")
     for fn in fns:

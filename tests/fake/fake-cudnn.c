@@ -279,3 +279,20 @@ cudnnGetConvolutionForwardAlgorithm_v7(cudnnHandle_t handle, const cudnnTensorDe
 	(void)handle, (void)srcDesc, (void)filterDesc, (void)convDesc, (void)destDesc;
 	return st ? st : fill_fwd_perf(requestedAlgoCount, returnedAlgoCount, perfResults);
 }
+
+/*
+ * The names libcudnn.so.9 exports without a declaration: the spy forwards
+ * them by jump stubs, blind to their arguments. The fake gives them a
+ * signature with every kind of argument register, so a test can see that
+ * all of them arrive untouched.
+ */
+#define FAKE_STUB(name, k) \
+	FAKE_EXPORT double name(long a, long b, long c, long d, long e, long f, double x, double y); \
+	FAKE_EXPORT double name(long a, long b, long c, long d, long e, long f, double x, double y) \
+	{ \
+		return (double)(k) * 1e6 + (double)(a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f) + x * 0.5 + y * 0.25; \
+	}
+FAKE_STUB(cudnnGetBackdoor, 1)
+FAKE_STUB(cudnnSetBackdoor, 2)
+FAKE_STUB(cudnnSetBackdoorEx, 3)
+FAKE_STUB(cudnnGetRNNDropoutLocationsInternal, 4)

@@ -287,6 +287,17 @@ def threads_real():
 
 
 @scenario
+def jump_stubs():
+    """The undeclared exports pass through the jump stubs with every argument intact."""
+    plain = run([prog("stub-call")], {"LD_LIBRARY_PATH": FAKE9})
+    check(plain.stdout.count("\n") == 8 and "1000096.50" in plain.stdout, "the fake answers", plain.stdout)
+    spied = run([prog("stub-call")], {"LD_LIBRARY_PATH": FAKE9, "LD_PRELOAD": PRELOAD})
+    check(plain.stdout == spied.stdout, "preload stubs change nothing", plain.stdout, spied.stdout)
+    dropin = run([prog("stub-call")], {"LD_LIBRARY_PATH": DROPIN9, "CUDNNSPY_LIBRARY": FAKE9})
+    check(plain.stdout == dropin.stdout, "drop-in stubs change nothing", plain.stdout, dropin.stdout)
+
+
+@scenario
 def no_cudnn_calls():
     """A program that never calls cuDNN gets nothing from the spy."""
     p = run(["/bin/true"], {"LD_PRELOAD": PRELOAD})
