@@ -128,6 +128,11 @@ def ctypes_preload():
     check(plain.stdout == spied.stdout, "stdout changed", plain.stdout, spied.stdout)
     check(summary_row(spied.stderr, "cudnnCreate") == (1, 1, 0), "ctypes calls counted", spied.stderr)
     check(summary_row(spied.stderr, "cudnnGetVersion") == (1, 0, 0), "ctypes calls counted", spied.stderr)
+    # ctypes opening the drop-in by name: the spy is itself dlopen'ed, late.
+    dropin = run([sys.executable, os.path.join(HERE, "ctypes_client.py"), "libcudnn.so.9"],
+                 {"LD_LIBRARY_PATH": DROPIN9})
+    check(plain.stdout == dropin.stdout, "stdout through the drop-in", plain.stdout, dropin.stdout)
+    check(summary_row(dropin.stderr, "cudnnCreate") == (1, 1, 0), "drop-in calls counted", dropin.stderr)
 
 
 @scenario
@@ -295,6 +300,18 @@ def jump_stubs():
     check(plain.stdout == spied.stdout, "preload stubs change nothing", plain.stdout, spied.stdout)
     dropin = run([prog("stub-call")], {"LD_LIBRARY_PATH": DROPIN9, "CUDNNSPY_LIBRARY": FAKE9})
     check(plain.stdout == dropin.stdout, "drop-in stubs change nothing", plain.stdout, dropin.stdout)
+
+
+@scenario
+def fork_counts():
+    """A forked child counts only its own calls; the parent keeps its own."""
+    p = run([sys.executable, os.path.join(HERE, "fork_client.py"), os.path.join(FAKE9, "libcudnn.so.9")],
+            {"LD_PRELOAD": PRELOAD})
+    summaries = re.findall(r"summary \(pid (\d+)\): (\d+) calls", p.stderr)
+    check(len(summaries) == 2, "two summaries, one per process", p.stderr)
+    counts = sorted(int(c) for _, c in summaries)
+    check(counts == [2, 3], "child 3 calls, parent 2 (one before the fork, one after)", p.stderr)
+    check(p.stderr.count("cudnnspy: preload:") == 1, "one banner: the child inherits the resolution", p.stderr)
 
 
 @scenario
