@@ -315,6 +315,19 @@ def fork_counts():
 
 
 @scenario
+def early_constructor():
+    """Another library's constructor calls cuDNN before the spy's constructor: lazy init copes."""
+    libdirs = PROGS + ":"
+    plain = run([prog("early-call")], {"LD_LIBRARY_PATH": libdirs + FAKE9})
+    for env in ({"LD_LIBRARY_PATH": libdirs + FAKE9, "LD_PRELOAD": PRELOAD},
+                {"LD_LIBRARY_PATH": libdirs + DROPIN9, "CUDNNSPY_LIBRARY": FAKE9}):
+        p = run([prog("early-call")], env)
+        check(p.stdout == plain.stdout == "early 91900 main 91900\n", "both calls answered", plain.stdout,
+              p.stdout, p.stderr)
+        check(summary_row(p.stderr, "cudnnGetVersion") == (2, 0, 0), "both calls counted", p.stderr)
+
+
+@scenario
 def no_cudnn_calls():
     """A program that never calls cuDNN gets nothing from the spy."""
     p = run(["/bin/true"], {"LD_PRELOAD": PRELOAD})
