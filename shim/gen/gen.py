@@ -152,12 +152,11 @@ PARAM_KIND = {
 
 
 def param_kind(api, p):
-    kind = api.kind_of(p.base)
-    if p.pointers and kind not in ("descriptor", "handle", "object", "cuda") or p.pointers > 1:
+    # A pointer to anything (an out-parameter, an array, data) is recorded as an address;
+    # handles and descriptors are pointer types themselves, so only their value counts.
+    if p.pointers:
         return "SPY_ARG_PTR"
-    if p.pointers and kind in ("descriptor", "handle", "object", "cuda") and p.base != "cudnnBackendDescriptor_t":
-        return "SPY_ARG_PTR"
-    return PARAM_KIND[kind]
+    return PARAM_KIND[api.kind_of(p.base)]
 
 
 def emit_api_c(api, path):
