@@ -27,18 +27,26 @@ enum spy_stderr_bits {
 struct spy_config {
 	char library[PATH_MAX];	/* CUDNNSPY_LIBRARY, or "" */
 	int library_refused;	/* it was set to something unusable: no fallback */
+	char output[PATH_MAX];	/* CUDNNSPY_OUTPUT: directory or pattern, or "" */
+	char trace[4096];	/* CUDNNSPY_TRACE: globs of functions recorded on every call */
+	char backtrace[4096];	/* CUDNNSPY_BACKTRACE: globs of traced functions that carry a stack */
 	unsigned stderr_mask;	/* CUDNNSPY_STDERR */
+	long flight;		/* CUDNNSPY_FLIGHT: recent calls kept per thread */
+	long rate_limit;	/* CUDNNSPY_RATE_LIMIT: stderr lines per kind of failure */
+	long last_error;	/* CUDNNSPY_LAST_ERROR: read cuDNN's message at failures */
 };
 extern struct spy_config spy_config;
 
-enum spy_option_type { SPY_OPT_PATH, SPY_OPT_FLAGS };
+enum spy_option_type { SPY_OPT_PATH, SPY_OPT_STRING, SPY_OPT_GLOBS, SPY_OPT_FLAGS, SPY_OPT_INT, SPY_OPT_BOOL };
 
 struct spy_option {
 	const char *name;
 	enum spy_option_type type;
 	const char *def;
-	const char *values;	/* for SPY_OPT_FLAGS: the accepted words */
+	const char *values;	/* SPY_OPT_FLAGS: the accepted words; SPY_OPT_INT: "MIN..MAX" */
 	const char *help;
+	void *target;		/* the spy_config field it sets */
+	size_t size;		/* of the target, for strings */
 };
 extern const struct spy_option spy_options[];
 
@@ -46,6 +54,11 @@ extern const struct spy_option spy_options[];
 void spy_config_load(void);
 /* The same, from a lookup function: for tests. */
 void spy_config_parse(const char *(*get)(const char *name));
+/* 1 when `value` is one of 1/0/yes/no/on/off/true/false (case-insensitive), setting *out. */
+int spy_parse_bool(const char *value, long *out);
+
+/* Sets the flag bit on every function matching one of the globs; warns on globs that match nothing. */
+void spy_apply_globs(const char *option, const char *globs, unsigned char bit);
 
 /* log.c: the spy's own diagnostics on stderr, never stdout. */
 void spy_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -84,6 +97,11 @@ void spy_foreach_dir(const char *list, void (*fn)(const char *dir, void *arg), v
 struct spy_thread *spy_thread_get(void);
 struct spy_thread *spy_thread_list(void);
 void spy_thread_fork_child(void);
+
+/* record.c */
+void spy_state_flags_init(void);
+/* Copies the cuDNN message the spy read at this thread's last failure, once; 0 when there is none. */
+int spy_take_last_error(char *message, size_t max_size);
 
 /* summary.c */
 void spy_summary_print(void);

@@ -5,6 +5,7 @@
  * constructor (another library's constructor) take the same lazy path.
  */
 #include "core.h"
+#include "sink.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -21,16 +22,21 @@ static int exit_done;
 static void
 at_exit(void)
 {
+	int saved = errno;
+
 	if (__atomic_exchange_n(&exit_done, 1, __ATOMIC_ACQ_REL))
 		return;
-	if (spy_config.stderr_mask & SPY_STDERR_SUMMARY)
-		spy_summary_print();
+	for (struct spy_thread *th = spy_thread_list(); th; th = th->next)
+		spy_sink_flush(th);
+	spy_summary_print();
+	errno = saved;
 }
 
 static void
 fork_child(void)
 {
 	spy_thread_fork_child();
+	spy_sink_fork_child();
 }
 
 static void
@@ -39,6 +45,7 @@ load_config(void)
 	int saved = errno;
 
 	spy_config_load();
+	spy_state_flags_init();
 	pthread_atfork(NULL, NULL, fork_child);
 	/*
 	 * Registered from the constructor, so that it runs after the exit
@@ -127,11 +134,3 @@ spy_call_setup(struct spy_call *c)
 	return c->real;
 }
 
-void
-spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
-{
-	/* The recording issue fills this in: failures and traced calls. */
-	(void)c;
-	(void)status;
-	(void)args;
-}

@@ -28,6 +28,8 @@ struct spy_param_info {
 	short enum_id;		/* enum spy_enum_id, or -1 */
 	const char *desc_kind;	/* "tensor", "filter", ... for descriptors */
 	unsigned char is_array;
+	unsigned char elem;	/* for pointers: what one element is (enum spy_arg_kind) */
+	unsigned char elem_size;	/* and its size in bytes; 0 when opaque */
 };
 
 struct spy_fn_info {

@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "spy-api.h"
 
@@ -32,16 +33,34 @@ union spy_arg {
 	const void *p;
 };
 
+/* Durations: 4 buckets per octave from 1 ns to about 2^36 ns. */
+#define SPY_HIST_BUCKETS 144
+
+struct spy_timing {
+	uint64_t total_ns, min_ns, max_ns;
+	uint32_t hist[SPY_HIST_BUCKETS];
+};
+
 struct spy_counts {
 	uint64_t calls;		/* calls made by the program */
 	uint64_t fails;		/* of those, returned a status other than SUCCESS */
 	uint64_t internal;	/* calls between cuDNN's own sub-libraries */
+	uint64_t timed;		/* calls whose duration was measured */
+	struct spy_timing *timing;	/* allocated at the first measured call */
 };
+
+/* The flight recorder: this thread's last calls, function id and status. */
+#define SPY_FLIGHT_MAX 256
+
+struct spy_buf;
 
 /* Per-thread state; never freed, reused after its thread exits. */
 struct spy_thread {
 	struct spy_thread *next;
 	int in_use;
+	unsigned flight_pos;
+	uint32_t flight[SPY_FLIGHT_MAX];
+	struct spy_buf *buf;	/* records waiting to be written; NULL until the first */
 	struct spy_counts n[_SPY_FN_COUNT];
 };
 
@@ -56,6 +75,7 @@ struct spy_call {
 	unsigned id;
 	unsigned nested;
 	int fail_status;	/* what to return when the real function is missing */
+	uint64_t t0, t1;	/* CLOCK_MONOTONIC around the real call, when measured */
 };
 
 extern __thread struct spy_tls spy_tls __attribute__((tls_model("initial-exec")));
@@ -67,6 +87,25 @@ void spy_call_slow(struct spy_call *c, long status, const union spy_arg *args);
 const char *spy_fail_error_string(long status);
 void spy_fail_last_error(char *message, size_t max_size);
 
+void spy_time_add(struct spy_counts *n, uint64_t ns);
+
+/* Per-function flags, set once from the configuration: read on the fast path. */
+enum spy_fn_flag {
+	SPY_FN_TRACE = 1 << 0,		/* record every call */
+	SPY_FN_BACKTRACE = 1 << 1,	/* traced calls carry a stack */
+	SPY_FN_STATE = 1 << 2,		/* creates, sets or destroys an object the spy remembers */
+};
+extern unsigned char spy_fn_flags[_SPY_FN_COUNT];
+
+static inline uint64_t
+spy_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static inline spy_fnptr
 spy_call_begin(struct spy_call *c, unsigned id)
 {
@@ -75,29 +114,42 @@ spy_call_begin(struct spy_call *c, unsigned id)
 	c->id = id;
 	c->nested = t->depth++;
 	c->real = spy_real[id];
+	c->t0 = 0;
 	if (SPY_UNLIKELY(c->real == NULL || t->thread == NULL))
-		return spy_call_setup(c);
+		spy_call_setup(c);
+	/*
+	 * Reading the clock costs more than the rest of the wrapper: time the
+	 * first call and one in 16 after it, and every call of a traced function.
+	 */
+	if (SPY_UNLIKELY(((t->thread->n[id].calls & 15) == 0 || (spy_fn_flags[id] & SPY_FN_TRACE)) && !c->nested))
+		c->t0 = spy_now_ns();
 	return c->real;
 }
 
-/* Returns nonzero when the call wants the slow path (a failure, a record). */
+/* Returns nonzero when the call wants the slow path (a failure, a record, remembered state). */
 static inline int
 spy_call_end(struct spy_call *c, long status)
 {
 	struct spy_tls *t = &spy_tls;
-	struct spy_counts *n = &t->thread->n[c->id];
+	struct spy_thread *th = t->thread;
+	struct spy_counts *n = &th->n[c->id];
 
 	t->depth--;
 	if (SPY_UNLIKELY(c->nested)) {
 		SPY_INC(n->internal);
 		return 0;
 	}
+	if (SPY_UNLIKELY(c->t0)) {
+		c->t1 = spy_now_ns();
+		spy_time_add(n, c->t1 - c->t0);
+	}
 	SPY_INC(n->calls);
+	th->flight[th->flight_pos++ % SPY_FLIGHT_MAX] = c->id | (uint32_t)(status & 0xffff) << 16;
 	if (SPY_UNLIKELY(status != 0)) {
 		SPY_INC(n->fails);
 		return 1;
 	}
-	return 0;
+	return spy_fn_flags[c->id];
 }
 
 #endif

@@ -1,60 +1,210 @@
-/* The table printed at exit: calls and failures per function. */
+/*
+ * Durations and the exit summary: a table on stderr and a `summary` record.
+ * Durations go into per-thread log-scale histograms (4 buckets an octave),
+ * so quantiles cost no per-call memory.
+ */
 #include "core.h"
+#include "sink.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+static unsigned
+bucket(uint64_t ns)
+{
+	unsigned msb, b;
+
+	if (ns < 4)
+		return (unsigned)ns;
+	msb = 63u - (unsigned)__builtin_clzll(ns);
+	b = msb * 4 + (unsigned)((ns >> (msb - 2)) & 3);
+	return b < SPY_HIST_BUCKETS ? b : SPY_HIST_BUCKETS - 1;
+}
+
+/* The lower bound of a bucket's range, in ns. */
+static uint64_t
+bucket_floor(unsigned b)
+{
+	if (b < 4)
+		return b;
+	return (uint64_t)(4 | (b & 3)) << (b / 4 - 2);
+}
+
+void
+spy_time_add(struct spy_counts *n, uint64_t ns)
+{
+	struct spy_timing *t = n->timing;
+
+	if (!t) {
+		/* Once per function and thread, at its first measured call. */
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			return;
+		t->min_ns = UINT64_MAX;
+		__atomic_store_n(&n->timing, t, __ATOMIC_RELEASE);
+	}
+	SPY_INC(n->timed);
+	__atomic_store_n(&t->total_ns, t->total_ns + ns, __ATOMIC_RELAXED);
+	if (ns < t->min_ns)
+		__atomic_store_n(&t->min_ns, ns, __ATOMIC_RELAXED);
+	if (ns > t->max_ns)
+		__atomic_store_n(&t->max_ns, ns, __ATOMIC_RELAXED);
+	SPY_INC(t->hist[bucket(ns)]);
+}
+
 struct row {
 	unsigned id;
-	struct spy_counts n;
+	uint64_t calls, fails, internal, timed, total, min, max;
+	uint64_t hist[SPY_HIST_BUCKETS];
 };
+
+static uint64_t
+quantile(const struct row *r, double q)
+{
+	uint64_t want = (uint64_t)(q * (double)r->timed), seen = 0;
+
+	for (unsigned b = 0; b < SPY_HIST_BUCKETS; b++) {
+		seen += r->hist[b];
+		if (seen > want) {
+			uint64_t lo = bucket_floor(b);
+
+			/* Clamp to what was really seen: a bucket's bound can lie outside. */
+			return lo < r->min ? r->min : lo > r->max ? r->max : lo;
+		}
+	}
+	return r->max;
+}
 
 static int
 by_calls(const void *a, const void *b)
 {
 	const struct row *x = a, *y = b;
 
-	if (x->n.calls != y->n.calls)
-		return x->n.calls < y->n.calls ? 1 : -1;
+	if (x->calls != y->calls)
+		return x->calls < y->calls ? 1 : -1;
 	return strcmp(spy_fn_info[x->id].name, spy_fn_info[y->id].name);
+}
+
+static int
+collect(struct row *rows, struct row *total)
+{
+	int nrows = 0;
+
+	memset(total, 0, sizeof(*total));
+	for (unsigned id = 0; id < _SPY_FN_COUNT; id++) {
+		struct row r;
+
+		memset(&r, 0, sizeof(r));
+		r.id = id;
+		r.min = UINT64_MAX;
+		for (struct spy_thread *th = spy_thread_list(); th; th = th->next) {
+			const struct spy_counts *n = &th->n[id];
+			const struct spy_timing *t = __atomic_load_n(&n->timing, __ATOMIC_ACQUIRE);
+
+			r.calls += __atomic_load_n(&n->calls, __ATOMIC_RELAXED);
+			r.fails += __atomic_load_n(&n->fails, __ATOMIC_RELAXED);
+			r.internal += __atomic_load_n(&n->internal, __ATOMIC_RELAXED);
+			if (!t)
+				continue;
+			r.timed += __atomic_load_n(&n->timed, __ATOMIC_RELAXED);
+			r.total += __atomic_load_n(&t->total_ns, __ATOMIC_RELAXED);
+			if (t->min_ns < r.min)
+				r.min = t->min_ns;
+			if (t->max_ns > r.max)
+				r.max = t->max_ns;
+			for (unsigned b = 0; b < SPY_HIST_BUCKETS; b++)
+				r.hist[b] += __atomic_load_n(&t->hist[b], __ATOMIC_RELAXED);
+		}
+		if (!r.timed)
+			r.min = 0;
+		if (r.calls || r.internal) {
+			rows[nrows++] = r;
+			total->calls += r.calls;
+			total->fails += r.fails;
+			total->internal += r.internal;
+		}
+	}
+	qsort(rows, (size_t)nrows, sizeof(rows[0]), by_calls);
+	return nrows;
+}
+
+static void
+summary_record(const struct row *rows, int nrows, const struct row *total)
+{
+	struct spy_thread *th = spy_thread_get();
+	struct spy_buf *b = spy_thread_buf(th);
+	struct spy_line *l;
+
+	if (!b)
+		return;
+	l = &b->line;
+	spy_line_reset(l);
+	spy_line_raw(l, "{\"event\":\"summary\",\"calls\":");
+	spy_line_u64(l, total->calls);
+	spy_line_raw(l, ",\"failures\":");
+	spy_line_u64(l, total->fails);
+	spy_line_raw(l, ",\"internal\":");
+	spy_line_u64(l, total->internal);
+	spy_line_raw(l, ",\"dropped\":");
+	spy_line_u64(l, spy_sink_dropped());
+	spy_line_raw(l, ",\"functions\":[");
+	for (int i = 0; i < nrows; i++) {
+		const struct row *r = &rows[i];
+
+		if (i)
+			spy_line_char(l, ',');
+		spy_line_raw(l, "{\"fn\":");
+		spy_line_str(l, spy_fn_info[r->id].name);
+		spy_line_raw(l, ",\"calls\":");
+		spy_line_u64(l, r->calls);
+		spy_line_raw(l, ",\"failures\":");
+		spy_line_u64(l, r->fails);
+		spy_line_raw(l, ",\"internal\":");
+		spy_line_u64(l, r->internal);
+		spy_line_raw(l, ",\"timed\":");
+		spy_line_u64(l, r->timed);
+		spy_line_raw(l, ",\"total_ns\":");
+		spy_line_u64(l, r->timed ? (uint64_t)((double)r->total * (double)r->calls / (double)r->timed) : 0);
+		spy_line_raw(l, ",\"min_ns\":");
+		spy_line_u64(l, r->min);
+		spy_line_raw(l, ",\"max_ns\":");
+		spy_line_u64(l, r->max);
+		spy_line_raw(l, ",\"p50_ns\":");
+		spy_line_u64(l, quantile(r, 0.5));
+		spy_line_raw(l, ",\"p99_ns\":");
+		spy_line_u64(l, quantile(r, 0.99));
+		spy_line_char(l, '}');
+	}
+	spy_line_raw(l, "]}");
+	spy_sink_commit(th, l, 1);
 }
 
 void
 spy_summary_print(void)
 {
 	static struct row rows[_SPY_FN_COUNT];
-	struct spy_counts total = { 0, 0, 0 };
-	int nrows = 0;
+	struct row total;
+	int nrows = collect(rows, &total);
 
-	for (unsigned id = 0; id < _SPY_FN_COUNT; id++) {
-		struct spy_counts s = { 0, 0, 0 };
-
-		for (struct spy_thread *th = spy_thread_list(); th; th = th->next) {
-			s.calls += __atomic_load_n(&th->n[id].calls, __ATOMIC_RELAXED);
-			s.fails += __atomic_load_n(&th->n[id].fails, __ATOMIC_RELAXED);
-			s.internal += __atomic_load_n(&th->n[id].internal, __ATOMIC_RELAXED);
-		}
-		if (s.calls || s.internal) {
-			rows[nrows].id = id;
-			rows[nrows].n = s;
-			nrows++;
-			total.calls += s.calls;
-			total.fails += s.fails;
-			total.internal += s.internal;
-		}
-	}
 	/* A process that never called cuDNN (a shell the launcher went through) says nothing. */
 	if (nrows == 0)
 		return;
-	qsort(rows, (size_t)nrows, sizeof(rows[0]), by_calls);
+	if (spy_sink_enabled())
+		summary_record(rows, nrows, &total);
+	if (!(spy_config.stderr_mask & SPY_STDERR_SUMMARY))
+		return;
 	spy_log("summary (pid %d): %llu calls, %llu failed, %llu internal", (int)getpid(),
 		(unsigned long long)total.calls, (unsigned long long)total.fails,
 		(unsigned long long)total.internal);
-	spy_log("  %-48s %10s %8s %9s", "function", "calls", "failed", "internal");
+	spy_log("  %-48s %10s %8s %9s %10s", "function", "calls", "failed", "internal", "p50 ns");
 	for (int i = 0; i < nrows; i++)
-		spy_log("  %-48s %10llu %8llu %9llu", spy_fn_info[rows[i].id].name,
-			(unsigned long long)rows[i].n.calls, (unsigned long long)rows[i].n.fails,
-			(unsigned long long)rows[i].n.internal);
+		spy_log("  %-48s %10llu %8llu %9llu %10llu", spy_fn_info[rows[i].id].name,
+			(unsigned long long)rows[i].calls, (unsigned long long)rows[i].fails,
+			(unsigned long long)rows[i].internal, (unsigned long long)quantile(&rows[i], 0.5));
+	if (spy_sink_dropped())
+		spy_log("%llu records could not be written", spy_sink_dropped());
+	if (spy_sink_path())
+		spy_log("records in %s", spy_sink_path());
 }

@@ -4,6 +4,7 @@
  * summary and reused by new threads once their thread has exited.
  */
 #include "core.h"
+#include "sink.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -22,6 +23,8 @@ thread_exit(void *p)
 {
 	struct spy_thread *th = p;
 
+	/* What this thread buffered goes out before another thread takes the block. */
+	spy_sink_flush(th);
 	__atomic_store_n(&th->in_use, 0, __ATOMIC_RELEASE);
 }
 
@@ -92,7 +95,17 @@ void
 spy_thread_fork_child(void)
 {
 	for (struct spy_thread *th = threads; th; th = th->next) {
-		memset(th->n, 0, sizeof(th->n));
+		for (int i = 0; i < _SPY_FN_COUNT; i++) {
+			struct spy_timing *t = th->n[i].timing;
+
+			memset(&th->n[i], 0, sizeof(th->n[i]));
+			if (t) {
+				memset(t, 0, sizeof(*t));
+				t->min_ns = UINT64_MAX;
+				th->n[i].timing = t;
+			}
+		}
+		th->flight_pos = 0;
 		if (th != spy_tls.thread && th != &fallback)
 			th->in_use = 0;
 	}

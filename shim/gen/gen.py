@@ -20,6 +20,9 @@ FALLBACK = {
     "cudnnGetLastErrorString": "spy_fail_last_error(message, max_size)",
 }
 
+# Wrappers written by hand in shim/handwritten.c.
+HANDWRITTEN = {"cudnnGetLastErrorString"}
+
 # Fake-library functions written by hand in tests/fake/fake-cudnn.c.
 FAKE_HANDWRITTEN = {
     "cudnnGetVersion", "cudnnGetCudartVersion", "cudnnGetMaxDeviceVersion",
@@ -170,9 +173,14 @@ def emit_api_c(api, path):
         for p in fn.params:
             enum_id = "_SPY_ENUM_%s" % p.base if p.base in api.enums else "-1"
             desc = '"%s"' % api.types[p.base].extra if api.kind_of(p.base) == "descriptor" else "NULL"
-            out.append('\t{ "%s", %s, SPY_DIR_%s, %d, %s, %s, %d },' % (
+            elem, elem_size = "SPY_ARG_PTR", "0"
+            if p.pointers == 1 and p.base != "void":
+                elem = PARAM_KIND[api.kind_of(p.base)]
+                opaque = p.base in api.types and api.types[p.base].kind in ("struct", "callback")
+                elem_size = "0" if opaque else "sizeof(%s)" % p.base
+            out.append('\t{ "%s", %s, SPY_DIR_%s, %d, %s, %s, %d, %s, %s },' % (
                 p.name, param_kind(api, p), p.direction.upper(), p.count_index, enum_id, desc,
-                1 if p.is_array else 0))
+                1 if p.is_array else 0, elem, elem_size))
         out.append("};")
     out += ["", "const struct spy_fn_info spy_fn_info[_SPY_FN_COUNT] = {"]
     for fn in api.functions:
@@ -229,6 +237,8 @@ def emit_wrappers(api, path):
     banner(out, path)
     out += ['#include "spy.h"', '#include "g_prototypes.h"', ""]
     for fn in api.declared():
+        if fn.name in HANDWRITTEN:
+            continue
         args = ", ".join(p.name for p in fn.params)
         status = fn.ret == "cudnnStatus_t"
         out += ["SPY_EXPORT %s" % fn.ret, "%s(%s)" % (fn.name, fn.proto_params()), "{",

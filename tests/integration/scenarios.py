@@ -63,7 +63,7 @@ def prog(name):
 
 def summary_row(stderr, fn):
     """(calls, failed, internal) of one function in the exit summary, or None."""
-    m = re.search(r"^cudnnspy:\s+%s\s+(\d+)\s+(\d+)\s+(\d+)$" % re.escape(fn), stderr, re.M)
+    m = re.search(r"^cudnnspy:\s+%s\s+(\d+)\s+(\d+)\s+(\d+)\s+\d+$" % re.escape(fn), stderr, re.M)
     return tuple(int(x) for x in m.groups()) if m else None
 
 

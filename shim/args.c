@@ -1,0 +1,222 @@
+/*
+ * Arguments in words: enums by name, handles and descriptors by id (with
+ * what was set on them), scalars by value, pointers as addresses. Memory
+ * behind a pointer is read only after the call succeeded, so an argument
+ * that cuDNN rejected is never followed.
+ */
+#include "core.h"
+#include "objects.h"
+
+#include <string.h>
+
+#define MAX_VALUES 16
+
+static int64_t
+load(const void *p, unsigned size, int is_signed)
+{
+	switch (size) {
+	case 1:
+		return is_signed ? *(const signed char *)p : *(const unsigned char *)p;
+	case 2:
+		return is_signed ? *(const short *)p : *(const unsigned short *)p;
+	case 4:
+		return is_signed ? *(const int32_t *)p : (int64_t) * (const uint32_t *)p;
+	case 8:
+		return *(const int64_t *)p;
+	}
+	return 0;
+}
+
+static void
+enum_value(struct spy_line *l, int enum_id, int64_t v, int text)
+{
+	const char *name = spy_enum_name(enum_id, v, 0);
+
+	if (!name)
+		spy_line_i64(l, v);
+	else if (text)
+		spy_line_raw(l, name);
+	else
+		spy_line_str(l, name);
+}
+
+static void
+pointer(struct spy_line *l, const void *p, int text)
+{
+	if (!p)
+		spy_line_raw(l, text ? "NULL" : "null");
+	else if (text)
+		spy_line_xdigits(l, (uintptr_t)p);
+	else
+		spy_line_hex(l, (uintptr_t)p);
+}
+
+/* One element behind a pointer, by the parameter's element kind. */
+static void
+element(struct spy_line *l, const struct spy_param_info *p, const void *at, int text)
+{
+	switch (p->elem) {
+	case SPY_ARG_INT:
+		spy_line_i64(l, load(at, p->elem_size, 1));
+		break;
+	case SPY_ARG_UINT:
+		spy_line_u64(l, (uint64_t)load(at, p->elem_size, 0));
+		break;
+	case SPY_ARG_DOUBLE:
+		spy_line_double(l, p->elem_size == sizeof(float) ? *(const float *)at : *(const double *)at);
+		break;
+	case SPY_ARG_ENUM:
+		enum_value(l, p->enum_id, load(at, p->elem_size, 1), text);
+		break;
+	case SPY_ARG_HANDLE:
+		spy_obj_describe(l, *(void *const *)at, "handle", 0, text);
+		break;
+	case SPY_ARG_DESC:
+		spy_obj_describe(l, *(void *const *)at, p->desc_kind ? p->desc_kind : "descriptor", 0, text);
+		break;
+	default:
+		pointer(l, *(void *const *)at, text);
+		break;
+	}
+}
+
+static int
+readable_elements(const struct spy_param_info *p)
+{
+	return p->elem_size && p->elem != SPY_ARG_STRUCT && p->elem != SPY_ARG_PTR && p->elem != SPY_ARG_CALLBACK &&
+	       p->elem != SPY_ARG_OBJECT && p->elem != SPY_ARG_CUDA;
+}
+
+void
+spy_arg_json(struct spy_line *l, const struct spy_param_info *p, const union spy_arg *a, int64_t count,
+	     unsigned mode)
+{
+	int text = (mode & SPY_ARGS_TEXT) != 0;
+
+	switch (p->kind) {
+	case SPY_ARG_INT:
+		spy_line_i64(l, a->i);
+		return;
+	case SPY_ARG_UINT:
+		spy_line_u64(l, a->u);
+		return;
+	case SPY_ARG_DOUBLE:
+		spy_line_double(l, a->d);
+		return;
+	case SPY_ARG_ENUM:
+		enum_value(l, p->enum_id, a->i, text);
+		return;
+	case SPY_ARG_HANDLE:
+		spy_obj_describe(l, a->p, "handle", 0, text);
+		return;
+	case SPY_ARG_DESC:
+		spy_obj_describe(l, a->p, p->desc_kind ? p->desc_kind : "descriptor", !(mode & SPY_ARGS_STORED), text);
+		return;
+	case SPY_ARG_PTR:
+		break;
+	default:
+		pointer(l, a->p, text);
+		return;
+	}
+	/* A pointer: follow it only after success, and only for plain values. */
+	if (!a->p || (mode & SPY_ARGS_STORED) || !(mode & SPY_ARGS_AFTER_SUCCESS) || !readable_elements(p)) {
+		pointer(l, a->p, text);
+		return;
+	}
+	if (p->is_array) {
+		int64_t n = count;
+
+		if (n < 0) {
+			pointer(l, a->p, text);
+			return;
+		}
+		if (n > MAX_VALUES)
+			n = MAX_VALUES;
+		if (!text) {
+			spy_line_raw(l, "{\"ptr\":");
+			spy_line_hex(l, (uintptr_t)a->p);
+			spy_line_raw(l, ",\"values\":");
+		}
+		spy_line_char(l, '[');
+		for (int64_t i = 0; i < n; i++) {
+			if (i)
+				spy_line_char(l, ',');
+			element(l, p, (const char *)a->p + i * p->elem_size, text);
+		}
+		spy_line_char(l, ']');
+		if (!text)
+			spy_line_char(l, '}');
+		return;
+	}
+	if (p->dir == SPY_DIR_IN) {
+		pointer(l, a->p, text);
+		return;
+	}
+	if (text) {
+		element(l, p, a->p, text);
+		return;
+	}
+	spy_line_raw(l, "{\"ptr\":");
+	spy_line_hex(l, (uintptr_t)a->p);
+	spy_line_raw(l, ",\"value\":");
+	element(l, p, a->p, text);
+	spy_line_char(l, '}');
+}
+
+/*
+ * How many elements an array argument holds: its count parameter's value,
+ * read through the pointer for an out-count, and never more than a
+ * "...Requested" capacity the caller passed (cuDNN writes no further).
+ */
+static int64_t
+array_count(const struct spy_fn_info *f, const struct spy_param_info *p, const union spy_arg *args,
+	    unsigned mode)
+{
+	const struct spy_param_info *cp;
+	int64_t n;
+
+	if (p->count < 0 || p->count >= f->nparams)
+		return -1;
+	cp = &f->params[p->count];
+	if (cp->kind == SPY_ARG_PTR) {
+		if (!(mode & SPY_ARGS_AFTER_SUCCESS) || !args[p->count].p || cp->elem != SPY_ARG_INT)
+			return -1;
+		n = load(args[p->count].p, cp->elem_size, 1);
+	} else if (cp->kind == SPY_ARG_INT || cp->kind == SPY_ARG_UINT) {
+		n = args[p->count].i;
+	} else {
+		return -1;
+	}
+	for (int i = 0; i < f->nparams; i++)
+		if (strstr(f->params[i].name, "Requested") && f->params[i].kind == SPY_ARG_INT && args[i].i < n)
+			n = args[i].i;
+	return n;
+}
+
+void
+spy_args_json(struct spy_line *l, unsigned fn, const union spy_arg *args, unsigned mode)
+{
+	const struct spy_fn_info *f = &spy_fn_info[fn];
+	int text = (mode & SPY_ARGS_TEXT) != 0;
+	int first = 1;
+
+	spy_line_char(l, text ? '(' : '{');
+	for (int i = 0; args && i < f->nparams; i++) {
+		const struct spy_param_info *p = &f->params[i];
+
+		/* Remembered pointers may point at memory long gone. */
+		if ((mode & SPY_ARGS_STORED) && (p->kind == SPY_ARG_PTR || p->is_array))
+			continue;
+		if (!first)
+			spy_line_raw(l, text ? ", " : ",");
+		first = 0;
+		if (text) {
+			spy_line_raw(l, p->name);
+			spy_line_char(l, '=');
+		} else {
+			spy_line_key(l, p->name);
+		}
+		spy_arg_json(l, p, &args[i], p->is_array ? array_count(f, p, args, mode) : -1, mode);
+	}
+	spy_line_char(l, text ? ')' : '}');
+}

@@ -1,0 +1,137 @@
+/* The record formatters: bounded, allocation-free, no printf. */
+#include "buf.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void
+spy_line_reset(struct spy_line *l)
+{
+	l->len = 0;
+	l->overflow = 0;
+}
+
+void
+spy_line_mem(struct spy_line *l, const char *s, size_t n)
+{
+	if (l->len + n >= sizeof(l->data)) {
+		l->overflow = 1;
+		return;
+	}
+	memcpy(l->data + l->len, s, n);
+	l->len += n;
+}
+
+void
+spy_line_raw(struct spy_line *l, const char *s)
+{
+	spy_line_mem(l, s, strlen(s));
+}
+
+void
+spy_line_char(struct spy_line *l, char c)
+{
+	spy_line_mem(l, &c, 1);
+}
+
+void
+spy_line_str(struct spy_line *l, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	if (!s) {
+		spy_line_raw(l, "null");
+		return;
+	}
+	spy_line_char(l, '"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\') {
+			char e[2] = { '\\', (char)*p };
+
+			spy_line_mem(l, e, 2);
+		} else if (*p < 0x20 || *p == 0x7f) {
+			char e[6] = { '\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15] };
+
+			spy_line_mem(l, e, 6);
+		} else if (*p >= 0x80) {
+			/* Bytes that may not be UTF-8 (paths, messages) are escaped as code points. */
+			char e[6] = { '\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15] };
+
+			spy_line_mem(l, e, 6);
+		} else {
+			spy_line_char(l, (char)*p);
+		}
+	}
+	spy_line_char(l, '"');
+}
+
+void
+spy_line_u64(struct spy_line *l, uint64_t v)
+{
+	char tmp[24];
+	int i = sizeof(tmp);
+
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	spy_line_mem(l, tmp + i, sizeof(tmp) - (size_t)i);
+}
+
+void
+spy_line_i64(struct spy_line *l, int64_t v)
+{
+	if (v < 0) {
+		spy_line_char(l, '-');
+		spy_line_u64(l, (uint64_t)0 - (uint64_t)v);
+	} else {
+		spy_line_u64(l, (uint64_t)v);
+	}
+}
+
+void
+spy_line_xdigits(struct spy_line *l, uint64_t v)
+{
+	static const char hex[] = "0123456789abcdef";
+	char tmp[20];
+	int i = sizeof(tmp);
+
+	do {
+		tmp[--i] = hex[v & 15];
+		v >>= 4;
+	} while (v);
+	spy_line_raw(l, "0x");
+	spy_line_mem(l, tmp + i, sizeof(tmp) - (size_t)i);
+}
+
+void
+spy_line_hex(struct spy_line *l, uint64_t v)
+{
+	spy_line_char(l, '"');
+	spy_line_xdigits(l, v);
+	spy_line_char(l, '"');
+}
+
+void
+spy_line_double(struct spy_line *l, double v)
+{
+	char tmp[40];
+
+	if (isnan(v)) {
+		spy_line_raw(l, "\"nan\"");
+	} else if (isinf(v)) {
+		spy_line_raw(l, v > 0 ? "\"inf\"" : "\"-inf\"");
+	} else {
+		/* Rare (alpha, beta, epsilon): printf is acceptable here. */
+		snprintf(tmp, sizeof(tmp), "%.17g", v);
+		spy_line_raw(l, tmp);
+	}
+}
+
+void
+spy_line_key(struct spy_line *l, const char *key)
+{
+	spy_line_str(l, key);
+	spy_line_char(l, ':');
+}

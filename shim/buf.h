@@ -1,0 +1,43 @@
+/*
+ * Records are built in a per-thread line buffer with these small
+ * formatters (no printf on the recording path), then appended to the
+ * thread's output buffer, which is written with write(2) in large chunks.
+ */
+#ifndef SPY_BUF_H
+#define SPY_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SPY_LINE_SIZE 16384
+#define SPY_OUT_SIZE 65536
+
+struct spy_line {
+	size_t len;
+	int overflow;		/* the record did not fit: it is dropped, never cut */
+	char data[SPY_LINE_SIZE];
+};
+
+struct spy_buf {
+	int lock;		/* the owner thread and the exit flush */
+	size_t len;
+	char out[SPY_OUT_SIZE];
+	struct spy_line line;
+	char last_error[512];	/* cuDNN's message read at a failure, for the program */
+	int last_error_pending;
+};
+
+void spy_line_reset(struct spy_line *l);
+void spy_line_raw(struct spy_line *l, const char *s);
+void spy_line_mem(struct spy_line *l, const char *s, size_t n);
+void spy_line_char(struct spy_line *l, char c);
+void spy_line_str(struct spy_line *l, const char *s);	/* a JSON string, or null */
+void spy_line_u64(struct spy_line *l, uint64_t v);
+void spy_line_i64(struct spy_line *l, int64_t v);
+void spy_line_hex(struct spy_line *l, uint64_t v);	/* "0x..." quoted in JSON */
+void spy_line_xdigits(struct spy_line *l, uint64_t v);	/* 0x... bare, for text */
+void spy_line_double(struct spy_line *l, double v);
+/* `"key":` */
+void spy_line_key(struct spy_line *l, const char *key);
+
+#endif

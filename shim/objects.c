@@ -1,0 +1,370 @@
+/*
+ * What the program created and set: handles and descriptors, with short
+ * stable ids ("tensor#3") and the last successful Set call of each
+ * descriptor, so that a later call can be printed with its shapes without
+ * calling back into cuDNN. Only successful calls are remembered, so no
+ * memory that cuDNN rejected is ever read.
+ *
+ * An open-addressing table keyed by the object's address. Writers claim a
+ * slot with a compare-and-swap; each slot has a sequence count so that a
+ * reader on another thread never prints a half-written state.
+ */
+#include "core.h"
+#include "objects.h"
+
+#include <string.h>
+
+#define SLOTS 16384	/* a power of two */
+#define KEY_EMPTY 0
+#define KEY_GONE 1	/* destroyed: keeps probe chains intact */
+#define MAX_ARGS 16
+#define MAX_ARRAY 8
+#define MAX_KINDS 32
+
+struct slot {
+	uintptr_t key;
+	unsigned seq;		/* odd while being written */
+	unsigned num;
+	unsigned char kind;
+	unsigned short set_fn;	/* last shape-setting function + 1, or 0 */
+	union spy_arg args[MAX_ARGS];
+	int array[2][MAX_ARRAY];
+	unsigned char array_len[2];
+	unsigned short attr_fn[3];	/* single-value Set calls (math type, group count) */
+	int64_t attr[3];
+};
+
+static struct slot slots[SLOTS];
+static const char *kinds[MAX_KINDS];
+static unsigned kind_count, kind_next[MAX_KINDS];
+static int full_said;
+
+static unsigned
+kind_index(const char *kind)
+{
+	unsigned n = __atomic_load_n(&kind_count, __ATOMIC_ACQUIRE);
+
+	for (unsigned i = 0; i < n; i++)
+		if (strcmp(kinds[i], kind) == 0)
+			return i;
+	/* New kinds are few and come from the generated tables; a lost race only wastes an entry. */
+	n = __atomic_fetch_add(&kind_count, 1, __ATOMIC_ACQ_REL);
+	if (n >= MAX_KINDS)
+		return 0;
+	kinds[n] = kind;
+	return n;
+}
+
+static size_t
+hash(uintptr_t p)
+{
+	return (size_t)((p >> 4) * 0x9E3779B97F4A7C15ull) & (SLOTS - 1);
+}
+
+static struct slot *
+find(const void *ptr)
+{
+	uintptr_t key = (uintptr_t)ptr;
+
+	for (size_t i = hash(key), n = 0; n < SLOTS; i = (i + 1) & (SLOTS - 1), n++) {
+		uintptr_t k = __atomic_load_n(&slots[i].key, __ATOMIC_ACQUIRE);
+
+		if (k == key)
+			return &slots[i];
+		if (k == KEY_EMPTY)
+			return NULL;
+	}
+	return NULL;
+}
+
+static struct slot *
+insert(const void *ptr, const char *kind)
+{
+	uintptr_t key = (uintptr_t)ptr;
+
+	for (size_t i = hash(key), n = 0; n < SLOTS; i = (i + 1) & (SLOTS - 1), n++) {
+		uintptr_t k = __atomic_load_n(&slots[i].key, __ATOMIC_ACQUIRE);
+
+		if (k == key)
+			return &slots[i];
+		if (k == KEY_EMPTY || k == KEY_GONE) {
+			if (!__atomic_compare_exchange_n(&slots[i].key, &k, key, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				continue;
+			struct slot *s = &slots[i];
+			unsigned ki = kind_index(kind);
+
+			__atomic_add_fetch(&s->seq, 1, __ATOMIC_ACQ_REL);
+			s->kind = (unsigned char)ki;
+			s->num = __atomic_add_fetch(&kind_next[ki], 1, __ATOMIC_RELAXED);
+			s->set_fn = 0;
+			memset(s->attr_fn, 0, sizeof(s->attr_fn));
+			__atomic_add_fetch(&s->seq, 1, __ATOMIC_ACQ_REL);
+			return s;
+		}
+	}
+	spy_log_once(&full_said, "more than %d live cuDNN objects: new ones get no id", SLOTS);
+	return NULL;
+}
+
+void
+spy_obj_created(const void *ptr, const char *kind)
+{
+	struct slot *s;
+
+	if (!ptr)
+		return;
+	/* An address reused after a destroy the spy did not see: a new object all the same. */
+	s = find(ptr);
+	if (s)
+		__atomic_store_n(&s->key, (uintptr_t)KEY_GONE, __ATOMIC_RELEASE);
+	insert(ptr, kind);
+}
+
+void
+spy_obj_destroyed(const void *ptr)
+{
+	struct slot *s = ptr ? find(ptr) : NULL;
+
+	if (s)
+		__atomic_store_n(&s->key, (uintptr_t)KEY_GONE, __ATOMIC_RELEASE);
+}
+
+void
+spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg *args)
+{
+	const struct spy_fn_info *f = &spy_fn_info[fn];
+	struct slot *s = ptr ? insert(ptr, kind) : NULL;
+
+	if (!s)
+		return;
+	__atomic_add_fetch(&s->seq, 1, __ATOMIC_ACQ_REL);
+	if (f->nparams == 2 && !f->params[1].is_array && f->params[1].kind != SPY_ARG_PTR) {
+		/* cudnnSetConvolutionMathType and the like: one attribute, kept beside the shape. */
+		int i = 0;
+
+		while (i < 2 && s->attr_fn[i] && s->attr_fn[i] != fn + 1)
+			i++;
+		s->attr_fn[i] = (unsigned short)(fn + 1);
+		s->attr[i] = args[1].i;
+	} else {
+		int arrays = 0;
+
+		s->set_fn = (unsigned short)(fn + 1);
+		for (int i = 0; i < f->nparams && i < MAX_ARGS; i++) {
+			const struct spy_param_info *p = &f->params[i];
+
+			s->args[i] = args[i];
+			if (p->is_array && p->dir == SPY_DIR_IN && p->count >= 0 && arrays < 2 && args[i].p) {
+				int64_t n = args[p->count].i;
+
+				if (n < 0)
+					n = 0;
+				if (n > MAX_ARRAY)
+					n = MAX_ARRAY;
+				memcpy(s->array[arrays], args[i].p, (size_t)n * sizeof(int));
+				s->array_len[arrays] = (unsigned char)n;
+				arrays++;
+			}
+		}
+	}
+	__atomic_add_fetch(&s->seq, 1, __ATOMIC_ACQ_REL);
+}
+
+static const char *
+short_enum(int enum_id, int64_t v, const char *prefix)
+{
+	const char *name = spy_enum_name(enum_id, v, 0);
+	size_t n = strlen(prefix);
+
+	if (!name)
+		return "?";
+	return strncmp(name, prefix, n) == 0 ? name + n : name;
+}
+
+static void
+lower(struct spy_line *l, const char *s)
+{
+	for (; *s; s++)
+		spy_line_char(l, (char)(*s >= 'A' && *s <= 'Z' ? *s - 'A' + 'a' : *s));
+}
+
+static void
+dims(struct spy_line *l, const union spy_arg *a, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (i)
+			spy_line_char(l, 'x');
+		spy_line_i64(l, a[i].i);
+	}
+}
+
+static void
+dims_array(struct spy_line *l, const int *a, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (i)
+			spy_line_char(l, 'x');
+		spy_line_i64(l, a[i]);
+	}
+}
+
+/* The one-glance summary of the common descriptors ("float NCHW 32x3x224x224"). */
+static void
+summary(struct spy_line *l, const struct slot *s)
+{
+	const char *fn = spy_fn_info[s->set_fn - 1].name;
+	const union spy_arg *a = s->args;
+	const char *dt = "CUDNN_DATA_";
+
+	if (strcmp(fn, "cudnnSetTensor4dDescriptor") == 0) {
+		lower(l, short_enum(_SPY_ENUM_cudnnDataType_t, a[2].i, dt));
+		spy_line_char(l, ' ');
+		spy_line_raw(l, short_enum(_SPY_ENUM_cudnnTensorFormat_t, a[1].i, "CUDNN_TENSOR_"));
+		spy_line_char(l, ' ');
+		dims(l, a + 3, 4);
+	} else if (strcmp(fn, "cudnnSetTensor4dDescriptorEx") == 0) {
+		lower(l, short_enum(_SPY_ENUM_cudnnDataType_t, a[1].i, dt));
+		spy_line_char(l, ' ');
+		dims(l, a + 2, 4);
+		spy_line_raw(l, " strides ");
+		dims(l, a + 6, 4);
+	} else if (strcmp(fn, "cudnnSetTensorNdDescriptor") == 0) {
+		lower(l, short_enum(_SPY_ENUM_cudnnDataType_t, a[1].i, dt));
+		spy_line_char(l, ' ');
+		dims_array(l, s->array[0], s->array_len[0]);
+		spy_line_raw(l, " strides ");
+		dims_array(l, s->array[1], s->array_len[1]);
+	} else if (strcmp(fn, "cudnnSetTensorNdDescriptorEx") == 0) {
+		lower(l, short_enum(_SPY_ENUM_cudnnDataType_t, a[2].i, dt));
+		spy_line_char(l, ' ');
+		spy_line_raw(l, short_enum(_SPY_ENUM_cudnnTensorFormat_t, a[1].i, "CUDNN_TENSOR_"));
+		spy_line_char(l, ' ');
+		dims_array(l, s->array[0], s->array_len[0]);
+	} else if (strcmp(fn, "cudnnSetFilter4dDescriptor") == 0) {
+		lower(l, short_enum(_SPY_ENUM_cudnnDataType_t, a[1].i, dt));
+		spy_line_char(l, ' ');
+		spy_line_raw(l, short_enum(_SPY_ENUM_cudnnTensorFormat_t, a[2].i, "CUDNN_TENSOR_"));
+		spy_line_char(l, ' ');
+		dims(l, a + 3, 4);
+	} else if (strcmp(fn, "cudnnSetFilterNdDescriptor") == 0) {
+		lower(l, short_enum(_SPY_ENUM_cudnnDataType_t, a[1].i, dt));
+		spy_line_char(l, ' ');
+		spy_line_raw(l, short_enum(_SPY_ENUM_cudnnTensorFormat_t, a[2].i, "CUDNN_TENSOR_"));
+		spy_line_char(l, ' ');
+		dims_array(l, s->array[0], s->array_len[0]);
+	} else if (strcmp(fn, "cudnnSetConvolution2dDescriptor") == 0) {
+		spy_line_raw(l, "pad ");
+		dims(l, a + 1, 2);
+		spy_line_raw(l, " stride ");
+		dims(l, a + 3, 2);
+		spy_line_raw(l, " dilation ");
+		dims(l, a + 5, 2);
+		spy_line_char(l, ' ');
+		lower(l, short_enum(_SPY_ENUM_cudnnConvolutionMode_t, a[7].i, "CUDNN_"));
+		spy_line_char(l, ' ');
+		lower(l, short_enum(_SPY_ENUM_cudnnDataType_t, a[8].i, dt));
+	} else if (strcmp(fn, "cudnnSetConvolutionNdDescriptor") == 0) {
+		spy_line_raw(l, "pad ");
+		dims_array(l, s->array[0], s->array_len[0]);
+		spy_line_raw(l, " stride ");
+		dims_array(l, s->array[1], s->array_len[1]);
+		spy_line_char(l, ' ');
+		lower(l, short_enum(_SPY_ENUM_cudnnConvolutionMode_t, a[5].i, "CUDNN_"));
+		spy_line_char(l, ' ');
+		lower(l, short_enum(_SPY_ENUM_cudnnDataType_t, a[6].i, dt));
+	} else if (strcmp(fn, "cudnnSetActivationDescriptor") == 0) {
+		lower(l, short_enum(_SPY_ENUM_cudnnActivationMode_t, a[1].i, "CUDNN_ACTIVATION_"));
+	} else if (strcmp(fn, "cudnnSetPooling2dDescriptor") == 0) {
+		lower(l, short_enum(_SPY_ENUM_cudnnPoolingMode_t, a[1].i, "CUDNN_POOLING_"));
+		spy_line_raw(l, " window ");
+		dims(l, a + 3, 2);
+		spy_line_raw(l, " pad ");
+		dims(l, a + 5, 2);
+		spy_line_raw(l, " stride ");
+		dims(l, a + 7, 2);
+	}
+}
+
+static void
+id_text(struct spy_line *l, const struct slot *s)
+{
+	spy_line_raw(l, kinds[s->kind]);
+	spy_line_char(l, '#');
+	spy_line_u64(l, s->num);
+}
+
+void
+spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int state, int text)
+{
+	struct slot copy, *s;
+	unsigned seq;
+	int tries = 0;
+
+	if (!ptr) {
+		spy_line_raw(l, text ? "NULL" : "null");
+		return;
+	}
+	s = find(ptr);
+	if (!s)
+		s = insert(ptr, kind);
+	if (!s) {
+		spy_line_hex(l, (uintptr_t)ptr);
+		return;
+	}
+	do {
+		seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+		memcpy(&copy, s, sizeof(copy));
+	} while ((seq & 1 || seq != __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE)) && ++tries < 8);
+	if (tries >= 8) {
+		/* Being rewritten all along: the id is still right, the state may not be. */
+		copy.set_fn = 0;
+		memset(copy.attr_fn, 0, sizeof(copy.attr_fn));
+	}
+	if (text) {
+		id_text(l, &copy);
+		if (state && copy.set_fn) {
+			size_t mark = l->len;
+
+			spy_line_char(l, '[');
+			summary(l, &copy);
+			if (l->len == mark + 1)
+				l->len = mark;
+			else
+				spy_line_char(l, ']');
+		}
+		return;
+	}
+	if (!state) {
+		spy_line_char(l, '"');
+		id_text(l, &copy);
+		spy_line_char(l, '"');
+		return;
+	}
+	spy_line_raw(l, "{\"id\":\"");
+	id_text(l, &copy);
+	spy_line_char(l, '"');
+	if (copy.set_fn) {
+		size_t mark = l->len;
+
+		spy_line_raw(l, ",\"desc\":\"");
+		summary(l, &copy);
+		if (l->len == mark + 9)
+			l->len = mark;	/* no summary for this kind */
+		else
+			spy_line_char(l, '"');
+		spy_line_raw(l, ",\"set\":{\"fn\":");
+		spy_line_str(l, spy_fn_info[copy.set_fn - 1].name);
+		spy_line_raw(l, ",\"args\":");
+		spy_args_json(l, copy.set_fn - 1, copy.args, SPY_ARGS_STORED);
+		spy_line_char(l, '}');
+	}
+	for (int i = 0; i < 3 && copy.attr_fn[i]; i++) {
+		const struct spy_fn_info *f = &spy_fn_info[copy.attr_fn[i] - 1];
+		union spy_arg v = { .i = copy.attr[i] };
+
+		spy_line_char(l, ',');
+		spy_line_key(l, f->params[1].name);
+		spy_arg_json(l, &f->params[1], &v, -1, SPY_ARGS_STORED);
+	}
+	spy_line_char(l, '}');
+}

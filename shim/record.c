@@ -1,0 +1,289 @@
+/*
+ * The slow path of a call: what the spy remembers (objects created, set,
+ * destroyed), the records of traced calls and failures, and the failure
+ * line on stderr. Runs only when spy_call_end() asks for it; errno is
+ * saved and restored around it.
+ */
+#include "core.h"
+#include "objects.h"
+#include "sink.h"
+#include "stack.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Which functions change remembered state: derived from names and parameters once. */
+void
+spy_state_flags_init(void)
+{
+	for (int i = 0; i < _SPY_FN_COUNT; i++) {
+		const struct spy_fn_info *f = &spy_fn_info[i];
+
+		if (f->nparams == 0 || f->ret != SPY_RET_STATUS)
+			continue;
+		if (strncmp(f->name, "cudnnCreate", 11) == 0 || strcmp(f->name, "cudnnBackendCreateDescriptor") == 0 ||
+		    strncmp(f->name, "cudnnDestroy", 12) == 0 ||
+		    strcmp(f->name, "cudnnBackendDestroyDescriptor") == 0 ||
+		    (strncmp(f->name, "cudnnSet", 8) == 0 && f->params[0].kind == SPY_ARG_DESC))
+			spy_fn_flags[i] |= SPY_FN_STATE;
+	}
+}
+
+static void
+track_state(unsigned id, const union spy_arg *args)
+{
+	const struct spy_fn_info *f = &spy_fn_info[id];
+	const struct spy_param_info *p0 = &f->params[0];
+
+	if (strncmp(f->name, "cudnnCreate", 11) == 0 || strcmp(f->name, "cudnnBackendCreateDescriptor") == 0) {
+		/* The object comes back through the out-parameter that points to a handle or descriptor. */
+		for (int i = 0; i < f->nparams; i++) {
+			const struct spy_param_info *p = &f->params[i];
+
+			if (p->kind == SPY_ARG_PTR && p->dir == SPY_DIR_OUT && args[i].p &&
+			    (p->elem == SPY_ARG_DESC || p->elem == SPY_ARG_HANDLE)) {
+				spy_obj_created(*(void *const *)args[i].p,
+						p->elem == SPY_ARG_HANDLE ? "handle" : p->desc_kind);
+				return;
+			}
+		}
+	} else if (strncmp(f->name, "cudnnDestroy", 12) == 0 || strcmp(f->name, "cudnnBackendDestroyDescriptor") == 0) {
+		if (p0->kind == SPY_ARG_DESC || p0->kind == SPY_ARG_HANDLE)
+			spy_obj_destroyed(args[0].p);
+	} else if (p0->kind == SPY_ARG_DESC) {
+		spy_obj_set(args[0].p, p0->desc_kind, id, args);
+	}
+}
+
+static long
+gettid_(void)
+{
+	return (long)syscall(SYS_gettid);
+}
+
+static void
+common_fields(struct spy_line *l, const char *event, const struct spy_call *c, long status)
+{
+	const char *name = spy_fn_info[c->id].ret == SPY_RET_STATUS ? spy_status_name(status) : NULL;
+
+	spy_line_raw(l, "{\"event\":\"");
+	spy_line_raw(l, event);
+	spy_line_raw(l, "\",\"fn\":");
+	spy_line_str(l, spy_fn_info[c->id].name);
+	spy_line_raw(l, ",\"status\":");
+	spy_line_i64(l, status);
+	spy_line_raw(l, ",\"status_name\":");
+	spy_line_str(l, name);
+	spy_line_raw(l, ",\"tid\":");
+	spy_line_i64(l, gettid_());
+	spy_line_raw(l, ",\"t_ns\":");
+	spy_line_u64(l, c->t0 ? c->t0 : spy_now_ns());
+	spy_line_raw(l, ",\"dur_ns\":");
+	if (c->t0)
+		spy_line_u64(l, c->t1 - c->t0);
+	else
+		spy_line_raw(l, "null");
+}
+
+/* cuDNN's message for this failure, kept for the program's own cudnnGetLastErrorString. */
+static const char *
+read_last_error(struct spy_buf *b)
+{
+	typedef void (*get_fn)(char *, size_t);
+	get_fn get = (get_fn)spy_real[_SPY_FN_cudnnGetLastErrorString];
+
+	if (!spy_config.last_error || !get || spy_lib.major < 9)
+		return NULL;
+	b->last_error[0] = 0;
+	get(b->last_error, sizeof(b->last_error));
+	b->last_error[sizeof(b->last_error) - 1] = 0;
+	b->last_error_pending = 1;
+	return b->last_error;
+}
+
+int
+spy_take_last_error(char *message, size_t max_size)
+{
+	struct spy_thread *th = spy_tls.thread;
+	struct spy_buf *b = th ? th->buf : NULL;
+
+	if (!b || !b->last_error_pending)
+		return 0;
+	b->last_error_pending = 0;
+	if (message && max_size) {
+		strncpy(message, b->last_error, max_size - 1);
+		message[max_size - 1] = 0;
+	}
+	return 1;
+}
+
+static void
+recent_calls(struct spy_line *l, const struct spy_thread *th, int text)
+{
+	unsigned want = (unsigned)spy_config.flight;
+	/* The newest entry is this call itself. */
+	unsigned have = th->flight_pos > 0 ? th->flight_pos - 1 : 0;
+	unsigned n = have < want ? have : want;
+
+	if (!text)
+		spy_line_char(l, '[');
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t e = th->flight[(have - n + i) % SPY_FLIGHT_MAX];
+		unsigned id = e & 0xffff;
+		int16_t st = (int16_t)(e >> 16);
+
+		if (id >= _SPY_FN_COUNT)
+			continue;
+		if (text) {
+			if (i)
+				spy_line_raw(l, ", ");
+			spy_line_raw(l, spy_fn_info[id].name);
+			if (st) {
+				spy_line_char(l, '=');
+				spy_line_i64(l, st);
+			}
+			continue;
+		}
+		if (i)
+			spy_line_char(l, ',');
+		spy_line_raw(l, "{\"fn\":");
+		spy_line_str(l, spy_fn_info[id].name);
+		spy_line_raw(l, ",\"status\":");
+		spy_line_i64(l, st);
+		spy_line_char(l, '}');
+	}
+	if (!text)
+		spy_line_char(l, ']');
+}
+
+/* Per (function, status): how many stderr lines so far, for the rate limit. */
+#define RATE_SLOTS 1024
+static struct {
+	uint32_t key;
+	uint32_t count;
+} rate[RATE_SLOTS];
+
+static uint32_t
+rate_count(unsigned id, long status)
+{
+	uint32_t key = (uint32_t)id << 16 | ((uint32_t)status & 0xffff) | 0x80000000u;
+
+	for (unsigned i = (key * 2654435761u) % RATE_SLOTS, n = 0; n < RATE_SLOTS; i = (i + 1) % RATE_SLOTS, n++) {
+		uint32_t k = __atomic_load_n(&rate[i].key, __ATOMIC_ACQUIRE), zero = 0;
+
+		if (k == 0 && !__atomic_compare_exchange_n(&rate[i].key, &zero, key, 0, __ATOMIC_ACQ_REL,
+							    __ATOMIC_ACQUIRE))
+			k = zero;
+		if (k == 0 || k == key)
+			return __atomic_add_fetch(&rate[i].count, 1, __ATOMIC_RELAXED);
+	}
+	return 1;
+}
+
+static void
+failure_line(struct spy_line *l, const struct spy_call *c, long status, const union spy_arg *args,
+	     const char *message, void *const *ips, int nips, const struct spy_thread *th)
+{
+	uint32_t n = rate_count(c->id, status);
+	const char *name = spy_status_name(status);
+	const char *file;
+
+	if (!(spy_config.stderr_mask & SPY_STDERR_FAILURES) || n > (uint32_t)spy_config.rate_limit + 1)
+		return;
+	if (n == (uint32_t)spy_config.rate_limit + 1) {
+		spy_log("%s returned %s (%ld) %ld times: suppressing further lines for it%s", spy_fn_info[c->id].name,
+			name ? name : "an unknown status", status, spy_config.rate_limit,
+			spy_sink_enabled() ? "; every failure is in the records" : "");
+		return;
+	}
+	spy_line_reset(l);
+	spy_line_raw(l, spy_fn_info[c->id].name);
+	spy_args_json(l, c->id, args, SPY_ARGS_TEXT);
+	spy_line_raw(l, " = ");
+	spy_line_raw(l, name ? name : "?");
+	spy_line_raw(l, " (");
+	spy_line_i64(l, status);
+	spy_line_char(l, ')');
+	if (message && message[0]) {
+		spy_line_raw(l, ": ");
+		spy_line_raw(l, message);
+	}
+	if (nips > 0) {
+		spy_line_raw(l, " | at ");
+		spy_stack_text(l, ips, nips < 3 ? nips : 3);
+	}
+	if (th->flight_pos > 1 && spy_config.flight > 0) {
+		spy_line_raw(l, " | after ");
+		recent_calls(l, th, 1);
+	}
+	file = spy_sink_path();
+	if (file) {
+		spy_line_raw(l, " | record in ");
+		spy_line_raw(l, file);
+	}
+	if (l->overflow) {
+		/* Too long for one line: keep its start. */
+		l->len = sizeof(l->data) - 16;
+		l->overflow = 0;
+		spy_line_raw(l, " ...");
+	}
+	spy_line_char(l, 0);
+	spy_log("%s", l->data);
+}
+
+void
+spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
+{
+	struct spy_thread *th = spy_tls.thread;
+	unsigned flags = spy_fn_flags[c->id];
+	int saved = errno, sink = spy_sink_enabled();
+	struct spy_buf *b;
+	struct spy_line *l;
+	void *ips[SPY_STACK_MAX];
+	const char *message = NULL;
+	int nips = 0;
+
+	if ((flags & SPY_FN_STATE) && status == 0 && args)
+		track_state(c->id, args);
+	if (status == 0 && !(flags & SPY_FN_TRACE))
+		goto out;
+	if (status == 0 && !sink)
+		goto out;
+	b = spy_thread_buf(th);
+	if (!b)
+		goto out;	/* out of memory: counting goes on, recording cannot */
+	l = &b->line;
+	if (status != 0) {
+		message = read_last_error(b);
+		nips = spy_stack_capture(ips, SPY_STACK_MAX);
+	} else if (flags & SPY_FN_BACKTRACE) {
+		nips = spy_stack_capture(ips, SPY_STACK_MAX);
+	}
+	if (sink) {
+		spy_line_reset(l);
+		common_fields(l, status ? "failure" : "call", c, status);
+		spy_line_raw(l, ",\"args\":");
+		spy_args_json(l, c->id, args, status == 0 ? SPY_ARGS_AFTER_SUCCESS : 0);
+		if (status != 0) {
+			spy_line_raw(l, ",\"message\":");
+			spy_line_str(l, message);
+			spy_line_raw(l, ",\"recent\":");
+			recent_calls(l, th, 0);
+		}
+		if (nips) {
+			spy_line_raw(l, ",\"stack\":");
+			spy_stack_json(l, ips, nips);
+		} else if (status != 0) {
+			spy_line_raw(l, ",\"stack\":[]");
+		}
+		spy_line_char(l, '}');
+		/* A failure is written at once: it may be the last thing the process does. */
+		spy_sink_commit(th, l, status != 0);
+	}
+	if (status != 0)
+		failure_line(l, c, status, args, message, ips, nips, th);
+out:
+	errno = saved;
+}

@@ -1,0 +1,22 @@
+#ifndef SPY_SINK_H
+#define SPY_SINK_H
+
+#include "buf.h"
+#include "spy.h"
+
+/* 1 when records go to a file (CUDNNSPY_OUTPUT set and usable so far). */
+int spy_sink_enabled(void);
+/* Appends a finished line to the thread's buffer; writes it out when full or when `now`. */
+void spy_sink_commit(struct spy_thread *th, struct spy_line *l, int now);
+/* Writes out one thread's buffer. */
+void spy_sink_flush(struct spy_thread *th);
+/* The file's path, or NULL when there is none (yet). */
+const char *spy_sink_path(void);
+/* Records that could not be written. */
+unsigned long long spy_sink_dropped(void);
+/* The thread's buffers, allocated on first use; NULL when out of memory. */
+struct spy_buf *spy_thread_buf(struct spy_thread *th);
+/* In a forked child: forget the parent's file and buffered records. */
+void spy_sink_fork_child(void);
+
+#endif
