@@ -1,0 +1,544 @@
+/*
+ * cudnnspy: runs a command with the spy in place, so that nobody has to
+ * spell LD_PRELOAD, LD_LIBRARY_PATH and the CUDNNSPY_* variables by hand.
+ * It only prepares the environment and waits: everything else happens in
+ * the library. Nothing here writes to stdout except --help, --version and
+ * --help-env, so that a command's own output stays untouched.
+ */
+#include "core.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef CUDNNSPY_VERSION
+#error "CUDNNSPY_VERSION and CUDNNSPY_LIBDIR_FROM_BINDIR come from the build"
+#endif
+
+/* Exit status for our own failures: usage, a missing library. */
+#define EXIT_USAGE 2
+
+/* The option table is the core's; the core wants to know who links it. */
+const struct spy_flavor spy_flavor = { "command", 9 };
+
+static const char usage_text[] =
+	"usage: cudnnspy run [OPTIONS] -- COMMAND [ARGS...]\n"
+	"       cudnnspy --help | --version | --help-env\n"
+	"\n"
+	"Runs COMMAND with the cuDNN spy loaded and exits with COMMAND's exit status.\n"
+	"\n"
+	"run options:\n"
+	"  --output DIR|PATTERN  write JSON Lines records there (CUDNNSPY_OUTPUT)\n"
+	"  --trace GLOBS         record every call of the matching functions (CUDNNSPY_TRACE)\n"
+	"  --library PATH        the real libcudnn.so.N, or a directory holding one\n"
+	"                        (CUDNNSPY_LIBRARY)\n"
+	"  --stderr LIST         what the spy writes to stderr (CUDNNSPY_STDERR)\n"
+	"  --drop-in[=9|8]       put the drop-in libcudnn.so.N first on LD_LIBRARY_PATH\n"
+	"                        instead of using LD_PRELOAD (default major: 9)\n"
+	"\n"
+	"  --help                this text\n"
+	"  --version             the version\n"
+	"  --help-env            the CUDNNSPY_* variables the library reads\n"
+	"\n"
+	"Relative paths given to --output and --library are made absolute.\n";
+
+static void
+complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void
+complain(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("cudnnspy: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int
+usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("cudnnspy: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\ncudnnspy: usage: cudnnspy run [OPTIONS] -- COMMAND [ARGS...]"
+	      " (see cudnnspy --help)\n", stderr);
+	return EXIT_USAGE;
+}
+
+/* Prints text indented, with lines broken between words before column 78. */
+static void
+print_wrapped(const char *text, int indent)
+{
+	const int width = 78;
+	int col = 0;
+	const char *p = text;
+
+	while (*p) {
+		size_t len;
+
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		len = strcspn(p, " ");
+		if (col > indent && col + 1 + (int)len > width) {
+			putchar('\n');
+			col = 0;
+		}
+		if (col == 0)
+			col = printf("%*s", indent, "");
+		else
+			col += printf(" ");
+		col += printf("%.*s", (int)len, p);
+		p += len;
+	}
+	if (col)
+		putchar('\n');
+}
+
+static int
+help_env(void)
+{
+	printf("Variables the cudnnspy library reads when it is loaded\n"
+	       "(cudnnspy run sets some of them from its options):\n");
+	for (const struct spy_option *o = spy_options; o->name; o++) {
+		printf("\n%s\n", o->name);
+		printf("    default: %s\n", o->def && o->def[0] ? o->def : "unset");
+		/* The accepted words, or a range: the table's own spelling of either. */
+		if (o->values && o->values[0])
+			printf("    values: %s\n", o->values);
+		if (o->help)
+			print_wrapped(o->help, 4);
+	}
+	return 0;
+}
+
+/*
+ * --name VALUE or --name=VALUE. Returns 0 when argv[*i] is another
+ * option, 1 when it is this one (*value NULL when the value is missing).
+ */
+static int
+option_value(int argc, char **argv, int *i, const char *name, const char **value)
+{
+	size_t len = strlen(name);
+	const char *a = argv[*i];
+
+	if (strncmp(a, name, len) != 0)
+		return 0;
+	if (a[len] == '=') {
+		*value = a + len + 1;
+		return 1;
+	}
+	if (a[len] != '\0')
+		return 0;
+	/* "--output -- cmd" is a forgotten value, not an output named "--". */
+	if (*i + 1 >= argc || strcmp(argv[*i + 1], "--") == 0) {
+		*value = NULL;
+		return 1;
+	}
+	*value = argv[++*i];
+	return 1;
+}
+
+/*
+ * The library refuses relative paths, and the command may chdir: anchor
+ * them to where the user typed them. Only "./" prefixes are cleaned up;
+ * the rest may not exist yet or be a pattern, so it is left as written.
+ */
+static char *
+absolute(const char *path)
+{
+	char *cwd, *out;
+
+	if (path[0] == '/')
+		return strdup(path);
+	cwd = getcwd(NULL, 0);
+	if (!cwd)
+		return NULL;
+	while (path[0] == '.' && path[1] == '/') {
+		path += 2;
+		while (*path == '/')
+			path++;
+	}
+	if (path[0] == '\0' || strcmp(path, ".") == 0)
+		return cwd;
+	if (asprintf(&out, "%s/%s", strcmp(cwd, "/") == 0 ? "" : cwd, path) < 0)
+		out = NULL;
+	free(cwd);
+	return out;
+}
+
+/* The directory this executable is in, from /proc/self/exe. */
+static char *
+exe_dir(void)
+{
+	size_t size = 256;
+	char *buf = NULL;
+
+	for (;;) {
+		char *bigger = realloc(buf, size);
+		ssize_t n;
+
+		if (!bigger)
+			goto fail;
+		buf = bigger;
+		n = readlink("/proc/self/exe", buf, size);
+		if (n < 0)
+			goto fail;
+		if ((size_t)n < size) {
+			char *slash;
+
+			buf[n] = '\0';
+			slash = strrchr(buf, '/');
+			if (!slash)
+				goto fail;
+			*(slash == buf ? slash + 1 : slash) = '\0';
+			return buf;
+		}
+		if (size > 1 << 20)
+			goto fail;
+		size *= 2;
+	}
+fail:
+	free(buf);
+	return NULL;
+}
+
+static int
+is_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/*
+ * Finds FILE in the build tree or the installed layout around this
+ * executable. Returns the canonical directory that holds it, or NULL after
+ * saying what was looked for.
+ */
+static char *
+find_dir(const char *build_sub, const char *install_sub, const char *file)
+{
+	char *dir = exe_dir();
+	char *cand[2] = { NULL, NULL };
+	char *found = NULL;
+	const char *base;
+	int n = 0;
+
+	if (!dir) {
+		complain("cannot tell where this program is (/proc/self/exe): %s", strerror(errno));
+		return NULL;
+	}
+	/* Build tree: <builddir>/cli/cudnnspy; elsewhere ../shim is someone else's. */
+	base = strrchr(dir, '/');
+	base = base ? base + 1 : dir;
+	if (strcmp(base, "cli") == 0 &&
+	    asprintf(&cand[n], "%s/../shim%s%s", dir, build_sub[0] ? "/" : "", build_sub) >= 0)
+		n++;
+	/* Installed: <prefix>/<bindir>/cudnnspy next to <prefix>/<libdir>. */
+	if (CUDNNSPY_LIBDIR_FROM_BINDIR[0] == '/') {
+		if (asprintf(&cand[n], "%s%s%s", CUDNNSPY_LIBDIR_FROM_BINDIR,
+			     install_sub[0] ? "/" : "", install_sub) >= 0)
+			n++;
+	} else if (asprintf(&cand[n], "%s/%s%s%s", dir, CUDNNSPY_LIBDIR_FROM_BINDIR,
+			    install_sub[0] ? "/" : "", install_sub) >= 0) {
+		n++;
+	}
+	for (int i = 0; i < n && !found; i++) {
+		char *path;
+
+		if (asprintf(&path, "%s/%s", cand[i], file) < 0)
+			continue;
+		if (is_file(path))
+			found = realpath(cand[i], NULL);
+		free(path);
+	}
+	if (!found) {
+		if (n == 0)
+			complain("cannot find %s: out of memory", file);
+		else if (n == 1)
+			complain("cannot find %s: looked for %s/%s", file, cand[0], file);
+		else
+			complain("cannot find %s: looked for %s/%s and %s/%s", file,
+			    cand[0], file, cand[1], file);
+	}
+	for (int i = 0; i < n; i++)
+		free(cand[i]);
+	free(dir);
+	return found;
+}
+
+/* NAME=first:previous, or NAME=first when there was nothing before. */
+static int
+prepend_env(const char *name, const char *first)
+{
+	const char *prev = getenv(name);
+	char *value;
+	int rc;
+
+	/* An empty entry would mean the current directory to the loader. */
+	if (!prev || !prev[0])
+		return setenv(name, first, 1);
+	if (asprintf(&value, "%s:%s", first, prev) < 0)
+		return -1;
+	rc = setenv(name, value, 1);
+	free(value);
+	return rc;
+}
+
+/*
+ * Runs the command and returns what a shell would: its exit status,
+ * 128 + the signal that killed it, 127 when it is not found, 126 when it
+ * cannot be executed. *ran says whether the command started at all.
+ */
+static int
+run_command(char **cmd, int *ran)
+{
+	struct sigaction ign, old_int, old_quit;
+	int pipefd[2];
+	int exec_errno = 0, status = 0, rc;
+	ssize_t n;
+	pid_t pid;
+
+	*ran = 0;
+	/* Tells the parent why exec failed; closed by a successful exec. */
+	if (pipe2(pipefd, O_CLOEXEC) != 0) {
+		complain("pipe: %s", strerror(errno));
+		return EXIT_USAGE;
+	}
+	/*
+	 * Ignored before the fork, so that a ^C cannot slip in between: the
+	 * terminal sends it to the command too, and the command decides.
+	 */
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		complain("fork: %s", strerror(errno));
+		rc = EXIT_USAGE;
+		close(pipefd[0]);
+		close(pipefd[1]);
+		goto out;
+	}
+	if (pid == 0) {
+		/* The command gets the dispositions we were given, like from a shell. */
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGQUIT, &old_quit, NULL);
+		close(pipefd[0]);
+		execvp(cmd[0], cmd);
+		exec_errno = errno;
+		if (write(pipefd[1], &exec_errno, sizeof(exec_errno)) < 0)
+			(void)0;
+		_exit(127);
+	}
+	close(pipefd[1]);
+	do
+		n = read(pipefd[0], &exec_errno, sizeof(exec_errno));
+	while (n < 0 && errno == EINTR);
+	close(pipefd[0]);
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			complain("waitpid: %s", strerror(errno));
+			rc = EXIT_USAGE;
+			goto out;
+		}
+	}
+	if (n == (ssize_t)sizeof(exec_errno)) {
+		if (exec_errno == ENOENT && !strchr(cmd[0], '/'))
+			complain("%s: command not found", cmd[0]);
+		else
+			complain("%s: %s", cmd[0], strerror(exec_errno));
+		rc = exec_errno == ENOENT ? 127 : 126;
+		goto out;
+	}
+	*ran = 1;
+	if (WIFEXITED(status))
+		rc = WEXITSTATUS(status);
+	else if (WIFSIGNALED(status))
+		rc = 128 + WTERMSIG(status);
+	else
+		rc = 1;
+out:
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	return rc;
+}
+
+/* Sets NAME to an absolute form of VALUE; 0 on success. */
+static int
+set_absolute(const char *name, const char *option, const char *value)
+{
+	char *abs;
+	int rc;
+
+	if (!value[0]) {
+		usage_error("%s needs a non-empty value", option);
+		return -1;
+	}
+	abs = absolute(value);
+	if (!abs) {
+		complain("cannot make %s absolute: %s", value, strerror(errno));
+		return -1;
+	}
+	rc = setenv(name, abs, 1);
+	if (rc != 0)
+		complain("cannot set %s: %s", name, strerror(errno));
+	free(abs);
+	return rc;
+}
+
+static void
+say_where_records_are(void)
+{
+	const char *out = getenv("CUDNNSPY_OUTPUT");
+	struct stat st;
+
+	if (!out)
+		return;
+	if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
+		complain("records in %s", out);
+	else
+		complain("records in files named by %s", out);
+}
+
+static int
+cmd_run(int argc, char **argv)
+{
+	const char *output = NULL, *trace = NULL, *library = NULL, *stderr_list = NULL;
+	int dropin = 0, i, rc, ran;
+	char *dir;
+
+	for (i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v;
+
+		if (strcmp(a, "--") == 0)
+			break;
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			fputs(usage_text, stdout);
+			return 0;
+		}
+		if (strcmp(a, "--drop-in") == 0 || strcmp(a, "--drop-in=9") == 0) {
+			dropin = 9;
+			continue;
+		}
+		if (strcmp(a, "--drop-in=8") == 0) {
+			dropin = 8;
+			continue;
+		}
+		if (strncmp(a, "--drop-in=", 10) == 0)
+			return usage_error("--drop-in takes 8 or 9, not '%s'", a + 10);
+		if (option_value(argc, argv, &i, "--output", &v))
+			output = v;
+		else if (option_value(argc, argv, &i, "--trace", &v))
+			trace = v;
+		else if (option_value(argc, argv, &i, "--library", &v))
+			library = v;
+		else if (option_value(argc, argv, &i, "--stderr", &v))
+			stderr_list = v;
+		else if (a[0] == '-')
+			return usage_error("run: unknown option '%s'", a);
+		else
+			return usage_error("run: put '--' before the command ('%s')", a);
+		if (!v)
+			return usage_error("%s needs a value", a);
+	}
+	if (i >= argc)
+		return usage_error("run: no '--' and command");
+	if (i + 1 >= argc)
+		return usage_error("run: no command after '--'");
+
+	if (output && set_absolute("CUDNNSPY_OUTPUT", "--output", output) != 0)
+		return EXIT_USAGE;
+	if (library && set_absolute("CUDNNSPY_LIBRARY", "--library", library) != 0)
+		return EXIT_USAGE;
+	if ((trace && setenv("CUDNNSPY_TRACE", trace, 1) != 0) ||
+	    (stderr_list && setenv("CUDNNSPY_STDERR", stderr_list, 1) != 0)) {
+		complain("cannot set the environment: %s", strerror(errno));
+		return EXIT_USAGE;
+	}
+
+	if (dropin) {
+		char sub[16], inst[32], file[32];
+
+		snprintf(sub, sizeof(sub), "dropin%d", dropin);
+		snprintf(inst, sizeof(inst), "cudnnspy/dropin%d", dropin);
+		snprintf(file, sizeof(file), "libcudnn.so.%d", dropin);
+		dir = find_dir(sub, inst, file);
+		if (!dir)
+			return EXIT_USAGE;
+		rc = prepend_env("LD_LIBRARY_PATH", dir);
+	} else {
+		char *lib = NULL;
+
+		dir = find_dir("", "", "libcudnnspy.so");
+		if (!dir)
+			return EXIT_USAGE;
+		if (asprintf(&lib, "%s/libcudnnspy.so", dir) < 0)
+			rc = -1;
+		else
+			rc = prepend_env("LD_PRELOAD", lib);
+		free(lib);
+	}
+	free(dir);
+	if (rc != 0) {
+		complain("cannot set the environment: %s", strerror(errno));
+		return EXIT_USAGE;
+	}
+
+	rc = run_command(argv + i + 1, &ran);
+	if (ran && output)
+		say_where_records_are();
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *a;
+
+	if (argc < 2)
+		return usage_error("no command given");
+	a = argv[1];
+	if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	if (strcmp(a, "--version") == 0) {
+		printf("cudnnspy %s\n", CUDNNSPY_VERSION);
+		return 0;
+	}
+	if (strcmp(a, "--help-env") == 0)
+		return help_env();
+	if (strcmp(a, "run") == 0)
+		return cmd_run(argc - 2, argv + 2);
+	if (strcmp(a, "scan") == 0 || strcmp(a, "report") == 0) {
+		complain("'%s' is not available in this version", a);
+		return EXIT_USAGE;
+	}
+	if (a[0] == '-')
+		return usage_error("unknown option '%s'", a);
+	return usage_error("unknown command '%s'", a);
+}

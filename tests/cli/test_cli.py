@@ -1,0 +1,472 @@
+#!/usr/bin/env python3
+"""The cudnnspy command, run as a user would.
+
+usage: test_cli.py NAME     (meson passes the paths in the environment)
+Exit 0 pass, 1 fail, 77 skip.
+"""
+import atexit
+import json
+import os
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+
+E = os.environ
+CLI = E.get("CLI_EXE", "")
+VERSION = E.get("CLI_VERSION", "")
+BINDIR = E.get("CLI_BINDIR", "bin")
+LIBDIR_FROM_BINDIR = E.get("CLI_LIBDIR_FROM_BINDIR", "")
+PRELOAD = E.get("SPY_PRELOAD", "")
+DROPIN9 = E.get("SPY_DROPIN9_DIR", "")
+DROPIN8 = E.get("SPY_DROPIN8_DIR", "")
+FAKE9 = E.get("FAKE9_DIR", "")
+HOST_CALLS = E.get("HOST_CALLS", "")
+CONFIG_C = E.get("CONFIG_C", "")
+
+SCENARIOS = {}
+
+
+def scenario(fn):
+    SCENARIOS[fn.__name__.replace("_", "-")] = fn
+    return fn
+
+
+class Failed(Exception):
+    pass
+
+
+def check(cond, what, *context):
+    if not cond:
+        raise Failed(what + "".join("\n--- %s" % c for c in context))
+
+
+def clean_env(extra=None):
+    """The test's environment without anything that the command sets."""
+    env = {k: v for k, v in E.items()
+           if not k.startswith("CUDNNSPY_") and k not in ("LD_PRELOAD", "LD_LIBRARY_PATH")}
+    env.update(extra or {})
+    return env
+
+
+def default_signals():
+    # Whatever the test runner left ignored, the command starts from a shell's defaults.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
+def run(argv, env=None, cwd=None, exe=None, preexec=default_signals):
+    p = subprocess.run([exe or CLI] + argv, env=clean_env(env), cwd=cwd, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True, timeout=60, preexec_fn=preexec)
+    print("$ cudnnspy %s -> %d" % (" ".join(argv), p.returncode))
+    return p
+
+
+def env_of(p):
+    """The variables printed by env(1), one per line."""
+    check(p.returncode == 0, "env exited %d" % p.returncode, p.stdout, p.stderr)
+    out = {}
+    for line in p.stdout.splitlines():
+        k, sep, v = line.partition("=")
+        if sep:
+            out[k] = v
+    return out
+
+
+def same_file(a, b):
+    return os.path.exists(a) and os.path.exists(b) and os.path.samefile(a, b)
+
+
+def tmpdir():
+    # Real path: the command anchors relative paths to getcwd(), which has no symlinks.
+    d = os.path.realpath(tempfile.mkdtemp(prefix="cudnnspy-cli-"))
+    atexit.register(shutil.rmtree, d, True)
+    return d
+
+
+def preload_parts(env):
+    value = env.get("LD_PRELOAD")
+    check(value is not None, "LD_PRELOAD is set", repr(env))
+    return value.split(":")
+
+
+@scenario
+def env():
+    """Options become absolute CUDNNSPY_* values; the spy goes first in LD_PRELOAD."""
+    d = tmpdir()
+    os.mkdir(os.path.join(d, "recs"))
+    p = run(["run", "--output", "recs", "--trace", "*", "--library", "relative/path", "--stderr", "none",
+             "--", "env"], {"LD_PRELOAD": "libm.so.6"}, cwd=d)
+    got = env_of(p)
+    check(got.get("CUDNNSPY_OUTPUT") == os.path.join(d, "recs"), "--output made absolute", repr(got))
+    check(got.get("CUDNNSPY_LIBRARY") == os.path.join(d, "relative/path"), "--library made absolute",
+          repr(got))
+    check(got.get("CUDNNSPY_TRACE") == "*", "--trace passed as is", repr(got))
+    check(got.get("CUDNNSPY_STDERR") == "none", "--stderr passed as is", repr(got))
+    parts = preload_parts(got)
+    check(os.path.isabs(parts[0]) and same_file(parts[0], PRELOAD),
+          "LD_PRELOAD starts with the absolute path of libcudnnspy.so", got["LD_PRELOAD"], PRELOAD)
+    check(parts[1:] == ["libm.so.6"], "the previous LD_PRELOAD is kept after it", got["LD_PRELOAD"])
+    check("LD_LIBRARY_PATH" not in got, "preload mode leaves LD_LIBRARY_PATH alone", repr(got))
+    check(p.stderr.splitlines() == ["cudnnspy: records in %s" % os.path.join(d, "recs")],
+          "one stderr line says where the records are", p.stderr)
+
+    # --opt=value forms, "./" prefixes, a pattern, an absolute --library, no previous LD_PRELOAD.
+    p = run(["run", "--output=./out/%p.%r.jsonl", "--library=/opt/cudnn/lib", "--trace=cudnnConv*",
+             "--", "env"], cwd=d)
+    got = env_of(p)
+    check(got.get("CUDNNSPY_OUTPUT") == os.path.join(d, "out/%p.%r.jsonl"), "pattern made absolute",
+          repr(got))
+    check(got.get("CUDNNSPY_LIBRARY") == "/opt/cudnn/lib", "an absolute --library is kept", repr(got))
+    check(got.get("CUDNNSPY_TRACE") == "cudnnConv*", "--trace=", repr(got))
+    check("CUDNNSPY_STDERR" not in got, "no --stderr, no CUDNNSPY_STDERR", repr(got))
+    check(same_file(got.get("LD_PRELOAD", ""), PRELOAD), "LD_PRELOAD is the spy alone", repr(got))
+    check("cudnnspy: records in files named by %s" % os.path.join(d, "out/%p.%r.jsonl") in p.stderr,
+          "the pattern is named", p.stderr)
+
+    # run itself writes nothing to stdout.
+    p = run(["run", "--output", "recs", "--", "true"], cwd=d)
+    check(p.returncode == 0 and p.stdout == "", "nothing on stdout", p.stdout)
+
+    # Without --output, not a word.
+    p = run(["run", "--", "env"], cwd=d)
+    env_of(p)
+    check(p.stderr == "", "nothing on stderr without --output", p.stderr)
+
+
+@scenario
+def keep_env():
+    """Options not given leave the CUDNNSPY_* variables as they were."""
+    before = {"CUDNNSPY_OUTPUT": "/somewhere/out", "CUDNNSPY_TRACE": "cudnnCreate",
+              "CUDNNSPY_LIBRARY": "not/absolute", "CUDNNSPY_STDERR": "summary",
+              "LD_LIBRARY_PATH": "/a:/b"}
+    got = env_of(run(["run", "--", "env"], before))
+    for k, v in before.items():
+        check(got.get(k) == v, "%s kept as %s" % (k, v), repr(got.get(k)))
+    # Only the one given changes.
+    got = env_of(run(["run", "--trace", "cudnnDestroy", "--", "env"], before))
+    check(got.get("CUDNNSPY_TRACE") == "cudnnDestroy", "--trace replaces the old value", repr(got))
+    check(got.get("CUDNNSPY_OUTPUT") == "/somewhere/out", "the others stay", repr(got))
+
+
+@scenario
+def drop_in():
+    """--drop-in puts the drop-in directory first on LD_LIBRARY_PATH and leaves LD_PRELOAD alone."""
+    got = env_of(run(["run", "--drop-in", "--", "env"], {"LD_PRELOAD": "libm.so.6",
+                                                         "LD_LIBRARY_PATH": "/some/where:/else"}))
+    parts = got.get("LD_LIBRARY_PATH", "").split(":")
+    check(os.path.isabs(parts[0]) and same_file(parts[0], DROPIN9), "the 9 drop-in comes first",
+          got.get("LD_LIBRARY_PATH"), DROPIN9)
+    check(parts[1:] == ["/some/where", "/else"], "the previous path is kept after it", got["LD_LIBRARY_PATH"])
+    check(got.get("LD_PRELOAD") == "libm.so.6", "LD_PRELOAD untouched", repr(got.get("LD_PRELOAD")))
+
+    got = env_of(run(["run", "--drop-in=9", "--", "env"]))
+    check(same_file(got.get("LD_LIBRARY_PATH", ""), DROPIN9), "--drop-in=9, no previous path: the dir alone",
+          repr(got.get("LD_LIBRARY_PATH")))
+    check("LD_PRELOAD" not in got, "no LD_PRELOAD appears in drop-in mode", repr(got))
+
+    # An empty entry would put the current directory on the path.
+    got = env_of(run(["run", "--drop-in=8", "--", "env"], {"LD_LIBRARY_PATH": ""}))
+    value = got.get("LD_LIBRARY_PATH", "")
+    check(":" not in value and same_file(value, DROPIN8), "--drop-in=8: the 8 drop-in, no empty entry",
+          repr(value), DROPIN8)
+
+
+def banner(stderr, flavor):
+    return re.search(r"^cudnnspy: %s: cuDNN [0-9.]+ \(\d+\) from (\S+) \[([^]]+)\]" % flavor, stderr, re.M)
+
+
+@scenario
+def host_calls():
+    """The demo program under `cudnnspy run --`: same output, the preload banner on stderr."""
+    plain = subprocess.run([HOST_CALLS], env=clean_env({"LD_LIBRARY_PATH": FAKE9}), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
+    p = run(["run", "--", HOST_CALLS], {"LD_LIBRARY_PATH": FAKE9})
+    check(p.returncode == 0, "host-calls exits 0 under cudnnspy", p.stdout, p.stderr)
+    check(re.search(r"^cudnnspy: preload:", p.stderr, re.M), "a line starting `cudnnspy: preload:`", p.stderr)
+    check(p.stdout == plain.stdout, "the program's stdout is untouched", plain.stdout, p.stdout)
+    check(re.search(r"^cudnnspy: summary \(pid \d+\)", p.stderr, re.M), "the spy's summary at exit", p.stderr)
+
+
+@scenario
+def host_calls_drop_in():
+    """--drop-in with a relative --library: the library gets an absolute path it accepts."""
+    d = tmpdir()
+    rel = os.path.relpath(os.path.join(FAKE9, "libcudnn.so.9"), d)
+    check(not os.path.isabs(rel), "relative path to the fake", rel)
+    p = run(["run", "--drop-in", "--library", rel, "--", HOST_CALLS], cwd=d)
+    check(p.returncode == 0, "host-calls exits 0 through the drop-in", p.stdout, p.stderr)
+    m = banner(p.stderr, "drop-in")
+    check(m, "the drop-in banner", p.stderr)
+    check(same_file(m.group(1), os.path.join(FAKE9, "libcudnn.so.9")) and m.group(2) == "CUDNNSPY_LIBRARY",
+          "the fake named by --library answers", p.stderr)
+    check("not an absolute path" not in p.stderr, "the library did not refuse the path", p.stderr)
+
+
+@scenario
+def records():
+    """A relative --output still names the same place after the command changes directory."""
+    if '"CUDNNSPY_OUTPUT"' not in open(CONFIG_C).read():
+        print("the library has no CUDNNSPY_OUTPUT yet: skipped")
+        sys.exit(77)
+    d = tmpdir()
+    os.mkdir(os.path.join(d, "recs"))
+    p = run(["run", "--output", "recs", "--trace", "*", "--", "sh", "-c", 'cd / && exec "$0"', HOST_CALLS],
+            {"LD_LIBRARY_PATH": FAKE9}, cwd=d)
+    check(p.returncode == 0, "host-calls exits 0", p.stdout, p.stderr)
+    files = [f for f in os.listdir(os.path.join(d, "recs")) if f.endswith(".jsonl")]
+    check(len(files) == 1 and files[0].startswith("host-calls."), "one record file in DIR/recs", repr(files),
+          p.stderr)
+    with open(os.path.join(d, "recs", files[0])) as fh:
+        events = [json.loads(line) for line in fh if line.strip()]
+    check(events and events[0].get("event") == "header", "a header first", repr(events[:1]))
+    check(any(e.get("event") == "call" and e.get("fn") == "cudnnCreate" for e in events),
+          "--trace '*' recorded cudnnCreate", repr(events))
+    check(p.stderr.splitlines()[-1] == "cudnnspy: records in %s" % os.path.join(d, "recs"),
+          "the last stderr line says where", p.stderr)
+
+
+@scenario
+def exit_status():
+    """The command's exit status, and 128 + signal like a shell."""
+    for script, want in [("exit 3", 3), ("exit 0", 0), ("exit 255", 255), ("kill -TERM $$", 143),
+                         ("kill -KILL $$", 137)]:
+        p = run(["run", "--", "sh", "-c", script])
+        check(p.returncode == want, "sh -c '%s' gives %d, not %d" % (script, want, p.returncode), p.stderr)
+        check(p.stdout == "", "nothing on stdout", p.stdout)
+    # A command that was killed still ran: the records line follows.
+    d = tmpdir()
+    p = run(["run", "--output", d, "--", "sh", "-c", "kill -TERM $$"])
+    check(p.returncode == 143 and "cudnnspy: records in %s" % d in p.stderr, "records line after a signal",
+          p.stderr)
+
+
+@scenario
+def signals():
+    """SIGINT/SIGQUIT are ignored by cudnnspy while it waits, not by the command."""
+    for sig in ("INT", "QUIT"):
+        p = run(["run", "--", "sh", "-c", "kill -%s $PPID; sleep 0.2; exit 5" % sig])
+        check(p.returncode == 5, "cudnnspy survives SIG%s and returns the command's 5 (got %d)" %
+              (sig, p.returncode), p.stderr)
+    p = run(["run", "--", "sh", "-c", "kill -INT $$; exit 4"])
+    check(p.returncode == 130, "the command gets SIGINT's default action: 130, not %d" % p.returncode,
+          p.stderr)
+
+    # Started with SIGINT ignored (nohup, a background job): the command keeps it ignored.
+    def ignored():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    p = run(["run", "--", "sh", "-c", "kill -INT $$; exit 4"], preexec=ignored)
+    check(p.returncode == 4, "an inherited SIG_IGN is passed on: 4, not %d" % p.returncode, p.stderr)
+
+
+@scenario
+def missing_command():
+    """A command that does not exist: 127 and one message; no records line."""
+    d = tmpdir()
+    p = run(["run", "--output", d, "--", "no-such-command-cudnnspy"])
+    check(p.returncode == 127, "127 for a missing command, not %d" % p.returncode, p.stderr)
+    check(p.stderr.startswith("cudnnspy: no-such-command-cudnnspy: command not found"), "says so", p.stderr)
+    check("records in" not in p.stderr, "no records line when nothing ran", p.stderr)
+    check(p.stdout == "", "nothing on stdout", p.stdout)
+    p = run(["run", "--", os.path.join(d, "nothing-here")])
+    check(p.returncode == 127 and "No such file" in p.stderr, "127 for a missing path", p.stderr)
+
+
+@scenario
+def not_executable():
+    """A file that cannot be executed: 126."""
+    d = tmpdir()
+    f = os.path.join(d, "script")
+    with open(f, "w") as fh:
+        fh.write("#!/bin/sh\nexit 0\n")
+    os.chmod(f, stat.S_IRUSR | stat.S_IWUSR)
+    if os.access(f, os.X_OK):
+        print("running as a user who may execute anything: skipped")
+        sys.exit(77)
+    p = run(["run", "--", f])
+    check(p.returncode == 126, "126 for a file without x, not %d" % p.returncode, p.stderr)
+    check(p.stderr.startswith("cudnnspy: %s: Permission denied" % f), "says why", p.stderr)
+    p = run(["run", "--", d])
+    check(p.returncode == 126, "126 for a directory, not %d" % p.returncode, p.stderr)
+
+
+@scenario
+def usage():
+    """Bad command lines: exit 2, a message on stderr, nothing run, nothing on stdout."""
+    d = tmpdir()
+    marker = os.path.join(d, "ran")
+    cmd = ["touch", marker]
+    cases = [
+        ([], "no command given"),
+        (["--bogus"], "unknown option '--bogus'"),
+        (["frobnicate"], "unknown command 'frobnicate'"),
+        (["run"] + cmd, "put '--' before the command"),
+        (["run"], "no '--' and command"),
+        (["run", "--output", d], "no '--' and command"),
+        (["run", "--"], "no command after '--'"),
+        (["run", "--bogus", "--"] + cmd, "unknown option '--bogus'"),
+        (["run", "-x", "--"] + cmd, "unknown option '-x'"),
+        (["run", "--drop-in=7", "--"] + cmd, "--drop-in takes 8 or 9"),
+        (["run", "--drop-in", "9", "--"] + cmd, "put '--' before the command"),
+        (["run", "--output"], "--output needs a value"),
+        (["run", "--trace", "--"] + cmd, "--trace needs a value"),
+        (["run", "--output=", "--"] + cmd, "--output needs a non-empty value"),
+        (["run", "--library", "", "--"] + cmd, "--library needs a non-empty value"),
+        (["scan"], "cudnnspy: 'scan' is not available in this version"),
+        (["report", "x.jsonl"], "cudnnspy: 'report' is not available in this version"),
+    ]
+    for argv, msg in cases:
+        p = run(argv, cwd=d)
+        check(p.returncode == 2, "%r: exit 2, not %d" % (argv, p.returncode), p.stderr)
+        check(msg in p.stderr, "%r: says %r" % (argv, msg), p.stderr)
+        check(all(line.startswith("cudnnspy: ") for line in p.stderr.splitlines()),
+              "%r: every stderr line starts with `cudnnspy: `" % argv, p.stderr)
+        check(p.stdout == "", "%r: nothing on stdout" % argv, p.stdout)
+        check(not os.path.exists(marker), "%r: the command did not run" % argv)
+
+
+@scenario
+def help():
+    """--help and --version on stdout, exit 0."""
+    for argv in (["--help"], ["-h"], ["run", "--help"]):
+        p = run(argv)
+        check(p.returncode == 0 and p.stderr == "", "%r: exit 0, quiet stderr" % argv, p.stderr)
+        check("usage: cudnnspy run [OPTIONS] -- COMMAND" in p.stdout, "%r: usage text" % argv, p.stdout)
+        for opt in ("--output", "--trace", "--library", "--drop-in", "--stderr", "--help-env", "--version"):
+            check(opt in p.stdout, "%r: the usage mentions %s" % (argv, opt), p.stdout)
+    p = run(["--version"])
+    check(p.returncode == 0 and p.stdout == "cudnnspy %s\n" % VERSION, "the project's version", p.stdout)
+
+
+def c_strings(text):
+    """The value of a run of adjacent C string literals (simple escapes only)."""
+    return "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', text))
+
+
+@scenario
+def help_env():
+    """--help-env lists every row of the option table in shim/config.c."""
+    src = open(CONFIG_C).read()
+    m = re.search(r"spy_options\[\]\s*=\s*\{(.*?)\n\};", src, re.S)
+    check(m, "the option table in %s" % CONFIG_C)
+    table = m.group(1)
+    names = re.findall(r'\{\s*"(CUDNNSPY_[A-Z0-9_]+)"', table)
+    check(len(names) >= 2, "options found in the table", table)
+    p = run(["--help-env"])
+    check(p.returncode == 0 and p.stderr == "", "exit 0, quiet stderr", p.stderr)
+    lines = p.stdout.splitlines()
+    for name in names:
+        check(name in lines, "%s has a line of its own" % name, p.stdout)
+    check(len([line for line in lines if line.startswith("CUDNNSPY_")]) == len(names),
+          "one entry per row, no more", p.stdout)
+    # Each row's default and the start of its help, when the row is plain literals.
+    rows = re.findall(r'\{\s*"(CUDNNSPY_[A-Z0-9_]+)",\s*\w+,\s*"([^"]*)",\s*(?:NULL|"[^"]*"),\s*'
+                      r'((?:"(?:[^"\\]|\\.)*"\s*)+)', table)
+    check(rows, "rows parsed", table)
+    for name, default, help_src in rows:
+        start = lines.index(name)
+        block = []
+        for line in lines[start + 1:]:
+            if line.startswith("CUDNNSPY_"):
+                break
+            block.append(line.strip())
+        block = " ".join(" ".join(block).split())
+        want = "default: %s" % (default or "unset")
+        check(want in block, "%s: %r" % (name, want), block)
+        words = " ".join(c_strings(help_src).split()[:6])
+        check(words in block, "%s: its help (%r)" % (name, words), block)
+
+
+def install_tree(root, with_lib=True, with_dropin9=False):
+    """A copy of the installed layout: <root>/<bindir>/cudnnspy and <root>/<libdir>/..."""
+    bindir = os.path.join(root, BINDIR)
+    libdir = os.path.normpath(os.path.join(bindir, LIBDIR_FROM_BINDIR))
+    os.makedirs(bindir)
+    exe = os.path.join(bindir, "cudnnspy")
+    shutil.copy2(CLI, exe)
+    if with_lib:
+        os.makedirs(libdir)
+        shutil.copy2(PRELOAD, os.path.join(libdir, "libcudnnspy.so"))
+    if with_dropin9:
+        os.makedirs(os.path.join(libdir, "cudnnspy", "dropin9"))
+        shutil.copy2(os.path.join(DROPIN9, "libcudnn.so.9"), os.path.join(libdir, "cudnnspy", "dropin9"))
+    return exe, libdir
+
+
+@scenario
+def installed():
+    """An installed copy finds the library under <prefix>/<libdir>, not in the build tree."""
+    if os.path.isabs(LIBDIR_FROM_BINDIR):
+        print("libdir %s is outside the prefix: the installed layout cannot move: skipped" %
+              LIBDIR_FROM_BINDIR)
+        sys.exit(77)
+    root = tmpdir()
+    exe, libdir = install_tree(root, with_dropin9=True)
+    lib = os.path.join(libdir, "libcudnnspy.so")
+    got = env_of(run(["run", "--", "env"], {"LD_PRELOAD": "libm.so.6"}, exe=exe))
+    check(preload_parts(got) == [lib, "libm.so.6"], "LD_PRELOAD starts with the installed library",
+          got.get("LD_PRELOAD"), lib)
+    got = env_of(run(["run", "--drop-in", "--", "env"], exe=exe))
+    check(got.get("LD_LIBRARY_PATH") == os.path.join(libdir, "cudnnspy", "dropin9"),
+          "the installed drop-in directory", got.get("LD_LIBRARY_PATH"))
+    # The copied library really is the one that runs.
+    p = run(["run", "--", HOST_CALLS], {"LD_LIBRARY_PATH": FAKE9}, exe=exe)
+    check(p.returncode == 0 and re.search(r"^cudnnspy: preload:", p.stderr, re.M),
+          "host-calls under the installed copy", p.stderr)
+    # No 8 drop-in installed here: a clear error naming where it looked, exit 2.
+    p = run(["run", "--drop-in=8", "--", "true"], exe=exe)
+    want = os.path.join(libdir, "cudnnspy", "dropin8", "libcudnn.so.8")
+    check(p.returncode == 2 and "cannot find libcudnn.so.8" in p.stderr, "missing drop-in: exit 2", p.stderr)
+    check(want in os.path.normpath(p.stderr.split("looked for ")[-1].strip()), "names %s" % want, p.stderr)
+    # Called through a symlink, it still finds the libraries next to the real file.
+    link = os.path.join(tmpdir(), "cudnnspy")
+    os.symlink(CLI, link)
+    got = env_of(run(["run", "--", "env"], exe=link))
+    check(same_file(preload_parts(got)[0], PRELOAD), "a symlink to the build tree's cudnnspy",
+          got.get("LD_PRELOAD"))
+
+
+@scenario
+def library_not_found():
+    """With no library next to it: exit 2, the paths it looked for, the command not run."""
+    root = tmpdir()
+    exe, libdir = install_tree(root, with_lib=False)
+    marker = os.path.join(root, "ran")
+    p = run(["run", "--", "touch", marker], exe=exe)
+    check(p.returncode == 2, "exit 2, not %d" % p.returncode, p.stderr)
+    check("cannot find libcudnnspy.so" in p.stderr, "names the library", p.stderr)
+    if not os.path.isabs(LIBDIR_FROM_BINDIR):
+        check(os.path.join(libdir, "libcudnnspy.so") in os.path.normpath(p.stderr.split("looked for ")[-1]),
+              "names where it looked", p.stderr)
+    check(not os.path.exists(marker), "the command did not run")
+    # In a cli/ directory it looks in the build tree's shim/ first, and says both.
+    cli = os.path.join(root, "cli")
+    os.mkdir(cli)
+    shutil.copy2(CLI, cli)
+    p = run(["run", "--", "touch", marker], exe=os.path.join(cli, "cudnnspy"))
+    check(p.returncode == 2 and "%s/../shim/libcudnnspy.so and " % cli in p.stderr,
+          "the build-tree place comes first", p.stderr)
+    check(not os.path.exists(marker), "the command did not run")
+
+
+def main():
+    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
+        print("usage: test_cli.py {%s}" % ",".join(sorted(SCENARIOS)))
+        return 2
+    if not CLI:
+        print("CLI_EXE is not set: run through meson test")
+        return 2
+    try:
+        SCENARIOS[sys.argv[1]]()
+    except Failed as e:
+        print("FAIL: %s" % e)
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
