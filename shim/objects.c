@@ -28,8 +28,9 @@ struct slot {
 	unsigned char kind;
 	unsigned short set_fn;	/* last shape-setting function + 1, or 0 */
 	union spy_arg args[MAX_ARGS];
-	int array[2][MAX_ARRAY];
-	unsigned char array_len[2];
+	int array[3][MAX_ARRAY];
+	unsigned char array_len[3];
+	signed char array_param[3];	/* which parameter each copy came from, or -1 */
 	unsigned short attr_fn[3];	/* single-value Set calls (math type, group count) */
 	int64_t attr[3];
 };
@@ -150,11 +151,12 @@ spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg 
 		int arrays = 0;
 
 		s->set_fn = (unsigned short)(fn + 1);
+		memset(s->array_param, -1, sizeof(s->array_param));
 		for (int i = 0; i < f->nparams && i < MAX_ARGS; i++) {
 			const struct spy_param_info *p = &f->params[i];
 
 			s->args[i] = args[i];
-			if (p->is_array && p->dir == SPY_DIR_IN && p->count >= 0 && arrays < 2 && args[i].p) {
+			if (p->is_array && p->dir == SPY_DIR_IN && p->count >= 0 && arrays < 3 && args[i].p) {
 				int64_t n = args[p->count].i;
 
 				if (n < 0)
@@ -163,6 +165,7 @@ spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg 
 					n = MAX_ARRAY;
 				memcpy(s->array[arrays], args[i].p, (size_t)n * sizeof(int));
 				s->array_len[arrays] = (unsigned char)n;
+				s->array_param[arrays] = (signed char)i;
 				arrays++;
 			}
 		}
@@ -356,6 +359,22 @@ spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int stat
 		spy_line_str(l, spy_fn_info[copy.set_fn - 1].name);
 		spy_line_raw(l, ",\"args\":");
 		spy_args_json(l, copy.set_fn - 1, copy.args, SPY_ARGS_STORED);
+		/* The arrays were copied at the Set call: add them inside the args object. */
+		for (int i = 0; i < 3 && !l->overflow; i++) {
+			if (copy.array_param[i] < 0)
+				continue;
+			l->len--;
+			if (l->data[l->len - 1] != '{')
+				spy_line_char(l, ',');
+			spy_line_key(l, spy_fn_info[copy.set_fn - 1].params[(int)copy.array_param[i]].name);
+			spy_line_char(l, '[');
+			for (int k = 0; k < copy.array_len[i]; k++) {
+				if (k)
+					spy_line_char(l, ',');
+				spy_line_i64(l, copy.array[i][k]);
+			}
+			spy_line_raw(l, "]}");
+		}
 		spy_line_char(l, '}');
 	}
 	for (int i = 0; i < 3 && copy.attr_fn[i]; i++) {

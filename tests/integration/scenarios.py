@@ -6,9 +6,14 @@ Exit 0 pass, 1 fail, 77 skip (only when the real cuDNN is absent).
 """
 import os
 import re
+import resource
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+
+import schema
 
 E = os.environ
 PRELOAD = E.get("SPY_PRELOAD", "")
@@ -44,19 +49,48 @@ def need_real():
         sys.exit(77)
 
 
-def run(argv, env=None, check_rc=True):
+def run(argv, env=None, check_rc=True, complete=True, preexec=None):
+    """Runs a program; unless the test chose CUDNNSPY_OUTPUT, its records go to a temporary
+    directory and every line of every file is checked against the schema (p.records)."""
     base = {k: v for k, v in E.items() if not k.startswith("CUDNNSPY_") and k not in ("LD_PRELOAD",)}
     base.pop("LD_LIBRARY_PATH", None)
     base.update(env or {})
-    p = subprocess.run(argv, env=base, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       universal_newlines=True, timeout=120)
+    tmp = None
+    if "CUDNNSPY_OUTPUT" not in base:
+        tmp = tempfile.mkdtemp(prefix="cudnnspy-records-")
+        base["CUDNNSPY_OUTPUT"] = tmp
+    try:
+        p = subprocess.run(argv, env=base, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, timeout=120, preexec_fn=preexec)
+        p.records = records_in(tmp, complete) if tmp else {}
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
     if check_rc:
         check(p.returncode == 0, "%s exited %d" % (argv[0], p.returncode), p.stdout, p.stderr)
     return p
 
 
+def records_in(directory, complete=True):
+    """{file name: [records]} for every file in the directory, each checked against the schema."""
+    out = {}
+    for name in sorted(os.listdir(directory)):
+        path = os.path.join(directory, name)
+        # Files a test planted (links, other files) are not the spy's.
+        if os.path.islink(path) or ".jsonl" not in name:
+            continue
+        recs, errors = schema.read_file(os.path.join(directory, name), complete)
+        check(not errors, "records break the documented schema", *errors[:10])
+        out[name] = recs
+    return out
+
+
+def events(records, event, fn=None):
+    return [r for recs in records.values() for r in recs if r["event"] == event and (fn is None or r["fn"] == fn)]
+
+
 def prog(name):
-    if name == "host-calls":
+    if name in ("host-calls", "failures"):
         return os.path.join(EXAMPLES, name)
     return os.path.join(PROGS, name)
 
@@ -325,6 +359,293 @@ def early_constructor():
         check(p.stdout == plain.stdout == "early 91900 main 91900\n", "both calls answered", plain.stdout,
               p.stdout, p.stderr)
         check(summary_row(p.stderr, "cudnnGetVersion") == (2, 0, 0), "both calls counted", p.stderr)
+
+# ---- Recording (issue 3) ----
+
+def only_file(p):
+    check(len(p.records) == 1, "one record file per process", repr(list(p.records)), p.stderr)
+    return list(p.records.values())[0]
+
+
+@scenario
+def record_failures_real():
+    """A failing call with the real cuDNN: decoded arguments, cuDNN's message, stack, recent calls,
+    in the file and on stderr; the program's own results and last-error string unchanged."""
+    need_real()
+    env = {"LD_LIBRARY_PATH": REAL}
+    plain = run([prog("host-calls")], env)
+    spied = run([prog("host-calls")], dict(env, LD_PRELOAD=PRELOAD))
+    check(plain.stdout == spied.stdout, "stdout, including cuDNN's message read by the program", plain.stdout,
+          spied.stdout)
+    recs = only_file(spied)
+    header = recs[0]
+    check(same_file(header["library"]["path"], os.path.join(REAL, "libcudnn.so.9")) and
+          header["library"]["version"] >= 90000, "header names the real library", repr(header))
+    bad = events(spied.records, "failure", "cudnnSetTensor4dDescriptor")
+    check(len(bad) == 1, "one failure record for the bad tensor", repr(bad))
+    f = bad[0]
+    check(f["status"] == 2000 and f["status_name"] == "CUDNN_STATUS_BAD_PARAM", "status decoded", repr(f))
+    check(f["args"]["n"] == -1 and f["args"]["format"] == "CUDNN_TENSOR_NCHW" and
+          f["args"]["dataType"] == "CUDNN_DATA_FLOAT", "arguments decoded", repr(f["args"]))
+    check(f["args"]["tensorDesc"]["id"] == "tensor#1" and
+          f["args"]["tensorDesc"]["desc"] == "float NCHW 32x3x224x224", "descriptor state from the last good Set",
+          repr(f["args"]))
+    check(f["message"] and f["message"] in plain.stdout, "cuDNN's message, the same the program reads", repr(f))
+    check(any("host-calls" in (fr["module"] or "") for fr in f["stack"]), "stack reaches the program", repr(f))
+    check([r["fn"] for r in f["recent"]][-2:] == ["cudnnCreateTensorDescriptor", "cudnnSetTensor4dDescriptor"],
+          "recent calls end with the ones before", repr(f["recent"]))
+    create = events(spied.records, "failure", "cudnnCreate")
+    check(len(create) == 1 and create[0]["status"] == 1001 and "cudaGetDeviceCount" in (create[0]["message"] or ""),
+          "cudnnCreate without a GPU: 1001 and its message", repr(create))
+    summ = recs[-1]
+    check(summ["calls"] == 9 and summ["failures"] == 2, "summary counts", repr(summ))
+    line = [l for l in spied.stderr.splitlines() if "cudnnSetTensor4dDescriptor(" in l]
+    check(len(line) == 1 and "n=-1" in line[0] and "CUDNN_STATUS_BAD_PARAM (2000)" in line[0] and
+          f["message"] in line[0] and " | at " in line[0] and " | after " in line[0] and "record in" in line[0],
+          "one stderr line with arguments, status, message, stack, recent calls and the file", spied.stderr)
+
+
+@scenario
+def failures_example_real():
+    """examples/failures.c: each common failure recorded with the message the program also reads."""
+    need_real()
+    env = {"LD_LIBRARY_PATH": REAL}
+    plain = run([prog("failures")], env)
+    spied = run([prog("failures")], dict(env, LD_PRELOAD=PRELOAD))
+    check(plain.stdout == spied.stdout, "stdout unchanged", plain.stdout, spied.stdout)
+    fails = events(spied.records, "failure")
+    check([f["fn"] for f in fails] == ["cudnnCreate", "cudnnGetStream", "cudnnSetTensor4dDescriptor",
+                                       "cudnnSetFilter4dDescriptor", "cudnnSetConvolution2dDescriptor"],
+          "one record per failure", repr([f["fn"] for f in fails]))
+    for f in fails:
+        check(f["message"] and "[%s]" % f["message"] in spied.stdout, "message recorded and still handed over",
+              repr(f), spied.stdout)
+    check(fails[1]["args"]["handle"] is None and fails[1]["status"] == 2000, "NULL handle: BAD_PARAM", repr(fails[1]))
+    check(fails[3]["args"]["k"] == -4, "bad filter value shown", repr(fails[3]))
+
+
+EXPECTED_SETS = {
+    "tensor#1": ("half NHWC 8x16x32x64", {"format": "CUDNN_TENSOR_NHWC", "dataType": "CUDNN_DATA_HALF", "n": 8}),
+    "tensor#2": ("double 2x4x6x8 strides 192x48x8x1", {"dataType": "CUDNN_DATA_DOUBLE", "dimA": [2, 4, 6, 8],
+                                                     "strideA": [192, 48, 8, 1]}),
+    "filter#1": ("bfloat16 NCHW 32x16x5x5", {"dataType": "CUDNN_DATA_BFLOAT16", "k": 32}),
+    "filter#2": ("int8 NHWC 16x4x3x3", {"format": "CUDNN_TENSOR_NHWC", "filterDimA": [16, 4, 3, 3]}),
+    "convolution#1": ("pad 1x2 stride 3x4 dilation 1x1 convolution float", {"mode": "CUDNN_CONVOLUTION"}),
+    "convolution#2": ("pad 1x2 stride 3x4 cross_correlation half", {"padA": [1, 2], "filterStrideA": [3, 4],
+                                                                    "dilationA": [1, 1]}),
+    "activation#1": ("clipped_relu", {"reluNanOpt": "CUDNN_PROPAGATE_NAN", "coef": 6}),
+    "pooling#1": ("max window 3x3 pad 1x1 stride 2x2", {"maxpoolingNanOpt": "CUDNN_NOT_PROPAGATE_NAN"}),
+    "pooling#2": (None, {"mode": "CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING", "windowDimA": [2, 2]}),
+    "lrn#1": (None, {"lrnN": 5, "lrnAlpha": 0.0001, "lrnBeta": 0.75, "lrnK": 2}),
+    "optensor#1": (None, {"opTensorOp": "CUDNN_OP_TENSOR_MUL", "opTensorNanOpt": "CUDNN_NOT_PROPAGATE_NAN"}),
+    "reducetensor#1": (None, {"reduceTensorOp": "CUDNN_REDUCE_TENSOR_NORM2",
+                              "reduceTensorIndices": "CUDNN_REDUCE_TENSOR_FLATTENED_INDICES",
+                              "reduceTensorIndicesType": "CUDNN_32BIT_INDICES"}),
+    "spatialtransformer#1": (None, {"samplerType": "CUDNN_SAMPLER_BILINEAR", "dimA": [1, 3, 5, 5]}),
+}
+
+
+@scenario
+def decode_real():
+    """Every descriptor kind the real 9.19 accepts without a GPU, decoded as it was set."""
+    need_real()
+    p = run([prog("decode-all")], {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD,
+                                   "CUDNNSPY_TRACE": "cudnnSet*", "CUDNNSPY_STDERR": "none"})
+    check(p.stdout == "done\n", "every Set call succeeded", p.stdout)
+    seen = {}
+    for f in events(p.records, "failure"):
+        for v in f["args"].values():
+            if isinstance(v, dict) and "id" in v:
+                seen[v["id"]] = v
+    for ident, (desc, fields) in EXPECTED_SETS.items():
+        check(ident in seen, "%s appears in a record" % ident, repr(sorted(seen)))
+        got = seen[ident]
+        if desc:
+            check(got.get("desc") == desc, "%s summary" % ident, repr(got))
+        for k, v in fields.items():
+            check(got["set"]["args"].get(k) == v, "%s: %s set to %r" % (ident, k, v), repr(got))
+    conv = seen["convolution#1"]
+    check(conv.get("mathType") == "CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION" and conv.get("groupCount") == 4,
+          "single-value Set calls kept beside the shape", repr(conv))
+    sets = events(p.records, "call")
+    check(len(sets) == 16 and all(c["fn"].startswith("cudnnSet") for c in sets), "traced Set calls recorded",
+          repr([c["fn"] for c in sets]))
+    nd = [c for c in sets if c["fn"] == "cudnnSetTensorNdDescriptor"][0]
+    check(nd["args"]["dimA"]["values"] == [2, 4, 6, 8], "input arrays read after success", repr(nd["args"]))
+    fwd = events(p.records, "failure", "cudnnConvolutionForward")[0]
+    check(fwd["args"]["algo"] == "CUDNN_CONVOLUTION_FWD_ALGO_GEMM", "algorithm enum by name", repr(fwd["args"]))
+
+
+@scenario
+def trace_all_real():
+    """CUDNNSPY_TRACE='*': every call of the program recorded, none of cuDNN's internal ones; out-values."""
+    need_real()
+    p = run([prog("folded-conv")], {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD, "CUDNNSPY_TRACE": "*"})
+    calls = events(p.records, "call")
+    check(len(calls) == 17, "the program's 17 calls", repr([c["fn"] for c in calls]))
+    create = [c for c in calls if c["fn"] == "cudnnCreateTensorDescriptor"]
+    check(create[0]["args"]["tensorDesc"]["value"] == "tensor#1", "the created id as the out-value",
+          repr(create[0]))
+    check(all(isinstance(c["dur_ns"], int) for c in calls), "traced calls are timed", repr(calls[:2]))
+    folded = [c for c in calls if c["fn"] == "cudnnGetFoldedConvBackwardDataDescriptors"][0]
+    check(folded["args"]["filterDesc"]["desc"] == "float NCHW 16x3x3x3", "descriptor summary", repr(folded))
+    summ = list(p.records.values())[0][-1]
+    check(summ["internal"] > 0 and summ["calls"] == 17, "internal calls counted apart", repr(summ))
+
+
+@scenario
+def status_numbering_8():
+    """An 8.x library's failure: the 8.x status numbering decoded, no 9.x message asked for."""
+    p = run([prog("host-calls")], {"LD_LIBRARY_PATH": DROPIN9, "CUDNNSPY_LIBRARY": FAKE8,
+                                   "FAKECUDNN_STATUS": "cudnnSetTensor4dDescriptor=3"})
+    fails = events(p.records, "failure", "cudnnSetTensor4dDescriptor")
+    check(len(fails) == 2 and fails[0]["status"] == 3 and fails[0]["status_name"] == "CUDNN_STATUS_BAD_PARAM",
+          "8.x BAD_PARAM", repr(fails))
+    check(fails[0]["message"] is None, "8.x has no cudnnGetLastErrorString", repr(fails[0]))
+    check(list(p.records.values())[0][0]["library"]["version"] == 8907, "header version", repr(p.records))
+
+
+@scenario
+def last_error_off():
+    """CUDNNSPY_LAST_ERROR=off: the spy leaves cuDNN's message alone; the program reads it itself."""
+    need_real()
+    env = {"LD_LIBRARY_PATH": REAL}
+    plain = run([prog("failures")], env)
+    spied = run([prog("failures")], dict(env, LD_PRELOAD=PRELOAD, CUDNNSPY_LAST_ERROR="off"))
+    check(plain.stdout == spied.stdout, "stdout unchanged", plain.stdout, spied.stdout)
+    check(all(f["message"] is None for f in events(spied.records, "failure")), "no message read",
+          repr(events(spied.records, "failure")))
+
+
+def spied_env(extra=None):
+    env = {"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": FAKE9, "FAKECUDNN_STATUS": "cudnnCreate=1001"}
+    env.update(extra or {})
+    return env
+
+
+@scenario
+def output_unwritable():
+    """An output that cannot be created: one warning, the summary on stderr, the program unchanged."""
+    plain = run([prog("host-calls")], {"LD_LIBRARY_PATH": FAKE9, "FAKECUDNN_STATUS": "cudnnCreate=1001"})
+    for target in ("/proc/cudnnspy-no-such-dir/out.jsonl", "/proc/"):
+        p = run([prog("host-calls")], spied_env({"CUDNNSPY_OUTPUT": target}))
+        check(p.stdout == plain.stdout, "stdout unchanged", p.stdout)
+        check(p.stderr.count("cannot create a record file") == 1, "one warning", p.stderr)
+        check(summary_total(p.stderr) is not None, "the summary still on stderr", p.stderr)
+
+
+@scenario
+def output_disk_full():
+    """Writes failing (a file-size limit stands in for a full disk): one warning, drops counted."""
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1500, 1500))
+    with tempfile.TemporaryDirectory() as d:
+        p = run([prog("threads"), "300"], spied_env({"CUDNNSPY_OUTPUT": d, "CUDNNSPY_TRACE": "*"}), preexec=limit)
+        check("threads 8 calls 300 fails 0" in p.stdout, "the program ran to the end", p.stdout, p.stderr)
+        check(p.stderr.count("cannot write") == 1, "one warning", p.stderr)
+        m = re.search(r"^cudnnspy: (\d+) records could not be written", p.stderr, re.M)
+        check(m and int(m.group(1)) > 1000, "dropped records counted", p.stderr)
+        check(summary_row(p.stderr, "cudnnSetTensor4dDescriptor")[0] == 2400, "counting unaffected", p.stderr)
+
+
+@scenario
+def output_symlink_and_clash():
+    """A planted symlink or an existing file is never written through; a clash gets a suffix;
+    a world-writable directory without the sticky bit is refused."""
+    with tempfile.TemporaryDirectory() as d:
+        victim = os.path.join(d, "victim")
+        with open(victim, "w") as f:
+            f.write("precious\n")
+        pattern = os.path.join(d, "out.jsonl")
+        os.symlink(victim, pattern)
+        p = run([prog("host-calls")], spied_env({"CUDNNSPY_OUTPUT": pattern}))
+        check(open(victim).read() == "precious\n", "the link's target untouched")
+        check(os.path.exists(pattern + ".1"), "written under a new name", repr(os.listdir(d)), p.stderr)
+        recs = records_in(d)
+        check(len(recs["out.jsonl.1"]) >= 2, "a complete file", repr(recs))
+        check(oct(os.stat(pattern + ".1").st_mode & 0o777) == "0o600", "mode 0600")
+        # Two processes at once with the same pattern: two files.
+        env = dict(spied_env({"CUDNNSPY_OUTPUT": os.path.join(d, "same.jsonl")}))
+        base = {k: v for k, v in E.items() if not k.startswith("CUDNNSPY_") and k != "LD_LIBRARY_PATH"}
+        base.update(env)
+        procs = [subprocess.Popen([prog("host-calls")], env=base, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL) for _ in range(2)]
+        for q in procs:
+            q.wait()
+        names = sorted(n for n in os.listdir(d) if n.startswith("same.jsonl"))
+        check(names == ["same.jsonl", "same.jsonl.1"], "two files", repr(names))
+        recs = records_in(d)
+        check(recs["same.jsonl"][0]["pid"] != recs["same.jsonl.1"][0]["pid"], "one per process")
+    with tempfile.TemporaryDirectory() as d:
+        os.chmod(d, 0o777)
+        p = run([prog("host-calls")], spied_env({"CUDNNSPY_OUTPUT": d}))
+        check("writable by everyone and not sticky" in p.stderr and not os.listdir(d), "refused", p.stderr)
+        os.chmod(d, 0o1777)
+        p = run([prog("host-calls")], spied_env({"CUDNNSPY_OUTPUT": d}))
+        check(len(os.listdir(d)) == 1, "a sticky directory is fine", p.stderr)
+
+
+@scenario
+def output_pattern():
+    """%p, %h, %r and %e in CUDNNSPY_OUTPUT; the rank from the launcher's variables."""
+    with tempfile.TemporaryDirectory() as d:
+        p = run([prog("host-calls")], spied_env({"CUDNNSPY_OUTPUT": os.path.join(d, "%e-%r-%p-%h-%%.jsonl"),
+                                                 "SLURM_PROCID": "3"}))
+        names = os.listdir(d)
+        check(len(names) == 1 and re.match(r"^host-calls-3-\d+-.+-%\.jsonl$", names[0]), "expanded", repr(names))
+        check(records_in(d)[names[0]][0]["rank"] == 3, "rank in the header")
+    with tempfile.TemporaryDirectory() as d:
+        run([prog("host-calls")], spied_env({"CUDNNSPY_OUTPUT": d, "RANK": "7"}))
+        names = os.listdir(d)
+        check(len(names) == 1 and re.match(r"^host-calls\..+\.\d+\.r7\.cudnnspy\.jsonl$", names[0]),
+              "directory naming with the rank", repr(names))
+
+
+@scenario
+def fork_records():
+    """fork: parent and child each write their own complete file."""
+    with tempfile.TemporaryDirectory() as d:
+        run([sys.executable, os.path.join(HERE, "fork_client.py"), os.path.join(FAKE9, "libcudnn.so.9")],
+            {"LD_PRELOAD": PRELOAD, "CUDNNSPY_OUTPUT": d, "CUDNNSPY_TRACE": "*"})
+        recs = records_in(d)
+        check(len(recs) == 2, "two files", repr(list(recs)))
+        heads = {r[0]["pid"]: r for r in recs.values()}
+        parent = [r for r in recs.values() if r[0]["ppid"] not in heads][0]
+        child = [r for r in recs.values() if r[0]["ppid"] in heads][0]
+        check([c["fn"] for c in child if c["event"] == "call"] == ["cudnnGetCudartVersion"] * 3,
+              "the child's own calls only", repr(child))
+        check([c["fn"] for c in parent if c["event"] == "call"] == ["cudnnGetVersion", "cudnnGetMaxDeviceVersion"],
+              "the parent's calls, none twice", repr(parent))
+
+
+@scenario
+def threads_records():
+    """8 threads traced at once: every call recorded once, no torn lines."""
+    with tempfile.TemporaryDirectory() as d:
+        p = run([prog("threads"), "2000"], {"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": FAKE9, "CUDNNSPY_OUTPUT": d,
+                                            "CUDNNSPY_TRACE": "cudnnSetTensor4dDescriptor"})
+        recs = records_in(d)
+        calls = events(recs, "call", "cudnnSetTensor4dDescriptor")
+        check(len(calls) == 16000, "16000 records", str(len(calls)))
+        per_tid = {}
+        for c in calls:
+            per_tid[c["tid"]] = per_tid.get(c["tid"], 0) + 1
+        check(sorted(per_tid.values()) == [2000] * 8, "2000 per thread", repr(per_tid))
+
+
+@scenario
+def rate_limit():
+    """Many identical failures: N stderr lines, one 'suppressing' line, every failure in the records."""
+    with tempfile.TemporaryDirectory() as d:
+        p = run([prog("threads"), "50"], {"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": FAKE9, "CUDNNSPY_OUTPUT": d,
+                                          "FAKECUDNN_STATUS": "cudnnSetTensor4dDescriptor=2000",
+                                          "CUDNNSPY_RATE_LIMIT": "4"}, check_rc=False)
+        lines = [l for l in p.stderr.splitlines() if l.startswith("cudnnspy: cudnnSetTensor4dDescriptor(")]
+        check(len(lines) == 4, "4 lines", p.stderr)
+        check(p.stderr.count("suppressing") == 1, "one suppressing line", p.stderr)
+        check(len(events(records_in(d), "failure", "cudnnSetTensor4dDescriptor")) == 400, "all 400 recorded")
+
 
 
 @scenario

@@ -1,0 +1,118 @@
+"""The record schema of docs/output-format.md, as checks: used on every file any test writes."""
+import json
+
+INT = (int,)
+NUM = (int, float)
+STR = (str,)
+
+
+def _is(v, types, nullable=False):
+    if v is None:
+        return nullable
+    if isinstance(v, bool):
+        return False
+    return isinstance(v, types)
+
+
+def _fields(obj, spec, where, errors):
+    for name, types, nullable in spec:
+        if name not in obj:
+            errors.append("%s: no field %r" % (where, name))
+        elif not _is(obj[name], types, nullable):
+            errors.append("%s: %r is %r, not %s%s" % (where, name, obj[name], types, " or null" if nullable else ""))
+
+
+HEADER = [("schema", INT, False), ("spy", STR, False), ("mode", STR, False), ("program", STR, False),
+          ("argv", (list,), False), ("pid", INT, False), ("ppid", INT, False), ("host", STR, False),
+          ("rank", INT, True), ("start_unix_ns", INT, False), ("start_mono_ns", INT, False),
+          ("library", (dict,), True)]
+CALL = [("fn", STR, False), ("status", INT, False), ("status_name", STR, True), ("tid", INT, False),
+        ("t_ns", INT, False), ("dur_ns", INT, True), ("args", (dict,), False)]
+FAILURE = CALL + [("message", STR, True), ("stack", (list,), False), ("recent", (list,), False)]
+SUMMARY = [("calls", INT, False), ("failures", INT, False), ("internal", INT, False), ("dropped", INT, False),
+           ("functions", (list,), False)]
+FUNCTION = [("fn", STR, False), ("calls", INT, False), ("failures", INT, False), ("internal", INT, False),
+            ("timed", INT, False), ("total_ns", INT, False), ("min_ns", INT, False), ("max_ns", INT, False),
+            ("p50_ns", INT, False), ("p99_ns", INT, False)]
+
+
+def _arg(v, where, errors):
+    """An argument: number, string, null, or one of the documented objects."""
+    if v is None or _is(v, NUM) or _is(v, STR):
+        if isinstance(v, str) and v.startswith("0x"):
+            int(v, 16)
+        return
+    if isinstance(v, list):
+        for x in v:
+            _arg(x, where, errors)
+        return
+    if not isinstance(v, dict):
+        errors.append("%s: argument %r has no documented form" % (where, v))
+        return
+    if "id" in v:
+        if not (isinstance(v["id"], str) and "#" in v["id"]):
+            errors.append("%s: bad id %r" % (where, v["id"]))
+        if "set" in v:
+            s = v["set"]
+            if not (isinstance(s, dict) and _is(s.get("fn"), STR) and isinstance(s.get("args"), dict)):
+                errors.append("%s: bad set %r" % (where, s))
+        return
+    if "ptr" in v:
+        if not (isinstance(v["ptr"], str) and v["ptr"].startswith("0x")):
+            errors.append("%s: bad ptr %r" % (where, v["ptr"]))
+        if "values" in v and not isinstance(v["values"], list):
+            errors.append("%s: values is not a list" % where)
+        return
+    errors.append("%s: argument object %r has no documented form" % (where, v))
+
+
+def check_record(obj, where):
+    errors = []
+    if not isinstance(obj, dict) or not isinstance(obj.get("event"), str):
+        return ["%s: not an object with an event" % where]
+    ev = obj["event"]
+    if ev == "header":
+        _fields(obj, HEADER, where, errors)
+        lib = obj.get("library")
+        if isinstance(lib, dict):
+            _fields(lib, [("path", STR, False), ("version", INT, False), ("cudart", INT, False),
+                          ("how", STR, False)], where + " library", errors)
+    elif ev in ("call", "failure"):
+        _fields(obj, FAILURE if ev == "failure" else CALL, where, errors)
+        for k, v in (obj.get("args") or {}).items():
+            _arg(v, "%s arg %s" % (where, k), errors)
+        for f in obj.get("stack") or []:
+            _fields(f, [("module", STR, True), ("offset", STR, False), ("symbol", STR, True)], where + " frame",
+                    errors)
+        for r in obj.get("recent") or []:
+            _fields(r, [("fn", STR, False), ("status", INT, False)], where + " recent", errors)
+        if ev == "failure" and obj.get("status") == 0:
+            errors.append("%s: a failure with status 0" % where)
+    elif ev == "summary":
+        _fields(obj, SUMMARY, where, errors)
+        for f in obj.get("functions") or []:
+            _fields(f, FUNCTION, where + " function", errors)
+    return errors
+
+
+def read_file(path, complete=True):
+    """Parse and check a record file; returns (records, errors)."""
+    records, errors = [], []
+    with open(path, "rb") as f:
+        data = f.read()
+    if data and not data.endswith(b"\n"):
+        errors.append("%s: last line is cut" % path)
+    for n, raw in enumerate(data.split(b"\n")[:-1], 1):
+        where = "%s:%d" % (path, n)
+        try:
+            obj = json.loads(raw.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError) as e:
+            errors.append("%s: not JSON (%s): %r" % (where, e, raw[:200]))
+            continue
+        errors += check_record(obj, where)
+        records.append(obj)
+    if not records or records[0].get("event") != "header":
+        errors.append("%s: the first line is not a header" % path)
+    if complete and records and records[-1].get("event") != "summary":
+        errors.append("%s: the last line is not a summary" % path)
+    return records, errors
