@@ -56,6 +56,24 @@ kind_index(const char *kind)
 	return n;
 }
 
+/*
+ * Seqlock writes. A slot has one writer at a time in any sane program (the
+ * thread setting that descriptor), so plain stores with fences do: no
+ * locked instruction on the Set path.
+ */
+static void
+write_begin(struct slot *s)
+{
+	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void
+write_end(struct slot *s)
+{
+	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELEASE);
+}
+
 static size_t
 hash(uintptr_t p)
 {
@@ -94,12 +112,12 @@ insert(const void *ptr, const char *kind)
 			struct slot *s = &slots[i];
 			unsigned ki = kind_index(kind);
 
-			__atomic_add_fetch(&s->seq, 1, __ATOMIC_ACQ_REL);
+			write_begin(s);
 			s->kind = (unsigned char)ki;
 			s->num = __atomic_add_fetch(&kind_next[ki], 1, __ATOMIC_RELAXED);
 			s->set_fn = 0;
 			memset(s->attr_fn, 0, sizeof(s->attr_fn));
-			__atomic_add_fetch(&s->seq, 1, __ATOMIC_ACQ_REL);
+			write_end(s);
 			return s;
 		}
 	}
@@ -138,7 +156,7 @@ spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg 
 
 	if (!s)
 		return;
-	__atomic_add_fetch(&s->seq, 1, __ATOMIC_ACQ_REL);
+	write_begin(s);
 	if (f->nparams == 2 && !f->params[1].is_array && f->params[1].kind != SPY_ARG_PTR) {
 		/* cudnnSetConvolutionMathType and the like: one attribute, kept beside the shape. */
 		int i = 0;
@@ -170,7 +188,7 @@ spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg 
 			}
 		}
 	}
-	__atomic_add_fetch(&s->seq, 1, __ATOMIC_ACQ_REL);
+	write_end(s);
 }
 
 static const char *
@@ -317,6 +335,7 @@ spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int stat
 	do {
 		seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
 		memcpy(&copy, s, sizeof(copy));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	} while ((seq & 1 || seq != __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE)) && ++tries < 8);
 	if (tries >= 8) {
 		/* Being rewritten all along: the id is still right, the state may not be. */

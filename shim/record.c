@@ -14,6 +14,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+enum state_kind { STATE_NONE, STATE_CREATE, STATE_DESTROY, STATE_SET };
+static unsigned char state_kind[_SPY_FN_COUNT];
+
 /* Which functions change remembered state: derived from names and parameters once. */
 void
 spy_state_flags_init(void)
@@ -23,10 +26,15 @@ spy_state_flags_init(void)
 
 		if (f->nparams == 0 || f->ret != SPY_RET_STATUS)
 			continue;
-		if (strncmp(f->name, "cudnnCreate", 11) == 0 || strcmp(f->name, "cudnnBackendCreateDescriptor") == 0 ||
-		    strncmp(f->name, "cudnnDestroy", 12) == 0 ||
-		    strcmp(f->name, "cudnnBackendDestroyDescriptor") == 0 ||
-		    (strncmp(f->name, "cudnnSet", 8) == 0 && f->params[0].kind == SPY_ARG_DESC))
+		if (strncmp(f->name, "cudnnCreate", 11) == 0 || strcmp(f->name, "cudnnBackendCreateDescriptor") == 0)
+			state_kind[i] = STATE_CREATE;
+		else if (strncmp(f->name, "cudnnDestroy", 12) == 0 ||
+			 strcmp(f->name, "cudnnBackendDestroyDescriptor") == 0)
+			state_kind[i] = (f->params[0].kind == SPY_ARG_DESC || f->params[0].kind == SPY_ARG_HANDLE)
+						? STATE_DESTROY : STATE_NONE;
+		else if (strncmp(f->name, "cudnnSet", 8) == 0 && f->params[0].kind == SPY_ARG_DESC)
+			state_kind[i] = STATE_SET;
+		if (state_kind[i] != STATE_NONE)
 			spy_fn_flags[i] |= SPY_FN_STATE;
 	}
 }
@@ -35,9 +43,9 @@ static void
 track_state(unsigned id, const union spy_arg *args)
 {
 	const struct spy_fn_info *f = &spy_fn_info[id];
-	const struct spy_param_info *p0 = &f->params[0];
 
-	if (strncmp(f->name, "cudnnCreate", 11) == 0 || strcmp(f->name, "cudnnBackendCreateDescriptor") == 0) {
+	switch (state_kind[id]) {
+	case STATE_CREATE:
 		/* The object comes back through the out-parameter that points to a handle or descriptor. */
 		for (int i = 0; i < f->nparams; i++) {
 			const struct spy_param_info *p = &f->params[i];
@@ -49,11 +57,13 @@ track_state(unsigned id, const union spy_arg *args)
 				return;
 			}
 		}
-	} else if (strncmp(f->name, "cudnnDestroy", 12) == 0 || strcmp(f->name, "cudnnBackendDestroyDescriptor") == 0) {
-		if (p0->kind == SPY_ARG_DESC || p0->kind == SPY_ARG_HANDLE)
-			spy_obj_destroyed(args[0].p);
-	} else if (p0->kind == SPY_ARG_DESC) {
-		spy_obj_set(args[0].p, p0->desc_kind, id, args);
+		break;
+	case STATE_DESTROY:
+		spy_obj_destroyed(args[0].p);
+		break;
+	case STATE_SET:
+		spy_obj_set(args[0].p, f->params[0].desc_kind, id, args);
+		break;
 	}
 }
 
