@@ -620,6 +620,19 @@ def fork_records():
 
 
 @scenario
+def exec_child():
+    """A shell that execs the program: LD_PRELOAD and the configuration carry over; the shell, which never
+    calls cuDNN, leaves no file."""
+    with tempfile.TemporaryDirectory() as d:
+        run(["/bin/sh", "-c", "%s >/dev/null; exit 0" % prog("host-calls")],
+            spied_env({"CUDNNSPY_OUTPUT": d, "CUDNNSPY_TRACE": "cudnnGetVersion"}))
+        recs = records_in(d)
+        check(len(recs) == 1 and list(recs.values())[0][0]["program"] == "host-calls", "the child's file only",
+              repr(list(recs)))
+        check(len(events(recs, "call", "cudnnGetVersion")) == 2, "the configuration reached the child")
+
+
+@scenario
 def threads_records():
     """8 threads traced at once: every call recorded once, no torn lines."""
     with tempfile.TemporaryDirectory() as d:
