@@ -53,8 +53,10 @@ pointer(struct spy_line *l, const void *p, int text)
 
 /* One element behind a pointer, by the parameter's element kind. */
 static void
-element(struct spy_line *l, const struct spy_param_info *p, const void *at, int text)
+element(struct spy_line *l, const struct spy_param_info *p, const void *at, unsigned mode)
 {
+	int text = (mode & SPY_ARGS_TEXT) != 0;
+
 	switch (p->elem) {
 	case SPY_ARG_INT:
 		spy_line_i64(l, load(at, p->elem_size, 1));
@@ -69,10 +71,10 @@ element(struct spy_line *l, const struct spy_param_info *p, const void *at, int 
 		enum_value(l, p->enum_id, load(at, p->elem_size, 1), text);
 		break;
 	case SPY_ARG_HANDLE:
-		spy_obj_describe(l, *(void *const *)at, "handle", 0, text);
+		spy_obj_describe(l, *(void *const *)at, "handle", 0, mode);
 		break;
 	case SPY_ARG_DESC:
-		spy_obj_describe(l, *(void *const *)at, p->desc_kind ? p->desc_kind : "descriptor", 0, text);
+		spy_obj_describe(l, *(void *const *)at, p->desc_kind ? p->desc_kind : "descriptor", 0, mode);
 		break;
 	default:
 		pointer(l, *(void *const *)at, text);
@@ -107,10 +109,10 @@ spy_arg_json(struct spy_line *l, const struct spy_param_info *p, const union spy
 		enum_value(l, p->enum_id, a->i, text);
 		return;
 	case SPY_ARG_HANDLE:
-		spy_obj_describe(l, a->p, "handle", 0, text);
+		spy_obj_describe(l, a->p, "handle", 0, mode);
 		return;
 	case SPY_ARG_DESC:
-		spy_obj_describe(l, a->p, p->desc_kind ? p->desc_kind : "descriptor", !(mode & SPY_ARGS_STORED), text);
+		spy_obj_describe(l, a->p, p->desc_kind ? p->desc_kind : "descriptor", !(mode & SPY_ARGS_STORED), mode);
 		return;
 	case SPY_ARG_PTR:
 		break;
@@ -141,7 +143,7 @@ spy_arg_json(struct spy_line *l, const struct spy_param_info *p, const union spy
 		for (int64_t i = 0; i < n; i++) {
 			if (i)
 				spy_line_char(l, ',');
-			element(l, p, (const char *)a->p + i * p->elem_size, text);
+			element(l, p, (const char *)a->p + i * p->elem_size, mode);
 		}
 		spy_line_char(l, ']');
 		if (!text)
@@ -153,13 +155,13 @@ spy_arg_json(struct spy_line *l, const struct spy_param_info *p, const union spy
 		return;
 	}
 	if (text) {
-		element(l, p, a->p, text);
+		element(l, p, a->p, mode);
 		return;
 	}
 	spy_line_raw(l, "{\"ptr\":");
 	spy_line_hex(l, (uintptr_t)a->p);
 	spy_line_raw(l, ",\"value\":");
-	element(l, p, a->p, text);
+	element(l, p, a->p, mode);
 	spy_line_char(l, '}');
 }
 

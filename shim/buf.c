@@ -39,29 +39,33 @@ void
 spy_line_str(struct spy_line *l, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s;
 
 	if (!s) {
 		spy_line_raw(l, "null");
 		return;
 	}
 	spy_line_char(l, '"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+	while (*p) {
+		const unsigned char *run = p;
+
+		/* Copy runs of plain characters at once: names and messages are mostly plain. */
+		while (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\')
+			p++;
+		spy_line_mem(l, (const char *)run, (size_t)(p - run));
+		if (!*p)
+			break;
 		if (*p == '"' || *p == '\\') {
 			char e[2] = { '\\', (char)*p };
 
 			spy_line_mem(l, e, 2);
-		} else if (*p < 0x20 || *p == 0x7f) {
-			char e[6] = { '\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15] };
-
-			spy_line_mem(l, e, 6);
-		} else if (*p >= 0x80) {
-			/* Bytes that may not be UTF-8 (paths, messages) are escaped as code points. */
-			char e[6] = { '\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15] };
-
-			spy_line_mem(l, e, 6);
 		} else {
-			spy_line_char(l, (char)*p);
+			/* Controls, and bytes that may not be UTF-8 (paths, messages), as code points. */
+			char e[6] = { '\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15] };
+
+			spy_line_mem(l, e, 6);
 		}
+		p++;
 	}
 	spy_line_char(l, '"');
 }

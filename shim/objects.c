@@ -315,8 +315,9 @@ id_text(struct spy_line *l, const struct slot *s)
 }
 
 void
-spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int state, int text)
+spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int state, unsigned mode)
 {
+	int text = (mode & SPY_ARGS_TEXT) != 0;
 	struct slot copy, *s;
 	unsigned seq;
 	int tries = 0;
@@ -367,13 +368,17 @@ spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int stat
 	spy_line_char(l, '"');
 	if (copy.set_fn) {
 		size_t mark = l->len;
+		int described;
 
 		spy_line_raw(l, ",\"desc\":\"");
 		summary(l, &copy);
-		if (l->len == mark + 9)
+		described = l->len != mark + 9;
+		if (!described)
 			l->len = mark;	/* no summary for this kind */
 		else
 			spy_line_char(l, '"');
+		if (described && (mode & SPY_ARGS_BRIEF))
+			goto attrs;
 		spy_line_raw(l, ",\"set\":{\"fn\":");
 		spy_line_str(l, spy_fn_info[copy.set_fn - 1].name);
 		spy_line_raw(l, ",\"args\":");
@@ -396,6 +401,7 @@ spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int stat
 		}
 		spy_line_char(l, '}');
 	}
+attrs:
 	for (int i = 0; i < 3 && copy.attr_fn[i]; i++) {
 		const struct spy_fn_info *f = &spy_fn_info[copy.attr_fn[i] - 1];
 		union spy_arg v = { .i = copy.attr[i] };

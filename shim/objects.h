@@ -13,12 +13,13 @@ void spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy
  * Writes the object's id ("tensor#3"): as a JSON string, or with `state`
  * as an object with what was set on it; `text` writes plain text instead.
  */
-void spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int state, int text);
+void spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int state, unsigned mode);
 
 enum spy_args_mode {
 	SPY_ARGS_AFTER_SUCCESS = 1 << 0,	/* out-parameters hold values worth reading */
 	SPY_ARGS_STORED = 1 << 1,		/* remembered arguments: never follow a pointer */
 	SPY_ARGS_TEXT = 1 << 2,			/* name=value for stderr instead of JSON */
+	SPY_ARGS_BRIEF = 1 << 3,		/* descriptors: id and summary, the Set call only without one */
 };
 
 /* All of a call's arguments: a JSON object, or name=value text. */

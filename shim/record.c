@@ -67,10 +67,13 @@ track_state(unsigned id, const union spy_arg *args)
 	}
 }
 
+/* A system call costs more than formatting a whole record: read it once per thread. */
 static long
-gettid_(void)
+thread_id(void)
 {
-	return (long)syscall(SYS_gettid);
+	if (!spy_tls.tid)
+		spy_tls.tid = (int)syscall(SYS_gettid);
+	return spy_tls.tid;
 }
 
 static void
@@ -87,7 +90,7 @@ common_fields(struct spy_line *l, const char *event, const struct spy_call *c, l
 	spy_line_raw(l, ",\"status_name\":");
 	spy_line_str(l, name);
 	spy_line_raw(l, ",\"tid\":");
-	spy_line_i64(l, gettid_());
+	spy_line_i64(l, thread_id());
 	spy_line_raw(l, ",\"t_ns\":");
 	spy_line_u64(l, c->t0 ? c->t0 : spy_now_ns());
 	spy_line_raw(l, ",\"dur_ns\":");
@@ -275,7 +278,8 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 		spy_line_reset(l);
 		common_fields(l, status ? "failure" : "call", c, status);
 		spy_line_raw(l, ",\"args\":");
-		spy_args_json(l, c->id, args, status == 0 ? SPY_ARGS_AFTER_SUCCESS : 0);
+		/* A traced call names its descriptors briefly; a failure gets everything. */
+		spy_args_json(l, c->id, args, status == 0 ? SPY_ARGS_AFTER_SUCCESS | SPY_ARGS_BRIEF : 0);
 		if (status != 0) {
 			spy_line_raw(l, ",\"message\":");
 			spy_line_str(l, message);

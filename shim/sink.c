@@ -192,8 +192,9 @@ sink_fd(void)
 	pid_t me = getpid();
 	int f;
 
-	if (__atomic_load_n(&fd_pid, __ATOMIC_ACQUIRE) == me && fd >= 0)
-		return fd;
+	f = __atomic_load_n(&fd, __ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&fd_pid, __ATOMIC_ACQUIRE) == me && f >= 0)
+		return f;
 	pthread_mutex_lock(&open_lock);
 	if (fd_pid != me) {
 		/* A forked child: the parent's file is the parent's. */
@@ -219,7 +220,9 @@ sink_fd(void)
 				snprintf(path, sizeof(path), "%s", name);
 			f = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
 			if (f >= 0) {
-				fd = f;
+				/* Published only after the header: other threads write as soon as they see it. */
+				header(f);
+				__atomic_store_n(&fd, f, __ATOMIC_RELEASE);
 				break;
 			}
 			if (errno != EEXIST) {
@@ -232,8 +235,6 @@ sink_fd(void)
 			spy_log("cannot create a record file from CUDNNSPY_OUTPUT=%s (%s: %s); failures and the "
 				"summary still go to stderr", spy_config.output, name,
 				why ? why : "100 files of that name exist");
-		} else {
-			header(fd);
 		}
 	}
 	f = fd;

@@ -67,6 +67,7 @@ struct spy_thread {
 struct spy_tls {
 	unsigned depth;			/* wrappers of this thread now inside a real call */
 	unsigned char resolving;	/* this thread is inside the one-time resolution */
+	int tid;			/* the kernel's thread id, once read; 0 again in a forked child */
 	struct spy_thread *thread;
 };
 

@@ -94,6 +94,7 @@ spy_thread_list(void)
 void
 spy_thread_fork_child(void)
 {
+	spy_tls.tid = 0;
 	for (struct spy_thread *th = threads; th; th = th->next) {
 		for (int i = 0; i < _SPY_FN_COUNT; i++) {
 			struct spy_timing *t = th->n[i].timing;
