@@ -37,7 +37,7 @@ enum_value(struct spy_line *l, int enum_id, int64_t v, int text)
 	else if (text)
 		spy_line_raw(l, name);
 	else
-		spy_line_str(l, name);
+		spy_line_name(l, name);
 }
 
 static void
@@ -135,9 +135,9 @@ spy_arg_json(struct spy_line *l, const struct spy_param_info *p, const union spy
 		if (n > MAX_VALUES)
 			n = MAX_VALUES;
 		if (!text) {
-			spy_line_raw(l, "{\"ptr\":");
+			spy_line_lit(l, "{\"ptr\":");
 			spy_line_hex(l, (uintptr_t)a->p);
-			spy_line_raw(l, ",\"values\":");
+			spy_line_lit(l, ",\"values\":");
 		}
 		spy_line_char(l, '[');
 		for (int64_t i = 0; i < n; i++) {
@@ -158,9 +158,9 @@ spy_arg_json(struct spy_line *l, const struct spy_param_info *p, const union spy
 		element(l, p, a->p, mode);
 		return;
 	}
-	spy_line_raw(l, "{\"ptr\":");
+	spy_line_lit(l, "{\"ptr\":");
 	spy_line_hex(l, (uintptr_t)a->p);
-	spy_line_raw(l, ",\"value\":");
+	spy_line_lit(l, ",\"value\":");
 	element(l, p, a->p, mode);
 	spy_line_char(l, '}');
 }

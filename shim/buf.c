@@ -13,26 +13,23 @@ spy_line_reset(struct spy_line *l)
 }
 
 void
-spy_line_mem(struct spy_line *l, const char *s, size_t n)
+spy_line_name(struct spy_line *l, const char *s)
 {
-	if (l->len + n >= sizeof(l->data)) {
+	size_t n;
+
+	if (!s) {
+		spy_line_lit(l, "null");
+		return;
+	}
+	n = strlen(s);
+	if (l->len + n + 2 >= sizeof(l->data)) {
 		l->overflow = 1;
 		return;
 	}
-	memcpy(l->data + l->len, s, n);
-	l->len += n;
-}
-
-void
-spy_line_raw(struct spy_line *l, const char *s)
-{
-	spy_line_mem(l, s, strlen(s));
-}
-
-void
-spy_line_char(struct spy_line *l, char c)
-{
-	spy_line_mem(l, &c, 1);
+	l->data[l->len] = '"';
+	memcpy(l->data + l->len + 1, s, n);
+	l->data[l->len + 1 + n] = '"';
+	l->len += n + 2;
 }
 
 void
@@ -42,7 +39,7 @@ spy_line_str(struct spy_line *l, const char *s)
 	const unsigned char *p = (const unsigned char *)s;
 
 	if (!s) {
-		spy_line_raw(l, "null");
+		spy_line_lit(l, "null");
 		return;
 	}
 	spy_line_char(l, '"');
@@ -73,13 +70,27 @@ spy_line_str(struct spy_line *l, const char *s)
 void
 spy_line_u64(struct spy_line *l, uint64_t v)
 {
+	/* Two digits a step: records are full of 13-digit timestamps. */
+	static const char pairs[] =
+		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+		"8081828384858687888990919293949596979899";
 	char tmp[24];
 	int i = sizeof(tmp);
 
-	do {
-		tmp[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
+	while (v >= 100) {
+		unsigned d = (unsigned)(v % 100) * 2;
+
+		v /= 100;
+		tmp[--i] = pairs[d + 1];
+		tmp[--i] = pairs[d];
+	}
+	if (v >= 10) {
+		tmp[--i] = pairs[v * 2 + 1];
+		tmp[--i] = pairs[v * 2];
+	} else {
+		tmp[--i] = (char)('0' + v);
+	}
 	spy_line_mem(l, tmp + i, sizeof(tmp) - (size_t)i);
 }
 
@@ -105,7 +116,7 @@ spy_line_xdigits(struct spy_line *l, uint64_t v)
 		tmp[--i] = hex[v & 15];
 		v >>= 4;
 	} while (v);
-	spy_line_raw(l, "0x");
+	spy_line_lit(l, "0x");
 	spy_line_mem(l, tmp + i, sizeof(tmp) - (size_t)i);
 }
 
@@ -123,7 +134,7 @@ spy_line_double(struct spy_line *l, double v)
 	char tmp[40];
 
 	if (isnan(v)) {
-		spy_line_raw(l, "\"nan\"");
+		spy_line_lit(l, "\"nan\"");
 	} else if (isinf(v)) {
 		spy_line_raw(l, v > 0 ? "\"inf\"" : "\"-inf\"");
 	} else {
@@ -136,6 +147,6 @@ spy_line_double(struct spy_line *l, double v)
 void
 spy_line_key(struct spy_line *l, const char *key)
 {
-	spy_line_str(l, key);
+	spy_line_name(l, key);
 	spy_line_char(l, ':');
 }

@@ -27,10 +27,42 @@ struct spy_buf {
 	int last_error_pending;
 };
 
+#include <string.h>
+
 void spy_line_reset(struct spy_line *l);
-void spy_line_raw(struct spy_line *l, const char *s);
-void spy_line_mem(struct spy_line *l, const char *s, size_t n);
-void spy_line_char(struct spy_line *l, char c);
+
+/* Inline: a record is dozens of these small appends. */
+static inline void
+spy_line_mem(struct spy_line *l, const char *s, size_t n)
+{
+	if (__builtin_expect(l->len + n >= sizeof(l->data), 0)) {
+		l->overflow = 1;
+		return;
+	}
+	memcpy(l->data + l->len, s, n);
+	l->len += n;
+}
+
+static inline void
+spy_line_char(struct spy_line *l, char c)
+{
+	if (__builtin_expect(l->len + 1 >= sizeof(l->data), 0)) {
+		l->overflow = 1;
+		return;
+	}
+	l->data[l->len++] = c;
+}
+
+static inline void
+spy_line_raw(struct spy_line *l, const char *s)
+{
+	spy_line_mem(l, s, strlen(s));
+}
+
+/* A string literal, without measuring it at run time. */
+#define spy_line_lit(l, s) spy_line_mem((l), "" s, sizeof(s) - 1)
+/* A JSON string known to need no escaping: the spy's own names (functions, parameters, enums). */
+void spy_line_name(struct spy_line *l, const char *s);
 void spy_line_str(struct spy_line *l, const char *s);	/* a JSON string, or null */
 void spy_line_u64(struct spy_line *l, uint64_t v);
 void spy_line_i64(struct spy_line *l, int64_t v);

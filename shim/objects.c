@@ -233,75 +233,75 @@ dims_array(struct spy_line *l, const int *a, int n)
 static void
 summary(struct spy_line *l, const struct slot *s)
 {
-	const char *fn = spy_fn_info[s->set_fn - 1].name;
+	unsigned fn = s->set_fn - 1u;
 	const union spy_arg *a = s->args;
 	const char *dt = "CUDNN_DATA_";
 
-	if (strcmp(fn, "cudnnSetTensor4dDescriptor") == 0) {
+	if (fn == _SPY_FN_cudnnSetTensor4dDescriptor) {
 		lower(l, short_enum(_SPY_ENUM_cudnnDataType_t, a[2].i, dt));
 		spy_line_char(l, ' ');
 		spy_line_raw(l, short_enum(_SPY_ENUM_cudnnTensorFormat_t, a[1].i, "CUDNN_TENSOR_"));
 		spy_line_char(l, ' ');
 		dims(l, a + 3, 4);
-	} else if (strcmp(fn, "cudnnSetTensor4dDescriptorEx") == 0) {
+	} else if (fn == _SPY_FN_cudnnSetTensor4dDescriptorEx) {
 		lower(l, short_enum(_SPY_ENUM_cudnnDataType_t, a[1].i, dt));
 		spy_line_char(l, ' ');
 		dims(l, a + 2, 4);
-		spy_line_raw(l, " strides ");
+		spy_line_lit(l, " strides ");
 		dims(l, a + 6, 4);
-	} else if (strcmp(fn, "cudnnSetTensorNdDescriptor") == 0) {
+	} else if (fn == _SPY_FN_cudnnSetTensorNdDescriptor) {
 		lower(l, short_enum(_SPY_ENUM_cudnnDataType_t, a[1].i, dt));
 		spy_line_char(l, ' ');
 		dims_array(l, s->array[0], s->array_len[0]);
-		spy_line_raw(l, " strides ");
+		spy_line_lit(l, " strides ");
 		dims_array(l, s->array[1], s->array_len[1]);
-	} else if (strcmp(fn, "cudnnSetTensorNdDescriptorEx") == 0) {
+	} else if (fn == _SPY_FN_cudnnSetTensorNdDescriptorEx) {
 		lower(l, short_enum(_SPY_ENUM_cudnnDataType_t, a[2].i, dt));
 		spy_line_char(l, ' ');
 		spy_line_raw(l, short_enum(_SPY_ENUM_cudnnTensorFormat_t, a[1].i, "CUDNN_TENSOR_"));
 		spy_line_char(l, ' ');
 		dims_array(l, s->array[0], s->array_len[0]);
-	} else if (strcmp(fn, "cudnnSetFilter4dDescriptor") == 0) {
+	} else if (fn == _SPY_FN_cudnnSetFilter4dDescriptor) {
 		lower(l, short_enum(_SPY_ENUM_cudnnDataType_t, a[1].i, dt));
 		spy_line_char(l, ' ');
 		spy_line_raw(l, short_enum(_SPY_ENUM_cudnnTensorFormat_t, a[2].i, "CUDNN_TENSOR_"));
 		spy_line_char(l, ' ');
 		dims(l, a + 3, 4);
-	} else if (strcmp(fn, "cudnnSetFilterNdDescriptor") == 0) {
+	} else if (fn == _SPY_FN_cudnnSetFilterNdDescriptor) {
 		lower(l, short_enum(_SPY_ENUM_cudnnDataType_t, a[1].i, dt));
 		spy_line_char(l, ' ');
 		spy_line_raw(l, short_enum(_SPY_ENUM_cudnnTensorFormat_t, a[2].i, "CUDNN_TENSOR_"));
 		spy_line_char(l, ' ');
 		dims_array(l, s->array[0], s->array_len[0]);
-	} else if (strcmp(fn, "cudnnSetConvolution2dDescriptor") == 0) {
-		spy_line_raw(l, "pad ");
+	} else if (fn == _SPY_FN_cudnnSetConvolution2dDescriptor) {
+		spy_line_lit(l, "pad ");
 		dims(l, a + 1, 2);
-		spy_line_raw(l, " stride ");
+		spy_line_lit(l, " stride ");
 		dims(l, a + 3, 2);
-		spy_line_raw(l, " dilation ");
+		spy_line_lit(l, " dilation ");
 		dims(l, a + 5, 2);
 		spy_line_char(l, ' ');
 		lower(l, short_enum(_SPY_ENUM_cudnnConvolutionMode_t, a[7].i, "CUDNN_"));
 		spy_line_char(l, ' ');
 		lower(l, short_enum(_SPY_ENUM_cudnnDataType_t, a[8].i, dt));
-	} else if (strcmp(fn, "cudnnSetConvolutionNdDescriptor") == 0) {
-		spy_line_raw(l, "pad ");
+	} else if (fn == _SPY_FN_cudnnSetConvolutionNdDescriptor) {
+		spy_line_lit(l, "pad ");
 		dims_array(l, s->array[0], s->array_len[0]);
-		spy_line_raw(l, " stride ");
+		spy_line_lit(l, " stride ");
 		dims_array(l, s->array[1], s->array_len[1]);
 		spy_line_char(l, ' ');
 		lower(l, short_enum(_SPY_ENUM_cudnnConvolutionMode_t, a[5].i, "CUDNN_"));
 		spy_line_char(l, ' ');
 		lower(l, short_enum(_SPY_ENUM_cudnnDataType_t, a[6].i, dt));
-	} else if (strcmp(fn, "cudnnSetActivationDescriptor") == 0) {
+	} else if (fn == _SPY_FN_cudnnSetActivationDescriptor) {
 		lower(l, short_enum(_SPY_ENUM_cudnnActivationMode_t, a[1].i, "CUDNN_ACTIVATION_"));
-	} else if (strcmp(fn, "cudnnSetPooling2dDescriptor") == 0) {
+	} else if (fn == _SPY_FN_cudnnSetPooling2dDescriptor) {
 		lower(l, short_enum(_SPY_ENUM_cudnnPoolingMode_t, a[1].i, "CUDNN_POOLING_"));
-		spy_line_raw(l, " window ");
+		spy_line_lit(l, " window ");
 		dims(l, a + 3, 2);
-		spy_line_raw(l, " pad ");
+		spy_line_lit(l, " pad ");
 		dims(l, a + 5, 2);
-		spy_line_raw(l, " stride ");
+		spy_line_lit(l, " stride ");
 		dims(l, a + 7, 2);
 	}
 }
@@ -363,14 +363,14 @@ spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int stat
 		spy_line_char(l, '"');
 		return;
 	}
-	spy_line_raw(l, "{\"id\":\"");
+	spy_line_lit(l, "{\"id\":\"");
 	id_text(l, &copy);
 	spy_line_char(l, '"');
 	if (copy.set_fn) {
 		size_t mark = l->len;
 		int described;
 
-		spy_line_raw(l, ",\"desc\":\"");
+		spy_line_lit(l, ",\"desc\":\"");
 		summary(l, &copy);
 		described = l->len != mark + 9;
 		if (!described)
@@ -379,9 +379,9 @@ spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int stat
 			spy_line_char(l, '"');
 		if (described && (mode & SPY_ARGS_BRIEF))
 			goto attrs;
-		spy_line_raw(l, ",\"set\":{\"fn\":");
-		spy_line_str(l, spy_fn_info[copy.set_fn - 1].name);
-		spy_line_raw(l, ",\"args\":");
+		spy_line_lit(l, ",\"set\":{\"fn\":");
+		spy_line_name(l, spy_fn_info[copy.set_fn - 1].name);
+		spy_line_lit(l, ",\"args\":");
 		spy_args_json(l, copy.set_fn - 1, copy.args, SPY_ARGS_STORED);
 		/* The arrays were copied at the Set call: add them inside the args object. */
 		for (int i = 0; i < 3 && !l->overflow; i++) {
@@ -397,7 +397,7 @@ spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int stat
 					spy_line_char(l, ',');
 				spy_line_i64(l, copy.array[i][k]);
 			}
-			spy_line_raw(l, "]}");
+			spy_line_lit(l, "]}");
 		}
 		spy_line_char(l, '}');
 	}

@@ -81,23 +81,23 @@ common_fields(struct spy_line *l, const char *event, const struct spy_call *c, l
 {
 	const char *name = spy_fn_info[c->id].ret == SPY_RET_STATUS ? spy_status_name(status) : NULL;
 
-	spy_line_raw(l, "{\"event\":\"");
+	spy_line_lit(l, "{\"event\":\"");
 	spy_line_raw(l, event);
-	spy_line_raw(l, "\",\"fn\":");
-	spy_line_str(l, spy_fn_info[c->id].name);
-	spy_line_raw(l, ",\"status\":");
+	spy_line_lit(l, "\",\"fn\":");
+	spy_line_name(l, spy_fn_info[c->id].name);
+	spy_line_lit(l, ",\"status\":");
 	spy_line_i64(l, status);
-	spy_line_raw(l, ",\"status_name\":");
-	spy_line_str(l, name);
-	spy_line_raw(l, ",\"tid\":");
+	spy_line_lit(l, ",\"status_name\":");
+	spy_line_name(l, name);
+	spy_line_lit(l, ",\"tid\":");
 	spy_line_i64(l, thread_id());
-	spy_line_raw(l, ",\"t_ns\":");
+	spy_line_lit(l, ",\"t_ns\":");
 	spy_line_u64(l, c->t0 ? c->t0 : spy_now_ns());
-	spy_line_raw(l, ",\"dur_ns\":");
+	spy_line_lit(l, ",\"dur_ns\":");
 	if (c->t0)
 		spy_line_u64(l, c->t1 - c->t0);
 	else
-		spy_line_raw(l, "null");
+		spy_line_lit(l, "null");
 }
 
 /* cuDNN's message for this failure, kept for the program's own cudnnGetLastErrorString. */
@@ -151,7 +151,7 @@ recent_calls(struct spy_line *l, const struct spy_thread *th, int text)
 			continue;
 		if (text) {
 			if (i)
-				spy_line_raw(l, ", ");
+				spy_line_lit(l, ", ");
 			spy_line_raw(l, spy_fn_info[id].name);
 			if (st) {
 				spy_line_char(l, '=');
@@ -161,9 +161,9 @@ recent_calls(struct spy_line *l, const struct spy_thread *th, int text)
 		}
 		if (i)
 			spy_line_char(l, ',');
-		spy_line_raw(l, "{\"fn\":");
-		spy_line_str(l, spy_fn_info[id].name);
-		spy_line_raw(l, ",\"status\":");
+		spy_line_lit(l, "{\"fn\":");
+		spy_line_name(l, spy_fn_info[id].name);
+		spy_line_lit(l, ",\"status\":");
 		spy_line_i64(l, st);
 		spy_line_char(l, '}');
 	}
@@ -214,33 +214,33 @@ failure_line(struct spy_line *l, const struct spy_call *c, long status, const un
 	spy_line_reset(l);
 	spy_line_raw(l, spy_fn_info[c->id].name);
 	spy_args_json(l, c->id, args, SPY_ARGS_TEXT);
-	spy_line_raw(l, " = ");
+	spy_line_lit(l, " = ");
 	spy_line_raw(l, name ? name : "?");
-	spy_line_raw(l, " (");
+	spy_line_lit(l, " (");
 	spy_line_i64(l, status);
 	spy_line_char(l, ')');
 	if (message && message[0]) {
-		spy_line_raw(l, ": ");
+		spy_line_lit(l, ": ");
 		spy_line_raw(l, message);
 	}
 	if (nips > 0) {
-		spy_line_raw(l, " | at ");
+		spy_line_lit(l, " | at ");
 		spy_stack_text(l, ips, nips < 3 ? nips : 3);
 	}
 	if (th->flight_pos > 1 && spy_config.flight > 0) {
-		spy_line_raw(l, " | after ");
+		spy_line_lit(l, " | after ");
 		recent_calls(l, th, 1);
 	}
 	file = spy_sink_path();
 	if (file) {
-		spy_line_raw(l, " | record in ");
+		spy_line_lit(l, " | record in ");
 		spy_line_raw(l, file);
 	}
 	if (l->overflow) {
 		/* Too long for one line: keep its start. */
 		l->len = sizeof(l->data) - 16;
 		l->overflow = 0;
-		spy_line_raw(l, " ...");
+		spy_line_lit(l, " ...");
 	}
 	spy_line_char(l, 0);
 	spy_log("%s", l->data);
@@ -277,20 +277,20 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 	if (sink) {
 		spy_line_reset(l);
 		common_fields(l, status ? "failure" : "call", c, status);
-		spy_line_raw(l, ",\"args\":");
+		spy_line_lit(l, ",\"args\":");
 		/* A traced call names its descriptors briefly; a failure gets everything. */
 		spy_args_json(l, c->id, args, status == 0 ? SPY_ARGS_AFTER_SUCCESS | SPY_ARGS_BRIEF : 0);
 		if (status != 0) {
-			spy_line_raw(l, ",\"message\":");
+			spy_line_lit(l, ",\"message\":");
 			spy_line_str(l, message);
-			spy_line_raw(l, ",\"recent\":");
+			spy_line_lit(l, ",\"recent\":");
 			recent_calls(l, th, 0);
 		}
 		if (nips) {
-			spy_line_raw(l, ",\"stack\":");
+			spy_line_lit(l, ",\"stack\":");
 			spy_stack_json(l, ips, nips);
 		} else if (status != 0) {
-			spy_line_raw(l, ",\"stack\":[]");
+			spy_line_lit(l, ",\"stack\":[]");
 		}
 		spy_line_char(l, '}');
 		/* A failure is written at once: it may be the last thing the process does. */

@@ -354,13 +354,13 @@ header(int f)
 		n = read(cf, cmdline, sizeof(cmdline) - 1);
 		close(cf);
 	}
-	spy_line_raw(l, "{\"event\":\"header\",\"schema\":1,\"spy\":");
+	spy_line_lit(l, "{\"event\":\"header\",\"schema\":1,\"spy\":");
 	spy_line_str(l, SPY_VERSION);
-	spy_line_raw(l, ",\"mode\":");
+	spy_line_lit(l, ",\"mode\":");
 	spy_line_str(l, spy_flavor.name);
-	spy_line_raw(l, ",\"program\":");
+	spy_line_lit(l, ",\"program\":");
 	spy_line_str(l, program_invocation_short_name);
-	spy_line_raw(l, ",\"argv\":[");
+	spy_line_lit(l, ",\"argv\":[");
 	for (ssize_t i = 0; i < n;) {
 		if (i)
 			spy_line_char(l, ',');
@@ -368,36 +368,36 @@ header(int f)
 		spy_line_str(l, cmdline + i);
 		i += (ssize_t)strlen(cmdline + i) + 1;
 	}
-	spy_line_raw(l, "],\"pid\":");
+	spy_line_lit(l, "],\"pid\":");
 	spy_line_i64(l, getpid());
-	spy_line_raw(l, ",\"ppid\":");
+	spy_line_lit(l, ",\"ppid\":");
 	spy_line_i64(l, getppid());
-	spy_line_raw(l, ",\"host\":");
+	spy_line_lit(l, ",\"host\":");
 	spy_line_str(l, host);
-	spy_line_raw(l, ",\"rank\":");
+	spy_line_lit(l, ",\"rank\":");
 	if (r)
 		spy_line_raw(l, r);
 	else
-		spy_line_raw(l, "null");
-	spy_line_raw(l, ",\"start_unix_ns\":");
+		spy_line_lit(l, "null");
+	spy_line_lit(l, ",\"start_unix_ns\":");
 	spy_line_u64(l, (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec);
-	spy_line_raw(l, ",\"start_mono_ns\":");
+	spy_line_lit(l, ",\"start_mono_ns\":");
 	spy_line_u64(l, (uint64_t)mono.tv_sec * 1000000000u + (uint64_t)mono.tv_nsec);
-	spy_line_raw(l, ",\"library\":");
+	spy_line_lit(l, ",\"library\":");
 	if (spy_lib.handle) {
-		spy_line_raw(l, "{\"path\":");
+		spy_line_lit(l, "{\"path\":");
 		spy_line_str(l, spy_lib.path);
-		spy_line_raw(l, ",\"version\":");
+		spy_line_lit(l, ",\"version\":");
 		spy_line_u64(l, spy_lib.version);
-		spy_line_raw(l, ",\"cudart\":");
+		spy_line_lit(l, ",\"cudart\":");
 		spy_line_u64(l, spy_lib.cudart);
-		spy_line_raw(l, ",\"how\":");
+		spy_line_lit(l, ",\"how\":");
 		spy_line_str(l, spy_lib.how);
 		spy_line_char(l, '}');
 	} else {
-		spy_line_raw(l, "null");
+		spy_line_lit(l, "null");
 	}
-	spy_line_raw(l, "}\n");
+	spy_line_lit(l, "}\n");
 	if (!l->overflow)
 		write_all(f, l->data, l->len);
 	free(l);

@@ -66,12 +66,12 @@ spy_stack_json(struct spy_line *l, void *const *ips, int n)
 
 		if (i)
 			spy_line_char(l, ',');
-		spy_line_raw(l, "{\"module\":");
+		spy_line_lit(l, "{\"module\":");
 		spy_line_str(l, ok ? di.dli_fname : NULL);
-		spy_line_raw(l, ",\"offset\":");
+		spy_line_lit(l, ",\"offset\":");
 		/* Return addresses point after the call: one byte back names the calling line. */
 		spy_line_hex(l, ok ? (uintptr_t)ips[i] - (uintptr_t)di.dli_fbase : (uintptr_t)ips[i]);
-		spy_line_raw(l, ",\"symbol\":");
+		spy_line_lit(l, ",\"symbol\":");
 		spy_line_str(l, ok ? di.dli_sname : NULL);
 		spy_line_char(l, '}');
 	}
@@ -85,13 +85,13 @@ spy_stack_text(struct spy_line *l, void *const *ips, int n)
 		Dl_info di;
 
 		if (i)
-			spy_line_raw(l, " < ");
+			spy_line_lit(l, " < ");
 		if (!dladdr(ips[i], &di)) {
 			spy_line_xdigits(l, (uintptr_t)ips[i]);
 			continue;
 		}
 		spy_line_raw(l, di.dli_sname ? di.dli_sname : "?");
-		spy_line_raw(l, " (");
+		spy_line_lit(l, " (");
 		spy_line_raw(l, di.dli_fname ? base_name(di.dli_fname) : "?");
 		spy_line_char(l, '+');
 		spy_line_xdigits(l, (uintptr_t)ips[i] - (uintptr_t)di.dli_fbase);

@@ -141,43 +141,43 @@ summary_record(const struct row *rows, int nrows, const struct row *total)
 		return;
 	l = &b->line;
 	spy_line_reset(l);
-	spy_line_raw(l, "{\"event\":\"summary\",\"calls\":");
+	spy_line_lit(l, "{\"event\":\"summary\",\"calls\":");
 	spy_line_u64(l, total->calls);
-	spy_line_raw(l, ",\"failures\":");
+	spy_line_lit(l, ",\"failures\":");
 	spy_line_u64(l, total->fails);
-	spy_line_raw(l, ",\"internal\":");
+	spy_line_lit(l, ",\"internal\":");
 	spy_line_u64(l, total->internal);
-	spy_line_raw(l, ",\"dropped\":");
+	spy_line_lit(l, ",\"dropped\":");
 	spy_line_u64(l, spy_sink_dropped());
-	spy_line_raw(l, ",\"functions\":[");
+	spy_line_lit(l, ",\"functions\":[");
 	for (int i = 0; i < nrows; i++) {
 		const struct row *r = &rows[i];
 
 		if (i)
 			spy_line_char(l, ',');
-		spy_line_raw(l, "{\"fn\":");
+		spy_line_lit(l, "{\"fn\":");
 		spy_line_str(l, spy_fn_info[r->id].name);
-		spy_line_raw(l, ",\"calls\":");
+		spy_line_lit(l, ",\"calls\":");
 		spy_line_u64(l, r->calls);
-		spy_line_raw(l, ",\"failures\":");
+		spy_line_lit(l, ",\"failures\":");
 		spy_line_u64(l, r->fails);
-		spy_line_raw(l, ",\"internal\":");
+		spy_line_lit(l, ",\"internal\":");
 		spy_line_u64(l, r->internal);
-		spy_line_raw(l, ",\"timed\":");
+		spy_line_lit(l, ",\"timed\":");
 		spy_line_u64(l, r->timed);
-		spy_line_raw(l, ",\"total_ns\":");
+		spy_line_lit(l, ",\"total_ns\":");
 		spy_line_u64(l, r->timed ? (uint64_t)((double)r->total * (double)r->calls / (double)r->timed) : 0);
-		spy_line_raw(l, ",\"min_ns\":");
+		spy_line_lit(l, ",\"min_ns\":");
 		spy_line_u64(l, r->min);
-		spy_line_raw(l, ",\"max_ns\":");
+		spy_line_lit(l, ",\"max_ns\":");
 		spy_line_u64(l, r->max);
-		spy_line_raw(l, ",\"p50_ns\":");
+		spy_line_lit(l, ",\"p50_ns\":");
 		spy_line_u64(l, quantile(r, 0.5));
-		spy_line_raw(l, ",\"p99_ns\":");
+		spy_line_lit(l, ",\"p99_ns\":");
 		spy_line_u64(l, quantile(r, 0.99));
 		spy_line_char(l, '}');
 	}
-	spy_line_raw(l, "]}");
+	spy_line_lit(l, "]}");
 	spy_sink_commit(th, l, 1);
 }
 
