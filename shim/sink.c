@@ -209,8 +209,13 @@ sink_fd(void)
 		char name[PATH_MAX];
 		const char *why = NULL;
 
+		struct stat st;
+
 		if (file_name(name, sizeof(name) - 8) != 0)
 			why = "the name is too long";
+		else if (lstat(name, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+			/* A device (/dev/full), FIFO or socket: no file of ours, not even beside it. */
+			why = "it exists and is not a regular file";
 		else
 			why = unsafe_directory(name);
 		for (int i = 0; !why && i < 100; i++) {

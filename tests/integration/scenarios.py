@@ -527,11 +527,12 @@ def spied_env(extra=None):
 def output_unwritable():
     """An output that cannot be created: one warning, the summary on stderr, the program unchanged."""
     plain = run([prog("host-calls")], {"LD_LIBRARY_PATH": FAKE9, "FAKECUDNN_STATUS": "cudnnCreate=1001"})
-    for target in ("/proc/cudnnspy-no-such-dir/out.jsonl", "/proc/"):
+    for target in ("/proc/cudnnspy-no-such-dir/out.jsonl", "/proc/", "/dev/full", "/dev/null"):
         p = run([prog("host-calls")], spied_env({"CUDNNSPY_OUTPUT": target}))
         check(p.stdout == plain.stdout, "stdout unchanged", p.stdout)
         check(p.stderr.count("cannot create a record file") == 1, "one warning", p.stderr)
         check(summary_total(p.stderr) is not None, "the summary still on stderr", p.stderr)
+    check(not os.path.exists("/dev/full.1") and not os.path.exists("/dev/null.1"), "nothing created beside a device")
 
 
 @scenario
