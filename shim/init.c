@@ -5,6 +5,7 @@
  * constructor (another library's constructor) take the same lazy path.
  */
 #include "core.h"
+#include "audit.h"
 #include "sink.h"
 
 #include <errno.h>
@@ -26,6 +27,8 @@ at_exit(void)
 
 	if (__atomic_exchange_n(&exit_done, 1, __ATOMIC_ACQ_REL))
 		return;
+	if (resolved_ok)
+		spy_audit();
 	for (struct spy_thread *th = spy_thread_list(); th; th = th->next)
 		spy_sink_flush(th);
 	spy_summary_print();
@@ -37,6 +40,7 @@ fork_child(void)
 {
 	spy_thread_fork_child();
 	spy_sink_fork_child();
+	spy_audit_fork_child();
 }
 
 static void
@@ -85,6 +89,7 @@ resolve(void)
 	pthread_once(&config_once, load_config);
 	resolved_ok = spy_resolve() == 0;
 	banner();
+	spy_audit();
 	spy_tls.resolving = 0;
 }
 

@@ -5,6 +5,7 @@
  * saved and restored around it.
  */
 #include "core.h"
+#include "audit.h"
 #include "objects.h"
 #include "sink.h"
 #include "stack.h"
@@ -46,6 +47,9 @@ track_state(unsigned id, const union spy_arg *args)
 
 	switch (state_kind[id]) {
 	case STATE_CREATE:
+		/* A new handle is when cuDNN loads its sub-libraries: look at what is mapped now. */
+		if (id == _SPY_FN_cudnnCreate)
+			spy_audit();
 		/* The object comes back through the out-parameter that points to a handle or descriptor. */
 		for (int i = 0; i < f->nparams; i++) {
 			const struct spy_param_info *p = &f->params[i];
@@ -271,6 +275,11 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 	if (status != 0) {
 		message = read_last_error(b);
 		nips = spy_stack_capture(ips, SPY_STACK_MAX);
+		spy_audit();
+		if (message && strstr(message, ".so") &&
+		    (strstr(message, "cannot open") || strstr(message, "undefined symbol") ||
+		     strstr(message, "No such file")))
+			spy_audit_finding("sublib-load-failed", "error", message, NULL);
 	} else if (flags & SPY_FN_BACKTRACE) {
 		nips = spy_stack_capture(ips, SPY_STACK_MAX);
 	}

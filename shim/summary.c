@@ -188,12 +188,13 @@ spy_summary_print(void)
 	struct row total;
 	int nrows = collect(rows, &total);
 
-	/* A process that never called cuDNN (a shell the launcher went through) says nothing. */
-	if (nrows == 0)
-		return;
-	if (spy_sink_enabled())
+	/* A file once opened always ends with a summary, even when no call was counted. */
+	if (spy_sink_path())
 		summary_record(rows, nrows, &total);
-	if (!(spy_config.stderr_mask & SPY_STDERR_SUMMARY))
+	else if (nrows > 0 && spy_sink_enabled())
+		summary_record(rows, nrows, &total);
+	/* A process that never called cuDNN (a shell the launcher went through) says nothing. */
+	if (nrows == 0 || !(spy_config.stderr_mask & SPY_STDERR_SUMMARY))
 		return;
 	spy_log("summary (pid %d): %llu calls, %llu failed, %llu internal", (int)getpid(),
 		(unsigned long long)total.calls, (unsigned long long)total.fails,

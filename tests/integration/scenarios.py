@@ -21,6 +21,8 @@ DROPIN9 = E.get("SPY_DROPIN9_DIR", "")
 DROPIN8 = E.get("SPY_DROPIN8_DIR", "")
 FAKE9 = E.get("FAKE9_DIR", "")
 FAKE8 = E.get("FAKE8_DIR", "")
+FAKE_CUDART = E.get("FAKE_CUDART_DIR", "")
+FAKE_CUDA = E.get("FAKE_CUDA_DIR", "")
 REAL = E.get("REAL_CUDNN_DIR", "")
 PROGS = E.get("PROGRAMS_DIR", "")
 EXAMPLES = E.get("EXAMPLES_DIR", "")
@@ -659,6 +661,108 @@ def rate_limit():
         check(len(lines) == 4, "4 lines", p.stderr)
         check(p.stderr.count("suppressing") == 1, "one suppressing line", p.stderr)
         check(len(events(records_in(d), "failure", "cudnnSetTensor4dDescriptor")) == 400, "all 400 recorded")
+
+
+# ---- Which cuDNN answers (issue 4, at run time) ----
+
+def findings(p):
+    return {f["id"]: f for f in events(p.records, "finding")}
+
+
+def libraries(p):
+    return events(p.records, "library")
+
+
+@scenario
+def audit_clean_real():
+    """One real copy: library records (the answering one marked, versions asked), no finding at all."""
+    need_real()
+    p = run([prog("host-calls")], {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD})
+    libs = libraries(p)
+    disp = [l for l in libs if l["kind"] == "cudnn"]
+    check(len(disp) == 1 and disp[0]["answers"] and disp[0]["version"] == 91900 and disp[0]["soname"] ==
+          "libcudnn.so.9" and len(disp[0]["build_id"] or "") == 40, "the dispatcher", repr(disp))
+    subs = [l for l in libs if l["kind"] == "cudnn-sublib"]
+    check(any(l["soname"] == "libcudnn_graph.so.9" and l["version"] == 91900 for l in subs),
+          "sub-libraries with their versions", repr(subs))
+    check(all(l["version_check"] in (None, 0) for l in subs), "version checks pass", repr(subs))
+    check(not findings(p) and "conflicts.md" not in p.stderr, "no false alarm", repr(findings(p)), p.stderr)
+
+
+@scenario
+def audit_two_copies_real():
+    """The real cuDNN and a second copy of it (a "conda" copy) in one process: both named, the answering one
+    said; with CUDNNSPY_LIBRARY on the copy, its sub-libraries come from elsewhere and that is said too."""
+    need_real()
+    with tempfile.TemporaryDirectory() as d:
+        copy = os.path.join(d, "libcudnn.so.9")
+        shutil.copy(os.path.join(REAL, "libcudnn.so.9"), copy)
+        p = run([prog("load-copies"), copy], {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD})
+        f = findings(p)
+        check("runtime-multiple-copies" in f, "two copies found", p.stderr)
+        paths = f["runtime-multiple-copies"]["paths"]
+        check(copy in paths and os.path.realpath(os.path.join(REAL, "libcudnn.so.9")) in paths,
+              "both paths named", repr(paths))
+        check("calls go to %s" % os.path.realpath(os.path.join(REAL, "libcudnn.so.9"))
+              in f["runtime-multiple-copies"]["message"], "the answering copy named", repr(f))
+        check(len([l for l in p.stderr.splitlines() if "runtime-multiple-copies" in l]) == 1, "said once on stderr",
+              p.stderr)
+        q = run([prog("load-copies")], {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD, "CUDNNSPY_LIBRARY": copy})
+        g = findings(q)
+        check({"library-not-requested", "sublib-version-mismatch", "runtime-multiple-copies"} <= set(g),
+              "the requested copy answers with another copy's sub-libraries", repr(sorted(g)), q.stderr)
+        check(d in g["sublib-version-mismatch"]["message"], "names the directories", repr(g))
+
+
+@scenario
+def audit_mixed_majors():
+    """libcudnn.so.8 and libcudnn.so.9 in one process."""
+    p = run([prog("load-copies"), os.path.join(FAKE8, "libcudnn.so.8")], {"LD_LIBRARY_PATH": FAKE9,
+                                                                          "LD_PRELOAD": PRELOAD})
+    f = findings(p)
+    check("runtime-mixed-majors" in f and "runtime-multiple-copies" in f, "mixed majors", repr(sorted(f)), p.stderr)
+    check(any(x.endswith("libcudnn.so.8") for x in f["runtime-mixed-majors"]["paths"]), "paths", repr(f))
+
+
+@scenario
+def audit_cuda_versions():
+    """A CUDA runtime of another major than cuDNN was built for, and a driver older than the runtime."""
+    env = {"LD_LIBRARY_PATH": FAKE9, "LD_PRELOAD": PRELOAD, "FAKECUDART_VERSION": "11080",
+           "FAKECUDA_DRIVER": "11020"}
+    p = run([prog("load-copies"), os.path.join(FAKE_CUDART, "libcudart.so.12"),
+             os.path.join(FAKE_CUDA, "libcuda.so.1")], env)
+    f = findings(p)
+    check({"cuda-major-mismatch", "driver-older-than-runtime"} <= set(f), "both CUDA rules", repr(sorted(f)),
+          p.stderr)
+    check("CUDA 12.8" in f["cuda-major-mismatch"]["message"] and "11.8" in f["cuda-major-mismatch"]["message"],
+          "versions in words", repr(f))
+    ok = run([prog("load-copies"), os.path.join(FAKE_CUDART, "libcudart.so.12"),
+              os.path.join(FAKE_CUDA, "libcuda.so.1")], {"LD_LIBRARY_PATH": FAKE9, "LD_PRELOAD": PRELOAD})
+    check(not findings(ok), "matching versions: silent", repr(findings(ok)), ok.stderr)
+    versions = {l["kind"]: l["version"] for l in libraries(ok)}
+    check(versions.get("cudart") == 12080 and versions.get("cuda") == 12080, "versions asked", repr(versions))
+
+
+@scenario
+def audit_sublib_checks():
+    """A sub-library from another directory whose own version check fails; a failure naming a library that
+    did not load."""
+    with tempfile.TemporaryDirectory() as d:
+        sub = os.path.join(d, "libcudnn_ops.so.9")
+        shutil.copy(os.path.join(FAKE9, "libcudnn.so.9"), sub)
+        p = run([prog("load-copies"), sub], {"LD_LIBRARY_PATH": FAKE9, "LD_PRELOAD": PRELOAD,
+                                             "FAKECUDNN_STATUS": "cudnnOpsVersionCheck=1002"})
+        f = findings(p)
+        check({"version-check-failed", "sublib-version-mismatch"} <= set(f), "both sub-library rules",
+              repr(sorted(f)), p.stderr)
+        check("CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH" in f["version-check-failed"]["message"], "status named",
+              repr(f))
+    msg = "libcudnn_cnn.so.9: cannot open shared object file: No such file or directory"
+    q = run([prog("load-copies")], {"LD_LIBRARY_PATH": FAKE9, "LD_PRELOAD": PRELOAD,
+                                    "FAKECUDNN_STATUS": "cudnnCreate=1001", "FAKECUDNN_MESSAGE": msg})
+    g = findings(q)
+    check("sublib-load-failed" in g and msg in g["sublib-load-failed"]["message"], "a load failure is a finding",
+          repr(g), q.stderr)
 
 
 

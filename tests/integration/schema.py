@@ -10,7 +10,7 @@ def _is(v, types, nullable=False):
     if v is None:
         return nullable
     if isinstance(v, bool):
-        return False
+        return bool in types
     return isinstance(v, types)
 
 
@@ -31,6 +31,10 @@ CALL = [("fn", STR, False), ("status", INT, False), ("status_name", STR, True), 
 FAILURE = CALL + [("message", STR, True), ("stack", (list,), False), ("recent", (list,), False)]
 SUMMARY = [("calls", INT, False), ("failures", INT, False), ("internal", INT, False), ("dropped", INT, False),
            ("functions", (list,), False)]
+LIBRARY = [("kind", STR, False), ("path", STR, False), ("real_path", STR, False), ("soname", STR, True),
+           ("build_id", STR, True), ("size", INT, False), ("mtime", INT, False), ("version", INT, True),
+           ("version_check", INT, True), ("answers", (bool,), False)]
+FINDING = [("id", STR, False), ("severity", STR, False), ("message", STR, False), ("paths", (list,), False)]
 FUNCTION = [("fn", STR, False), ("calls", INT, False), ("failures", INT, False), ("internal", INT, False),
             ("timed", INT, False), ("total_ns", INT, False), ("min_ns", INT, False), ("max_ns", INT, False),
             ("p50_ns", INT, False), ("p99_ns", INT, False)]
@@ -88,6 +92,12 @@ def check_record(obj, where):
             _fields(r, [("fn", STR, False), ("status", INT, False)], where + " recent", errors)
         if ev == "failure" and obj.get("status") == 0:
             errors.append("%s: a failure with status 0" % where)
+    elif ev == "library":
+        _fields(obj, LIBRARY, where, errors)
+    elif ev == "finding":
+        _fields(obj, FINDING, where, errors)
+        if obj.get("severity") not in ("error", "warning", "info"):
+            errors.append("%s: severity %r" % (where, obj.get("severity")))
     elif ev == "summary":
         _fields(obj, SUMMARY, where, errors)
         for f in obj.get("functions") or []:

@@ -1,0 +1,480 @@
+/*
+ * The loaded-copy audit: every mapped libcudnn*, libcudart*, libcuda.so*,
+ * libcublas* and libnvrtc*, with its path, real path, SONAME, build-id,
+ * size, time and version, and the conflict rules of docs/conflicts.md.
+ * Versions are asked only of copies already mapped: the spy never loads a
+ * library to ask it. Each finding is reported once per process, on stderr
+ * and in the records.
+ */
+#include "core.h"
+#include "audit.h"
+#include "sink.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_ENTRIES 64
+#define MAX_FINDINGS 64
+
+enum kind { K_CUDNN, K_SUBLIB, K_CUDART, K_CUDA, K_CUBLAS, K_NVRTC };
+static const char *const kind_names[] = { "cudnn", "cudnn-sublib", "cudart", "cuda", "cublas", "nvrtc" };
+
+struct entry {
+	void *base;
+	enum kind kind;
+	char path[PATH_MAX];
+	char real[PATH_MAX];
+	char soname[128];
+	char build_id[41];
+	long long size, mtime;
+	long long version;	/* -1: not asked or not known */
+	int check_status;	/* a sub-library's own version check: -1 when not asked */
+	int reported;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct entry entries[MAX_ENTRIES];
+static int nentries;
+static unsigned long long seen_adds, seen_subs;
+static unsigned findings[MAX_FINDINGS];
+static int nfindings;
+
+static const char *
+base_of(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+static int
+classify(const char *b, enum kind *k)
+{
+	if (spy_is_dispatcher_name(b))
+		*k = K_CUDNN;
+	else if (strncmp(b, "libcudnn_", 9) == 0)
+		*k = K_SUBLIB;
+	else if (strncmp(b, "libcudart.so", 12) == 0)
+		*k = K_CUDART;
+	else if (strncmp(b, "libcuda.so", 10) == 0)
+		*k = K_CUDA;
+	else if (strncmp(b, "libcublas", 9) == 0)
+		*k = K_CUBLAS;
+	else if (strncmp(b, "libnvrtc", 8) == 0)
+		*k = K_NVRTC;
+	else
+		return 0;
+	return 1;
+}
+
+/* SONAME and build-id from the mapped program headers: no file is read. */
+static void
+elf_facts(const struct dl_phdr_info *info, struct entry *e)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_DYNAMIC) {
+			const ElfW(Dyn) *d = (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr);
+			const char *strtab = NULL;
+			size_t soname = (size_t)-1;
+
+			for (; d->d_tag != DT_NULL; d++) {
+				if (d->d_tag == DT_STRTAB)
+					strtab = (const char *)d->d_un.d_ptr;
+				else if (d->d_tag == DT_SONAME)
+					soname = d->d_un.d_val;
+			}
+			/* The loader relocates DT_STRTAB in place on glibc; guard against an unrelocated value. */
+			if (strtab && (uintptr_t)strtab < info->dlpi_addr)
+				strtab += info->dlpi_addr;
+			if (strtab && soname != (size_t)-1)
+				snprintf(e->soname, sizeof(e->soname), "%s", strtab + soname);
+		} else if (ph->p_type == PT_NOTE) {
+			const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+
+			while (p + sizeof(ElfW(Nhdr)) <= end) {
+				const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+				const unsigned char *desc = (const unsigned char *)(n + 1) + ((n->n_namesz + 3) & ~3u);
+
+				if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && memcmp(n + 1, "GNU", 4) == 0) {
+					for (unsigned k = 0; k < n->n_descsz && k < 20; k++)
+						snprintf(e->build_id + 2 * k, 3, "%02x", desc[k]);
+					break;
+				}
+				p = (const char *)desc + ((n->n_descsz + 3) & ~3u);
+			}
+		}
+	}
+}
+
+/* Asks a mapped library its version through its own symbols. */
+static void
+ask_version(struct entry *e)
+{
+	void *h = dlopen(e->path, RTLD_NOW | RTLD_NOLOAD);
+	const char *b = base_of(e->real[0] ? e->real : e->path);
+
+	e->version = -1;
+	e->check_status = -1;
+	if (!h)
+		return;
+	if (e->kind == K_CUDNN || (e->kind == K_SUBLIB && strncmp(b, "libcudnn_graph", 14) == 0)) {
+		size_t (*v)(void) = (size_t (*)(void))spy_dlsym(h, "cudnnGetVersion");
+
+		if (v)
+			e->version = (long long)v();
+	} else if (e->kind == K_SUBLIB) {
+		/* libcudnn_ops.so.9 → cudnnOpsVersionCheck; libcudnn_cnn_infer.so.8 → cudnnCnnInferVersionCheck. */
+		char fn[64] = "cudnn";
+		const char *p = b + 9;
+		int up = 1;
+
+		for (size_t n = 5; *p && *p != '.' && n < sizeof(fn) - 16; p++) {
+			if (*p == '_') {
+				up = 1;
+				continue;
+			}
+			fn[n++] = up && *p >= 'a' && *p <= 'z' ? (char)(*p - 'a' + 'A') : *p;
+			fn[n] = 0;
+			up = 0;
+		}
+		strcat(fn, "VersionCheck");
+		{
+			int (*check)(void) = (int (*)(void))spy_dlsym(h, fn);
+
+			if (check)
+				e->check_status = check();
+		}
+	} else if (e->kind == K_CUDART) {
+		int (*v)(int *) = (int (*)(int *))spy_dlsym(h, "cudaRuntimeGetVersion");
+		int out = 0;
+
+		if (v && v(&out) == 0)
+			e->version = out;
+	} else if (e->kind == K_CUDA) {
+		int (*v)(int *) = (int (*)(int *))spy_dlsym(h, "cuDriverGetVersion");
+		int out = 0;
+
+		if (v && v(&out) == 0)
+			e->version = out;
+	}
+	dlclose(h);
+}
+
+struct scan {
+	int changed;
+};
+
+static int
+scan_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct scan *sc = arg;
+	struct entry *e;
+	enum kind k;
+	struct stat st;
+
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+		/* The same loads and unloads as last time: nothing to look at. */
+		if (!sc->changed && info->dlpi_adds == seen_adds && info->dlpi_subs == seen_subs)
+			return 1;
+		sc->changed = 1;
+		seen_adds = info->dlpi_adds;
+		seen_subs = info->dlpi_subs;
+	}
+	if (!info->dlpi_name || !info->dlpi_name[0] || !classify(base_of(info->dlpi_name), &k))
+		return 0;
+	if ((void *)info->dlpi_addr == spy_self_base())
+		return 0;
+	for (int i = 0; i < nentries; i++)
+		if (entries[i].base == (void *)info->dlpi_addr)
+			return 0;
+	if (nentries >= MAX_ENTRIES)
+		return 0;
+	e = &entries[nentries++];
+	memset(e, 0, sizeof(*e));
+	e->base = (void *)info->dlpi_addr;
+	e->kind = k;
+	snprintf(e->path, sizeof(e->path), "%s", info->dlpi_name);
+	if (!realpath(e->path, e->real))
+		memcpy(e->real, e->path, sizeof(e->real));
+	if (stat(e->real, &st) == 0) {
+		e->size = (long long)st.st_size;
+		e->mtime = (long long)st.st_mtime;
+	}
+	elf_facts(info, e);
+	e->version = -1;
+	e->check_status = -1;
+	return 0;
+}
+
+static int
+answers(const struct entry *e)
+{
+	Dl_info di;
+	void *v;
+
+	if (e->kind != K_CUDNN || !spy_lib.handle)
+		return 0;
+	v = spy_dlsym(spy_lib.handle, "cudnnGetVersion");
+	return v && dladdr(v, &di) && di.dli_fbase == e->base;
+}
+
+static void
+library_record(struct spy_thread *th, const struct entry *e)
+{
+	struct spy_buf *b = spy_thread_buf(th);
+	struct spy_line *l;
+
+	if (!b)
+		return;
+	l = &b->line;
+	spy_line_reset(l);
+	spy_line_lit(l, "{\"event\":\"library\",\"kind\":");
+	spy_line_name(l, kind_names[e->kind]);
+	spy_line_lit(l, ",\"path\":");
+	spy_line_str(l, e->path);
+	spy_line_lit(l, ",\"real_path\":");
+	spy_line_str(l, e->real);
+	spy_line_lit(l, ",\"soname\":");
+	spy_line_str(l, e->soname[0] ? e->soname : NULL);
+	spy_line_lit(l, ",\"build_id\":");
+	spy_line_str(l, e->build_id[0] ? e->build_id : NULL);
+	spy_line_lit(l, ",\"size\":");
+	spy_line_i64(l, e->size);
+	spy_line_lit(l, ",\"mtime\":");
+	spy_line_i64(l, e->mtime);
+	spy_line_lit(l, ",\"version\":");
+	if (e->version >= 0)
+		spy_line_i64(l, e->version);
+	else
+		spy_line_lit(l, "null");
+	spy_line_lit(l, ",\"version_check\":");
+	if (e->check_status >= 0)
+		spy_line_i64(l, e->check_status);
+	else
+		spy_line_lit(l, "null");
+	spy_line_lit(l, ",\"answers\":");
+	spy_line_raw(l, answers(e) ? "true" : "false");
+	spy_line_char(l, '}');
+	spy_sink_commit(th, l, 0);
+}
+
+static int
+seen_finding(const char *id, const char *key)
+{
+	unsigned h = 2166136261u;
+
+	for (const char *p = id; *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	for (const char *p = key; p && *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	for (int i = 0; i < nfindings; i++)
+		if (findings[i] == h)
+			return 1;
+	if (nfindings < MAX_FINDINGS)
+		findings[nfindings++] = h;
+	return 0;
+}
+
+static void
+finding(const char *id, const char *severity, const char *key, const char *const *paths, int npaths,
+	const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static void
+finding(const char *id, const char *severity, const char *key, const char *const *paths, int npaths,
+	const char *fmt, ...)
+{
+	char message[2048];
+	va_list ap;
+	struct spy_thread *th;
+	struct spy_buf *b;
+
+	if (seen_finding(id, key))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	if (spy_config.stderr_mask & SPY_STDERR_FAILURES)
+		spy_log("%s %s: %s (docs/conflicts.md#%s)", severity, id, message, id);
+	if (!spy_sink_enabled())
+		return;
+	th = spy_thread_get();
+	b = spy_thread_buf(th);
+	if (!b)
+		return;
+	spy_line_reset(&b->line);
+	spy_line_lit(&b->line, "{\"event\":\"finding\",\"id\":");
+	spy_line_name(&b->line, id);
+	spy_line_lit(&b->line, ",\"severity\":");
+	spy_line_name(&b->line, severity);
+	spy_line_lit(&b->line, ",\"message\":");
+	spy_line_str(&b->line, message);
+	spy_line_lit(&b->line, ",\"paths\":[");
+	for (int i = 0; i < npaths; i++) {
+		if (i)
+			spy_line_char(&b->line, ',');
+		spy_line_str(&b->line, paths[i]);
+	}
+	spy_line_lit(&b->line, "]}");
+	spy_sink_commit(th, &b->line, 1);
+}
+
+void
+spy_audit_finding(const char *id, const char *severity, const char *message, const char *path)
+{
+	pthread_mutex_lock(&lock);
+	finding(id, severity, message, &path, path ? 1 : 0, "%s", message);
+	pthread_mutex_unlock(&lock);
+}
+
+static const char *
+dir_of(const char *path, char *out, size_t size)
+{
+	const char *s = strrchr(path, '/');
+
+	snprintf(out, size, "%.*s", s ? (int)(s - path) : 0, path);
+	return out;
+}
+
+static int
+major_of(const struct entry *e)
+{
+	const char *s = strstr(e->soname[0] ? e->soname : base_of(e->path), ".so.");
+
+	return s ? atoi(s + 4) : 0;
+}
+
+static void
+rules(void)
+{
+	const struct entry *answer = NULL;
+	char d1[PATH_MAX], d2[PATH_MAX];
+	int have8 = 0, have9 = 0;
+	const struct entry *cudart = NULL, *cuda = NULL;
+
+	for (int i = 0; i < nentries; i++) {
+		const struct entry *e = &entries[i];
+
+		if (answers(e))
+			answer = e;
+		if (e->kind == K_CUDNN || e->kind == K_SUBLIB) {
+			have8 |= major_of(e) == 8;
+			have9 |= major_of(e) == 9;
+		}
+		if (e->kind == K_CUDART)
+			cudart = e;
+		if (e->kind == K_CUDA)
+			cuda = e;
+	}
+	for (int i = 0; i < nentries; i++) {
+		for (int j = i + 1; j < nentries; j++) {
+			const struct entry *a = &entries[i], *b = &entries[j];
+			const char *paths[2] = { a->real, b->real };
+
+			if (a->kind != K_CUDNN || b->kind != K_CUDNN || strcmp(a->real, b->real) == 0)
+				continue;
+			finding("runtime-multiple-copies", "error", b->real, paths, 2,
+				"%d cuDNN copies are mapped: %s (%lld) and %s (%lld); calls go to %s", 2, a->real,
+				a->version, b->real, b->version, answer ? answer->real : "neither");
+		}
+	}
+	if (have8 && have9) {
+		const char *paths[MAX_ENTRIES];
+		int n = 0;
+
+		for (int i = 0; i < nentries; i++)
+			if (entries[i].kind == K_CUDNN || entries[i].kind == K_SUBLIB)
+				paths[n++] = entries[i].real;
+		finding("runtime-mixed-majors", "error", "", paths, n,
+			"cuDNN 8 and cuDNN 9 libraries are both mapped in this process");
+	}
+	for (int i = 0; i < nentries && answer; i++) {
+		const struct entry *e = &entries[i];
+		const char *paths[2] = { e->real, answer->real };
+
+		if (e->kind != K_SUBLIB)
+			continue;
+		if (strcmp(dir_of(e->real, d1, sizeof(d1)), dir_of(answer->real, d2, sizeof(d2))) != 0)
+			finding("sublib-version-mismatch", "error", e->real, paths, 2,
+				"%s comes from %s, but the answering %s from %s", base_of(e->real), d1,
+				base_of(answer->real), d2);
+		else if (e->version >= 0 && answer->version >= 0 && e->version != answer->version)
+			finding("sublib-version-mismatch", "error", e->real, paths, 2, "%s is cuDNN %lld, %s is %lld",
+				e->real, e->version, answer->real, answer->version);
+		if (e->check_status > 0)
+			finding("version-check-failed", "error", e->real, paths, 1,
+				"the version check of %s failed with %s (%d)", e->real,
+				spy_status_name(e->check_status) ? spy_status_name(e->check_status) : "?",
+				e->check_status);
+	}
+	if (answer && cudart && cudart->version > 0 && spy_lib.cudart > 0 &&
+	    (long long)spy_lib.cudart / 1000 != cudart->version / 1000) {
+		const char *paths[2] = { answer->real, cudart->real };
+
+		finding("cuda-major-mismatch", "error", "", paths, 2,
+			"cuDNN %s was built for CUDA %zu.%zu, but the process uses CUDA runtime %lld.%lld from %s",
+			answer->real, spy_lib.cudart / 1000, spy_lib.cudart % 1000 / 10, cudart->version / 1000,
+			cudart->version % 1000 / 10, cudart->real);
+	}
+	if (cudart && cuda && cudart->version > 0 && cuda->version > 0 && cuda->version < cudart->version) {
+		const char *paths[2] = { cuda->real, cudart->real };
+
+		finding("driver-older-than-runtime", "error", "", paths, 2,
+			"the driver supports CUDA %lld.%lld (%s), older than the runtime's %lld.%lld (%s)",
+			cuda->version / 1000, cuda->version % 1000 / 10, cuda->real, cudart->version / 1000,
+			cudart->version % 1000 / 10, cudart->real);
+	}
+	if (spy_config.library[0] && answer) {
+		for (int i = 0; i < nentries; i++) {
+			const struct entry *e = &entries[i];
+			const char *paths[2] = { e->real, answer->real };
+
+			if (e->kind == K_CUDNN && e != answer && strcmp(e->real, answer->real) != 0)
+				finding("library-not-requested", "warning", e->real, paths, 2,
+					"the program also has %s mapped; its calls go to %s as CUDNNSPY_LIBRARY asks",
+					e->real, answer->real);
+		}
+	}
+}
+
+void
+spy_audit(void)
+{
+	struct scan sc = { 0 };
+	struct spy_thread *th;
+
+	pthread_mutex_lock(&lock);
+	dl_iterate_phdr(scan_cb, &sc);
+	if (sc.changed) {
+		th = spy_thread_get();
+		for (int i = 0; i < nentries; i++) {
+			if (entries[i].reported)
+				continue;
+			if (entries[i].version < 0 && entries[i].check_status < 0)
+				ask_version(&entries[i]);
+			entries[i].reported = 1;
+			if (spy_sink_enabled())
+				library_record(th, &entries[i]);
+		}
+		rules();
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+void
+spy_audit_fork_child(void)
+{
+	pthread_mutex_init(&lock, NULL);
+	for (int i = 0; i < nentries; i++)
+		entries[i].reported = 0;
+	nfindings = 0;
+	seen_adds = seen_subs = 0;
+}

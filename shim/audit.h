@@ -1,0 +1,14 @@
+#ifndef SPY_AUDIT_H
+#define SPY_AUDIT_H
+
+/*
+ * Which copies of cuDNN and CUDA the process has mapped, and the conflicts
+ * between them. Cheap when nothing new was loaded since the last look.
+ */
+void spy_audit(void);
+/* A finding from elsewhere (a failure message naming a library that did not load). */
+void spy_audit_finding(const char *id, const char *severity, const char *message, const char *path);
+/* In a forked child: report everything again, into the child's own file. */
+void spy_audit_fork_child(void);
+
+#endif
