@@ -5,6 +5,8 @@
  * default stays.
  */
 #include "core.h"
+#include "gpu.h"
+#include "inject.h"
 
 #include <fnmatch.h>
 #include <stdlib.h>
@@ -47,6 +49,18 @@ const struct spy_option spy_options[] = {
 	  "Read cuDNN's own message (cudnnGetLastErrorString, 9.x) at each failure; the program still "
 	  "gets the same text when it asks.",
 	  FIELD(last_error) },
+	{ "CUDNNSPY_GPU_TIME", SPY_OPT_BOOL, "off", NULL,
+	  "Time the GPU work of each call that enqueues some, with CUDA events on the handle's stream, through "
+	  "the CUDA runtime the process already loaded.",
+	  FIELD(gpu_time) },
+	{ "CUDNNSPY_SYNC", SPY_OPT_STRING, "", NULL,
+	  "Synchronize the stream after each call that enqueues GPU work (1/on), or after the functions matching "
+	  "these globs, so that an asynchronous fault is blamed on the call that caused it.",
+	  FIELD(sync) },
+	{ "CUDNNSPY_INJECT", SPY_OPT_STRING, "", NULL,
+	  "Fault injection rules, comma-separated: FUNCTION=STATUS (every call), FUNCTION=STATUS@N (the Nth "
+	  "call), FUNCTION=STATUS%P (P percent of calls); FUNCTION may be a glob, STATUS a name or number.",
+	  FIELD(inject) },
 	{ NULL, 0, NULL, NULL, NULL, NULL, 0 },
 };
 
@@ -243,4 +257,6 @@ spy_config_load(void)
 	spy_config_parse(env_get);
 	spy_apply_globs("CUDNNSPY_TRACE", spy_config.trace, SPY_FN_TRACE);
 	spy_apply_globs("CUDNNSPY_BACKTRACE", spy_config.backtrace, SPY_FN_BACKTRACE);
+	spy_inject_init(spy_config.inject);
+	spy_gpu_init();
 }

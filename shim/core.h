@@ -34,6 +34,9 @@ struct spy_config {
 	long flight;		/* CUDNNSPY_FLIGHT: recent calls kept per thread */
 	long rate_limit;	/* CUDNNSPY_RATE_LIMIT: stderr lines per kind of failure */
 	long last_error;	/* CUDNNSPY_LAST_ERROR: read cuDNN's message at failures */
+	long gpu_time;		/* CUDNNSPY_GPU_TIME */
+	char sync[4096];	/* CUDNNSPY_SYNC: a boolean, or globs */
+	char inject[4096];	/* CUDNNSPY_INJECT: fault injection rules */
 };
 extern struct spy_config spy_config;
 

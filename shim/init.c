@@ -6,6 +6,7 @@
  */
 #include "core.h"
 #include "audit.h"
+#include "gpu.h"
 #include "sink.h"
 
 #include <errno.h>
@@ -29,6 +30,7 @@ at_exit(void)
 		return;
 	if (resolved_ok)
 		spy_audit();
+	spy_gpu_drain();
 	for (struct spy_thread *th = spy_thread_list(); th; th = th->next)
 		spy_sink_flush(th);
 	spy_summary_print();

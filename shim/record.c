@@ -6,11 +6,14 @@
  */
 #include "core.h"
 #include "audit.h"
+#include "gpu.h"
+#include "inject.h"
 #include "objects.h"
 #include "sink.h"
 #include "stack.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -204,7 +207,8 @@ failure_line(struct spy_line *l, const struct spy_call *c, long status, const un
 	     const char *message, void *const *ips, int nips, const struct spy_thread *th)
 {
 	uint32_t n = rate_count(c->id, status);
-	const char *name = spy_status_name(status);
+	/* A negative status is a CUDA error found by the synchronizing mode. */
+	const char *name = status < 0 ? spy_cuda_error_name((int)-status) : spy_status_name(status);
 	const char *file;
 
 	if (!(spy_config.stderr_mask & SPY_STDERR_FAILURES) || n > (uint32_t)spy_config.rate_limit + 1)
@@ -218,11 +222,13 @@ failure_line(struct spy_line *l, const struct spy_call *c, long status, const un
 	spy_line_reset(l);
 	spy_line_raw(l, spy_fn_info[c->id].name);
 	spy_args_json(l, c->id, args, SPY_ARGS_TEXT);
-	spy_line_lit(l, " = ");
+	spy_line_raw(l, status < 0 ? " then " : " = ");
 	spy_line_raw(l, name ? name : "?");
 	spy_line_lit(l, " (");
-	spy_line_i64(l, status);
+	spy_line_i64(l, status < 0 ? -status : status);
 	spy_line_char(l, ')');
+	if (c->pre && c->injected)
+		spy_line_lit(l, " [injected]");
 	if (message && message[0]) {
 		spy_line_lit(l, ": ");
 		spy_line_raw(l, message);
@@ -250,6 +256,41 @@ failure_line(struct spy_line *l, const struct spy_call *c, long status, const un
 	spy_log("%s", l->data);
 }
 
+spy_fnptr
+spy_call_pre(struct spy_call *c, const void *handle)
+{
+	unsigned flags = spy_fn_flags[c->id];
+	int saved = errno;
+
+	c->injected = 0;
+	c->gpu_slot = -1;
+	c->stream = (void *)-1;
+	if (flags & SPY_FN_INJECT) {
+		const char *rule = NULL;
+		int st = spy_inject_decide(c->id, &rule);
+		struct spy_buf *b = st ? spy_thread_buf(spy_tls.thread) : NULL;
+
+		if (st) {
+			c->injected = 1;
+			c->fail_status = st;
+			/* The program's cudnnGetLastErrorString says what happened. */
+			if (b) {
+				snprintf(b->last_error, sizeof(b->last_error),
+					 "cudnnspy: %s injected into %s by CUDNNSPY_INJECT rule '%s'",
+					 spy_status_name(st) ? spy_status_name(st) : "a failure", spy_fn_info[c->id].name,
+					 rule);
+				b->last_error_pending = 1;
+			}
+			errno = saved;
+			return NULL;
+		}
+	}
+	if ((flags & (SPY_FN_GPU_TIME | SPY_FN_SYNC)) && handle)
+		spy_gpu_pre(c, handle);
+	errno = saved;
+	return c->real;
+}
+
 void
 spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 {
@@ -260,19 +301,31 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 	struct spy_line *l;
 	void *ips[SPY_STACK_MAX];
 	const char *message = NULL;
-	int nips = 0;
+	char cuda_message[160];
+	int nips = 0, cuda_err = 0, failed;
 
 	if ((flags & SPY_FN_STATE) && status == 0 && args)
 		track_state(c->id, args);
-	if (status == 0 && !(flags & SPY_FN_TRACE))
+	if (c->pre && (c->gpu_slot >= 0 || (flags & SPY_FN_SYNC)))
+		cuda_err = spy_gpu_post(c);
+	failed = status != 0 || cuda_err != 0;
+	if (!failed && !(flags & SPY_FN_TRACE))
 		goto out;
-	if (status == 0 && !sink)
+	if (!failed && !sink)
 		goto out;
 	b = spy_thread_buf(th);
 	if (!b)
 		goto out;	/* out of memory: counting goes on, recording cannot */
 	l = &b->line;
-	if (status != 0) {
+	if (cuda_err) {
+		snprintf(cuda_message, sizeof(cuda_message), "CUDA error %d (%s) found when synchronizing after this call",
+			 cuda_err, spy_cuda_error_name(cuda_err));
+		message = cuda_message;
+		nips = spy_stack_capture(ips, SPY_STACK_MAX);
+	} else if (c->pre && c->injected) {
+		message = b->last_error;
+		nips = spy_stack_capture(ips, SPY_STACK_MAX);
+	} else if (status != 0) {
 		message = read_last_error(b);
 		nips = spy_stack_capture(ips, SPY_STACK_MAX);
 		spy_audit();
@@ -285,11 +338,19 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 	}
 	if (sink) {
 		spy_line_reset(l);
-		common_fields(l, status ? "failure" : "call", c, status);
+		common_fields(l, failed ? "failure" : "call", c, status);
 		spy_line_lit(l, ",\"args\":");
 		/* A traced call names its descriptors briefly; a failure gets everything. */
-		spy_args_json(l, c->id, args, status == 0 ? SPY_ARGS_AFTER_SUCCESS | SPY_ARGS_BRIEF : 0);
-		if (status != 0) {
+		spy_args_json(l, c->id, args, status == 0 ? SPY_ARGS_AFTER_SUCCESS | (failed ? 0 : SPY_ARGS_BRIEF) : 0);
+		if (c->pre && c->injected)
+			spy_line_lit(l, ",\"injected\":true");
+		if (cuda_err) {
+			spy_line_lit(l, ",\"cuda_error\":");
+			spy_line_i64(l, cuda_err);
+			spy_line_lit(l, ",\"cuda_error_name\":");
+			spy_line_str(l, spy_cuda_error_name(cuda_err));
+		}
+		if (failed) {
 			spy_line_lit(l, ",\"message\":");
 			spy_line_str(l, message);
 			spy_line_lit(l, ",\"recent\":");
@@ -298,15 +359,15 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 		if (nips) {
 			spy_line_lit(l, ",\"stack\":");
 			spy_stack_json(l, ips, nips);
-		} else if (status != 0) {
+		} else if (failed) {
 			spy_line_lit(l, ",\"stack\":[]");
 		}
 		spy_line_char(l, '}');
 		/* A failure is written at once: it may be the last thing the process does. */
-		spy_sink_commit(th, l, status != 0);
+		spy_sink_commit(th, l, failed);
 	}
-	if (status != 0)
-		failure_line(l, c, status, args, message, ips, nips, th);
+	if (failed)
+		failure_line(l, c, cuda_err ? -cuda_err : status, args, message, ips, nips, th);
 out:
 	errno = saved;
 }

@@ -38,7 +38,14 @@ struct spy_fn_info {
 	unsigned char majors;	/* SPY_MAJOR_* where the function exists */
 	unsigned char ret;	/* enum spy_ret */
 	unsigned char nparams;
+	unsigned char flags;	/* SPY_FI_* from the description */
 	const struct spy_param_info *params;
+};
+
+/* What the description says of a function. */
+enum spy_fn_info_flag {
+	SPY_FI_GPU = 1 << 0,		/* enqueues work on the handle's CUDA stream */
+	SPY_FI_DEPRECATED = 1 << 1,
 };
 
 struct spy_enum_value {

@@ -46,6 +46,8 @@ struct spy_counts {
 	uint64_t fails;		/* of those, returned a status other than SUCCESS */
 	uint64_t internal;	/* calls between cuDNN's own sub-libraries */
 	uint64_t timed;		/* calls whose duration was measured */
+	uint64_t gpu_timed;	/* calls whose GPU time was measured */
+	uint64_t gpu_total_ns;
 	struct spy_timing *timing;	/* allocated at the first measured call */
 };
 
@@ -76,6 +78,10 @@ struct spy_call {
 	unsigned id;
 	unsigned nested;
 	int fail_status;	/* what to return when the real function is missing */
+	unsigned char pre;	/* spy_call_pre() has work: injection, GPU timing, synchronizing */
+	unsigned char injected;	/* the status is the spy's: the real function was not called */
+	short gpu_slot;		/* the event pair timing this call on the GPU, or -1 */
+	void *stream;		/* the handle's CUDA stream, when GPU work is watched */
 	uint64_t t0, t1;	/* CLOCK_MONOTONIC around the real call, when measured */
 };
 
@@ -95,7 +101,14 @@ enum spy_fn_flag {
 	SPY_FN_TRACE = 1 << 0,		/* record every call */
 	SPY_FN_BACKTRACE = 1 << 1,	/* traced calls carry a stack */
 	SPY_FN_STATE = 1 << 2,		/* creates, sets or destroys an object the spy remembers */
+	SPY_FN_INJECT = 1 << 3,		/* a CUDNNSPY_INJECT rule matches */
+	SPY_FN_GPU_TIME = 1 << 4,	/* enqueues GPU work, timed with CUDA events */
+	SPY_FN_SYNC = 1 << 5,		/* enqueues GPU work, synchronized after the call */
 };
+#define SPY_FN_PRE (SPY_FN_INJECT | SPY_FN_GPU_TIME | SPY_FN_SYNC)
+
+/* Work before the real call (gpu.c, inject.c); returns the function to call, or NULL. */
+spy_fnptr spy_call_pre(struct spy_call *c, const void *handle);
 extern unsigned char spy_fn_flags[_SPY_FN_COUNT];
 
 static inline uint64_t
@@ -116,8 +129,11 @@ spy_call_begin(struct spy_call *c, unsigned id)
 	c->nested = t->depth++;
 	c->real = spy_real[id];
 	c->t0 = 0;
+	c->pre = 0;
 	if (SPY_UNLIKELY(c->real == NULL || t->thread == NULL))
 		spy_call_setup(c);
+	if (SPY_UNLIKELY(spy_fn_flags[id] & SPY_FN_PRE) && !c->nested)
+		c->pre = 1;
 	/*
 	 * Reading the clock costs more than the rest of the wrapper: time the
 	 * first call and one in 16 after it, and every call of a traced function.

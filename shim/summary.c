@@ -4,6 +4,7 @@
  * so quantiles cost no per-call memory.
  */
 #include "core.h"
+#include "gpu.h"
 #include "sink.h"
 
 #include <stdio.h>
@@ -56,7 +57,7 @@ spy_time_add(struct spy_counts *n, uint64_t ns)
 
 struct row {
 	unsigned id;
-	uint64_t calls, fails, internal, timed, total, min, max;
+	uint64_t calls, fails, internal, timed, total, min, max, gpu_timed, gpu_total;
 	uint64_t hist[SPY_HIST_BUCKETS];
 };
 
@@ -106,6 +107,8 @@ collect(struct row *rows, struct row *total)
 			r.calls += __atomic_load_n(&n->calls, __ATOMIC_RELAXED);
 			r.fails += __atomic_load_n(&n->fails, __ATOMIC_RELAXED);
 			r.internal += __atomic_load_n(&n->internal, __ATOMIC_RELAXED);
+			r.gpu_timed += __atomic_load_n(&n->gpu_timed, __ATOMIC_RELAXED);
+			r.gpu_total += __atomic_load_n(&n->gpu_total_ns, __ATOMIC_RELAXED);
 			if (!t)
 				continue;
 			r.timed += __atomic_load_n(&n->timed, __ATOMIC_RELAXED);
@@ -175,9 +178,30 @@ summary_record(const struct row *rows, int nrows, const struct row *total)
 		spy_line_u64(l, quantile(r, 0.5));
 		spy_line_lit(l, ",\"p99_ns\":");
 		spy_line_u64(l, quantile(r, 0.99));
+		spy_line_lit(l, ",\"gpu_timed\":");
+		spy_line_u64(l, r->gpu_timed);
+		spy_line_lit(l, ",\"gpu_total_ns\":");
+		spy_line_u64(l, r->gpu_total);
 		spy_line_char(l, '}');
 	}
-	spy_line_lit(l, "]}");
+	spy_line_char(l, ']');
+	if (spy_config.gpu_time || spy_config.sync[0]) {
+		struct spy_gpu_stats g;
+
+		spy_gpu_stats(&g);
+		spy_line_lit(l, ",\"gpu\":{\"runtime\":");
+		spy_line_raw(l, g.off ? "false" : "true");
+		spy_line_lit(l, ",\"timed\":");
+		spy_line_u64(l, g.timed);
+		spy_line_lit(l, ",\"skipped_pool\":");
+		spy_line_u64(l, g.skipped_pool);
+		spy_line_lit(l, ",\"skipped_capture\":");
+		spy_line_u64(l, g.skipped_capture);
+		spy_line_lit(l, ",\"skipped_error\":");
+		spy_line_u64(l, g.skipped_error);
+		spy_line_char(l, '}');
+	}
+	spy_line_char(l, '}');
 	spy_sink_commit(th, l, 1);
 }
 

@@ -98,6 +98,21 @@ enum libraryPropertyType
 """
 
 
+# Functions that enqueue work on the handle's CUDA stream ("gpu"): a handle
+# first and not a query or setter, with these exceptions either way.
+GPU_NOT = {"cudnnDropoutGetStatesSize", "cudnnRNNGetClip", "cudnnRNNSetClip", "cudnnSaveAlgorithm"}
+GPU_ALSO = {"cudnnBackendExecute", "cudnnSetTensor", "cudnnSetDropoutDescriptor"}
+NOT_GPU_PREFIX = re.compile(r"cudnn(Get|Set|Create|Destroy|Query|Restore|Derive|Make|Build|Backend|Fused(?!OpsExecute))")
+
+
+def enqueues(name, params):
+    if name in GPU_ALSO:
+        return True
+    if name in GPU_NOT or not params.startswith("cudnnHandle_t"):
+        return False
+    return not NOT_GPU_PREFIX.match(name)
+
+
 def rows(path):
     with open(path) as f:
         for line in f:
@@ -189,6 +204,8 @@ def main():
             tags += " lib=" + lib
         if r[9] == "yes" or (r[9] in ("-", "") and r[8] == "yes"):
             tags += " deprecated"
+        if enqueues(name, params):
+            tags += " gpu"
         if ret == "?":
             print("stub %s %s" % (name, tags))
             print()

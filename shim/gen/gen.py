@@ -187,8 +187,10 @@ def emit_api_c(api, path):
         ret = {"cudnnStatus_t": "SPY_RET_STATUS", "size_t": "SPY_RET_SIZE",
                "const char *": "SPY_RET_STRING", "void": "SPY_RET_VOID", None: "SPY_RET_UNKNOWN"}[fn.ret]
         params = "params_%s" % fn.name if fn.params else "NULL"
-        out.append('\t{ "%s", "%s", %s, %s, %d, %s },' % (
-            fn.name, fn.lib or "", majors_mask(fn.majors), ret, len(fn.params), params))
+        flags = " | ".join(f for f, on in (("SPY_FI_GPU", "gpu" in fn.flags),
+                                           ("SPY_FI_DEPRECATED", "deprecated" in fn.flags)) if on) or "0"
+        out.append('\t{ "%s", "%s", %s, %s, %d, %s, %s },' % (
+            fn.name, fn.lib or "", majors_mask(fn.majors), ret, len(fn.params), flags, params))
     out += ["};", ""]
     # Sorted name index for lookups by name (dlsym, configuration globs).
     order = sorted(api.functions, key=lambda f: f.name)
@@ -247,6 +249,9 @@ def emit_wrappers(api, path):
             out.append("\t%s _spy_r;" % fn.ret)
         out += ["\t_spy_pfn_%s _spy_f = (_spy_pfn_%s)spy_call_begin(&_spy_c, _SPY_FN_%s);"
                 % (fn.name, fn.name, fn.name), ""]
+        handle = fn.params[0].name if fn.params and fn.params[0].base == "cudnnHandle_t" else "NULL"
+        out += ["\tif (SPY_UNLIKELY(_spy_c.pre))",
+                "\t\t_spy_f = (_spy_pfn_%s)spy_call_pre(&_spy_c, %s);" % (fn.name, handle)]
         call = "_spy_f(%s)" % args
         if fn.ret == "void":
             out += ["\tif (_spy_f)", "\t\t%s;" % call, "\telse", "\t\t%s;" % FALLBACK[fn.name]]

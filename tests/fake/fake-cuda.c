@@ -1,14 +1,22 @@
 /*
- * A fake CUDA runtime (FAKE_CUDART) or driver (FAKE_DRIVER) library: just
- * the version queries, answering what the test sets in FAKECUDART_VERSION
- * or FAKECUDA_DRIVER.
+ * A fake CUDA runtime (FAKE_CUDART) or driver (FAKE_DRIVER): version
+ * queries, and for the runtime just enough of events, streams, capture and
+ * the error state for the spy's GPU timing and synchronizing mode to be
+ * tested without a GPU. Environment knobs:
+ *   FAKECUDART_VERSION, FAKECUDA_DRIVER   versions to report
+ *   FAKECUDA_TICK_NS      device time between two event records (250000)
+ *   FAKECUDA_NOT_READY    queries of an event answered "not ready" first (0)
+ *   FAKECUDA_CAPTURING    1: every stream is being captured
+ *   FAKECUDA_EVENT_FAIL   1: cudaEventRecord fails (and sets the last error)
+ *   FAKECUDA_ASYNC_ERROR_AT  the Nth kernel "launch" faults (700, sticky)
+ * The fake cuDNN calls fakecuda_launch() for each function that enqueues work.
  */
 #include <stdlib.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
 static int
-env_version(const char *name, int fallback)
+env_int(const char *name, int fallback)
 {
 	const char *v = getenv(name);
 
@@ -16,13 +24,166 @@ env_version(const char *name, int fallback)
 }
 
 #ifdef FAKE_CUDART
+struct fake_event {
+	long long t;
+	int queries;
+};
+
+static long long device_clock;
+static int last_error, sticky_error, pending_fault, launches;
+
 EXPORT int cudaRuntimeGetVersion(int *version);
+EXPORT int cudaEventCreateWithFlags(struct fake_event **e, unsigned flags);
+EXPORT int cudaEventRecord(struct fake_event *e, void *stream);
+EXPORT int cudaEventQuery(struct fake_event *e);
+EXPORT int cudaEventSynchronize(struct fake_event *e);
+EXPORT int cudaEventElapsedTime(float *ms, struct fake_event *a, struct fake_event *b);
+EXPORT int cudaEventDestroy(struct fake_event *e);
+EXPORT int cudaStreamIsCapturing(void *stream, int *status);
+EXPORT int cudaStreamSynchronize(void *stream);
+EXPORT int cudaPeekAtLastError(void);
+EXPORT int cudaGetLastError(void);
+EXPORT const char *cudaGetErrorName(int err);
+EXPORT int cudaSetDevice(int device);
+EXPORT void fakecuda_launch(void);
+EXPORT int fakecuda_event_records(void);
+
+static int records;
+
+static int
+fail(int err)
+{
+	if (!sticky_error)
+		last_error = err;
+	return err;
+}
 
 int
 cudaRuntimeGetVersion(int *version)
 {
-	*version = env_version("FAKECUDART_VERSION", 12080);
+	*version = env_int("FAKECUDART_VERSION", 12080);
 	return 0;
+}
+
+int
+cudaEventCreateWithFlags(struct fake_event **e, unsigned flags)
+{
+	(void)flags;
+	*e = calloc(1, sizeof(**e));
+	return *e ? 0 : fail(2);
+}
+
+int
+cudaEventRecord(struct fake_event *e, void *stream)
+{
+	(void)stream;
+	if (env_int("FAKECUDA_EVENT_FAIL", 0))
+		return fail(400);
+	records++;
+	device_clock += env_int("FAKECUDA_TICK_NS", 250000);
+	e->t = device_clock;
+	e->queries = 0;
+	return 0;
+}
+
+int
+cudaEventQuery(struct fake_event *e)
+{
+	/* Not ready is not an error: it never becomes the last error. */
+	return e->queries++ < env_int("FAKECUDA_NOT_READY", 0) ? 600 : 0;
+}
+
+int
+cudaEventSynchronize(struct fake_event *e)
+{
+	(void)e;
+	return 0;
+}
+
+int
+cudaEventElapsedTime(float *ms, struct fake_event *a, struct fake_event *b)
+{
+	*ms = (float)((double)(b->t - a->t) / 1e6);
+	return 0;
+}
+
+int
+cudaEventDestroy(struct fake_event *e)
+{
+	free(e);
+	return 0;
+}
+
+int
+cudaStreamIsCapturing(void *stream, int *status)
+{
+	(void)stream;
+	*status = env_int("FAKECUDA_CAPTURING", 0);
+	return 0;
+}
+
+int
+cudaStreamSynchronize(void *stream)
+{
+	(void)stream;
+	if (pending_fault) {
+		sticky_error = pending_fault;
+		last_error = pending_fault;
+		pending_fault = 0;
+	}
+	return sticky_error;
+}
+
+int
+cudaPeekAtLastError(void)
+{
+	return sticky_error ? sticky_error : last_error;
+}
+
+int
+cudaGetLastError(void)
+{
+	int e = sticky_error ? sticky_error : last_error;
+
+	last_error = 0;
+	return e;
+}
+
+const char *
+cudaGetErrorName(int err)
+{
+	switch (err) {
+	case 0:
+		return "cudaSuccess";
+	case 101:
+		return "cudaErrorInvalidDevice";
+	case 400:
+		return "cudaErrorInvalidResourceHandle";
+	case 600:
+		return "cudaErrorNotReady";
+	case 700:
+		return "cudaErrorIllegalAddress";
+	}
+	return "cudaErrorUnknown";
+}
+
+int
+cudaSetDevice(int device)
+{
+	return device == 0 ? 0 : fail(101);
+}
+
+void
+fakecuda_launch(void)
+{
+	if (++launches == env_int("FAKECUDA_ASYNC_ERROR_AT", 0))
+		pending_fault = 700;
+}
+
+int
+fakecuda_event_records(void)
+{
+	return records;
 }
 #endif
 
@@ -32,7 +193,7 @@ EXPORT int cuDriverGetVersion(int *version);
 int
 cuDriverGetVersion(int *version)
 {
-	*version = env_version("FAKECUDA_DRIVER", 12080);
+	*version = env_int("FAKECUDA_DRIVER", 12080);
 	return 0;
 }
 #endif

@@ -765,6 +765,130 @@ def audit_sublib_checks():
           repr(g), q.stderr)
 
 
+# ---- GPU time, synchronizing mode, fault injection (issue 6) ----
+
+def gpu_env(extra=None):
+    env = {"LD_LIBRARY_PATH": FAKE9, "LD_PRELOAD": PRELOAD}
+    env.update(extra or {})
+    return env
+
+
+def cudart():
+    return os.path.join(FAKE_CUDART, "libcudart.so.12")
+
+
+def summary_of(p):
+    return [r for recs in p.records.values() for r in recs if r["event"] == "summary"][0]
+
+
+@scenario
+def gpu_time():
+    """GPU time from CUDA events, resolved later and attached to the right calls; host-only calls untimed."""
+    plain = run([prog("gpu-calls"), "5", cudart()], {"LD_LIBRARY_PATH": FAKE9})
+    p = run([prog("gpu-calls"), "5", cudart()], gpu_env({"CUDNNSPY_GPU_TIME": "1", "CUDNNSPY_TRACE": "cudnnAddTensor",
+                                                         "FAKECUDA_NOT_READY": "2"}))
+    check(plain.stdout == p.stdout and "last error 0" in p.stdout, "the program's results and error state",
+          plain.stdout, p.stdout)
+    gpus = events(p.records, "gpu")
+    calls = events(p.records, "call", "cudnnAddTensor")
+    check(len(gpus) == 5 and all(g["fn"] == "cudnnAddTensor" and g["gpu_ns"] == 250000 for g in gpus),
+          "five GPU times of 250 us", repr(gpus))
+    check(sorted((g["tid"], g["t_ns"]) for g in gpus) == sorted((c["tid"], c["t_ns"]) for c in calls),
+          "each GPU time joins its call record by thread and start", repr(gpus), repr(calls))
+    fns = {f["fn"]: f for f in summary_of(p)["functions"]}
+    check(fns["cudnnAddTensor"]["gpu_timed"] == 5 and fns["cudnnAddTensor"]["gpu_total_ns"] == 1250000 and
+          fns["cudnnSetTensor4dDescriptor"]["gpu_timed"] == 0, "summary per function", repr(fns))
+    check(summary_of(p)["gpu"]["timed"] == 5, "summary totals", repr(summary_of(p)))
+
+
+@scenario
+def gpu_time_limits():
+    """The event pool running dry, stream capture, and the error state: skipped, counted, untouched."""
+    p = run([prog("gpu-calls"), "300", cudart()], gpu_env({"CUDNNSPY_GPU_TIME": "1",
+                                                           "FAKECUDA_NOT_READY": "1000000000"}))
+    g = summary_of(p)["gpu"]
+    check(g["timed"] == 256 and g["skipped_pool"] == 44, "256 in flight at most, the rest counted", repr(g))
+    p = run([prog("gpu-calls"), "5", cudart()], gpu_env({"CUDNNSPY_GPU_TIME": "1", "CUDNNSPY_SYNC": "1",
+                                                         "FAKECUDA_CAPTURING": "1"}))
+    g = summary_of(p)["gpu"]
+    check(g["skipped_capture"] == 5 and g["timed"] == 0 and not events(p.records, "gpu"), "never during capture",
+          repr(g))
+    for extra, args in (({"FAKECUDA_EVENT_FAIL": "1"}, []), ({}, ["set-error"])):
+        plain = run([prog("gpu-calls"), "5", cudart()] + args, dict({"LD_LIBRARY_PATH": FAKE9}, **extra))
+        p = run([prog("gpu-calls"), "5", cudart()] + args, gpu_env(dict({"CUDNNSPY_GPU_TIME": "1"}, **extra)))
+        check(plain.stdout == p.stdout, "the program's CUDA error state is untouched", plain.stdout, p.stdout)
+        check(summary_of(p)["gpu"]["skipped_error"] > 0 and summary_of(p)["gpu"]["timed"] == 0, "skipped",
+              repr(summary_of(p)))
+
+
+@scenario
+def gpu_no_runtime():
+    """No CUDA runtime loaded: GPU timing says so once and stays off; everything else works."""
+    p = run([prog("gpu-calls"), "5"], gpu_env({"CUDNNSPY_GPU_TIME": "1", "CUDNNSPY_SYNC": "on"}))
+    check("calls 5 failed 0" in p.stdout, "the program ran", p.stdout)
+    check(p.stderr.count("GPU timing and synchronizing are off") == 1, "said once", p.stderr)
+    check(summary_of(p)["gpu"]["runtime"] is False and summary_row(p.stderr, "cudnnAddTensor")[0] == 5,
+          "counted as usual", p.stderr)
+
+
+@scenario
+def sync_blames_call():
+    """CUDNNSPY_SYNC: an asynchronous fault is recorded as a failure of the call that caused it."""
+    env = {"FAKECUDA_ASYNC_ERROR_AT": "3"}
+    plain = run([prog("gpu-calls"), "5", cudart()], dict({"LD_LIBRARY_PATH": FAKE9}, **env))
+    for sync in ("1", "cudnnAddTensor"):
+        p = run([prog("gpu-calls"), "5", cudart()], gpu_env(dict(env, CUDNNSPY_SYNC=sync)))
+        check(p.stdout == plain.stdout and "final sync 700" in p.stdout, "the program still sees the fault",
+              plain.stdout, p.stdout)
+        fails = events(p.records, "failure")
+        check(len(fails) == 1 and fails[0]["fn"] == "cudnnAddTensor" and fails[0]["cuda_error"] == 700 and
+              fails[0]["cuda_error_name"] == "cudaErrorIllegalAddress", "one failure, blamed on the call",
+              repr(fails))
+        recent = [r["fn"] for r in fails[0]["recent"]]
+        check(recent.count("cudnnAddTensor") == 2, "the third cudnnAddTensor (two before it)", repr(recent))
+        check(fails[0]["args"]["aDesc"]["desc"] == "float NCHW 1x2x3x4", "with its arguments", repr(fails[0]))
+        check(re.search(r"cudnnAddTensor\(.*\) then cudaErrorIllegalAddress \(700\)", p.stderr), "on stderr",
+              p.stderr)
+    q = run([prog("gpu-calls"), "5", cudart()], gpu_env(dict(env, CUDNNSPY_SYNC="cudnnConvolution*")))
+    check(not events(q.records, "failure"), "not synchronized: not blamed", repr(events(q.records, "failure")))
+
+
+@scenario
+def inject_faults():
+    """CUDNNSPY_INJECT: the Nth call, a fraction, several rules; the real function is not called."""
+    p = run([prog("host-calls"), "2"], gpu_env({"CUDNNSPY_INJECT": "cudnnSetTensor4dDescriptor=BAD_PARAM@2"}))
+    check("set tensor x2: 1 failed" in p.stdout, "the second call failed", p.stdout)
+    check(summary_row(p.stderr, "cudnnSetTensor4dDescriptorEx")[2] == 2, "the real function ran twice of three "
+          "(its inner call counts them)", p.stderr)
+    inj = events(p.records, "failure")
+    check(len(inj) == 1 and inj[0].get("injected") is True and inj[0]["status"] == 2000 and
+          "injected into cudnnSetTensor4dDescriptor" in inj[0]["message"], "recorded as injected", repr(inj))
+    check("[injected]" in p.stderr, "said on stderr", p.stderr)
+    q = run([prog("host-calls"), "100"], gpu_env({"CUDNNSPY_INJECT": "cudnnSetTensor4dDescriptor=EXECUTION_FAILED%10"}))
+    check("set tensor x100: 10 failed" in q.stdout, "ten percent", q.stdout)
+    r = run([prog("host-calls")], gpu_env({"CUDNNSPY_INJECT":
+                                           "cudnnCreate=NOT_INITIALIZED,cudnnDestroyTensor*=5000@1,"
+                                           "cudnnSetTensor4dDescriptor=CUDNN_STATUS_BAD_PARAM@2"}))
+    check("create handle: 1001" in r.stdout and "destroy tensor: 5000" in r.stdout and
+          "set tensor n=-1: 2000" in r.stdout, "several rules", r.stdout)
+    check(re.search(r"last error: cudnnspy: CUDNN_STATUS_BAD_PARAM injected into cudnnSetTensor4dDescriptor", r.stdout),
+          "cudnnGetLastErrorString tells the program", r.stdout)
+    s = run([prog("host-calls")], {"LD_LIBRARY_PATH": DROPIN9, "CUDNNSPY_LIBRARY": FAKE8,
+                                   "CUDNNSPY_INJECT": "cudnnCreate=EXECUTION_FAILED"})
+    check("create handle: 8" in s.stdout, "a name in the loaded library's numbering (8.x)", s.stdout)
+
+
+@scenario
+def inject_bad_rules():
+    """Bad injection rules: one clear warning each, ignored, the program unchanged."""
+    plain = run([prog("host-calls")], {"LD_LIBRARY_PATH": FAKE9})
+    bad = ["cudnnNoSuchThing=BAD_PARAM", "cudnnCreate", "cudnnCreate=NOPE", "cudnnCreate=BAD_PARAM@0",
+           "cudnnCreate=BAD_PARAM%200", "cudnnCreate=SUCCESS", "cudnnGetVersion=BAD_PARAM", "=BAD_PARAM", "x" * 300]
+    p = run([prog("host-calls")], gpu_env({"CUDNNSPY_INJECT": ",".join(bad)}))
+    check(p.stdout == plain.stdout, "nothing injected", plain.stdout, p.stdout)
+    check(p.stderr.count("CUDNNSPY_INJECT") == len(bad), "one warning per bad rule", p.stderr)
+
+
 
 @scenario
 def no_cudnn_calls():

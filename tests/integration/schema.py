@@ -35,9 +35,10 @@ LIBRARY = [("kind", STR, False), ("path", STR, False), ("real_path", STR, False)
            ("build_id", STR, True), ("size", INT, False), ("mtime", INT, False), ("version", INT, True),
            ("version_check", INT, True), ("answers", (bool,), False)]
 FINDING = [("id", STR, False), ("severity", STR, False), ("message", STR, False), ("paths", (list,), False)]
+MARK = [("label", STR, False), ("tid", INT, False), ("t_ns", INT, False)]
 FUNCTION = [("fn", STR, False), ("calls", INT, False), ("failures", INT, False), ("internal", INT, False),
             ("timed", INT, False), ("total_ns", INT, False), ("min_ns", INT, False), ("max_ns", INT, False),
-            ("p50_ns", INT, False), ("p99_ns", INT, False)]
+            ("p50_ns", INT, False), ("p99_ns", INT, False), ("gpu_timed", INT, False), ("gpu_total_ns", INT, False)]
 
 
 def _arg(v, where, errors):
@@ -90,14 +91,21 @@ def check_record(obj, where):
                     errors)
         for r in obj.get("recent") or []:
             _fields(r, [("fn", STR, False), ("status", INT, False)], where + " recent", errors)
-        if ev == "failure" and obj.get("status") == 0:
-            errors.append("%s: a failure with status 0" % where)
+        if ev == "failure" and obj.get("status") == 0 and not _is(obj.get("cuda_error"), INT):
+            errors.append("%s: a failure with status 0 and no CUDA error" % where)
+        if "injected" in obj and obj["injected"] is not True:
+            errors.append("%s: injected is %r" % (where, obj["injected"]))
+    elif ev == "gpu":
+        _fields(obj, [("fn", STR, False), ("tid", INT, False), ("t_ns", INT, False), ("gpu_ns", INT, False)], where,
+                errors)
     elif ev == "library":
         _fields(obj, LIBRARY, where, errors)
     elif ev == "finding":
         _fields(obj, FINDING, where, errors)
         if obj.get("severity") not in ("error", "warning", "info"):
             errors.append("%s: severity %r" % (where, obj.get("severity")))
+    elif ev == "mark":
+        _fields(obj, MARK, where, errors)
     elif ev == "summary":
         _fields(obj, SUMMARY, where, errors)
         for f in obj.get("functions") or []:
