@@ -24,7 +24,7 @@ static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 static int fd = -1;
 static pid_t fd_pid;
 static int gave_up;		/* opening failed in this process: stop trying */
-static char path[PATH_MAX];
+static char path[PATH_MAX + 16];
 static unsigned long long dropped;
 static int write_said;
 
@@ -72,23 +72,18 @@ append(char *out, size_t size, size_t *len, const char *s)
 	out[*len] = 0;
 }
 
-/* Expands the pattern, or names a file in the directory. Returns -1 when too long. */
-static int
-file_name(char *out, size_t size)
+int
+spy_sink_expand(const char *o, int is_dir, const char *prog, const char *host, const char *pid, const char *r,
+		char *out, size_t size)
 {
-	const char *o = spy_config.output;
-	const char *prog = program_invocation_short_name;
-	const char *r = rank();
-	char host[256] = "unknown", pid[16];
 	size_t len = 0;
-	struct stat st;
 
-	if (gethostname(host, sizeof(host) - 1) != 0)
-		strcpy(host, "unknown");
-	host[sizeof(host) - 1] = 0;
-	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	if (size == 0)
+		return -1;
 	out[0] = 0;
-	if ((stat(o, &st) == 0 && S_ISDIR(st.st_mode)) || o[strlen(o) - 1] == '/') {
+	if (!o[0])
+		return -1;
+	if (is_dir || o[strlen(o) - 1] == '/') {
 		append(out, size, &len, o);
 		if (out[len - 1] != '/')
 			append(out, size, &len, "/");
@@ -103,6 +98,7 @@ file_name(char *out, size_t size)
 		}
 		append(out, size, &len, ".cudnnspy.jsonl");
 	} else {
+		/* A pattern. */
 		for (const char *p = o; *p; p++) {
 			char c[2] = { *p, 0 };
 
@@ -130,6 +126,22 @@ file_name(char *out, size_t size)
 		}
 	}
 	return len + 8 < size ? 0 : -1;
+}
+
+/* Expands CUDNNSPY_OUTPUT for this process. Returns -1 when too long. */
+static int
+file_name(char *out, size_t size)
+{
+	const char *o = spy_config.output;
+	char host[256] = "unknown", pid[16];
+	struct stat st;
+
+	if (gethostname(host, sizeof(host) - 1) != 0)
+		strcpy(host, "unknown");
+	host[sizeof(host) - 1] = 0;
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	return spy_sink_expand(o, stat(o, &st) == 0 && S_ISDIR(st.st_mode), program_invocation_short_name, host, pid,
+			       rank(), out, size);
 }
 
 /*

@@ -16,6 +16,12 @@ const char *spy_sink_path(void);
 unsigned long long spy_sink_dropped(void);
 /* The thread's buffers, allocated on first use; NULL when out of memory. */
 struct spy_buf *spy_thread_buf(struct spy_thread *th);
+/*
+ * The record file's name: in the directory `pattern` (is_dir, or a trailing
+ * '/'), or the pattern with %p %h %r %e %% expanded. -1 when it does not fit.
+ */
+int spy_sink_expand(const char *pattern, int is_dir, const char *prog, const char *host, const char *pid,
+		    const char *rank, char *out, size_t size);
 /* In a forked child: forget the parent's file and buffered records. */
 void spy_sink_fork_child(void);
 
