@@ -61,6 +61,10 @@ const struct spy_option spy_options[] = {
 	  "Fault injection rules, comma-separated: FUNCTION=STATUS (every call), FUNCTION=STATUS@N (the Nth "
 	  "call), FUNCTION=STATUS%P (P percent of calls); FUNCTION may be a glob, STATUS a name or number.",
 	  FIELD(inject) },
+	{ "CUDNNSPY_CRASH", SPY_OPT_BOOL, "off", NULL,
+	  "On a fatal signal (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT), write the thread's recent cuDNN calls and "
+	  "the call counts to stderr and the records, then let the program die as it would have.",
+	  FIELD(crash) },
 	{ NULL, 0, NULL, NULL, NULL, NULL, 0 },
 };
 

@@ -37,6 +37,7 @@ struct spy_config {
 	long gpu_time;		/* CUDNNSPY_GPU_TIME */
 	char sync[4096];	/* CUDNNSPY_SYNC: a boolean, or globs */
 	char inject[4096];	/* CUDNNSPY_INJECT: fault injection rules */
+	long crash;		/* CUDNNSPY_CRASH: the fatal-signal handler */
 };
 extern struct spy_config spy_config;
 
@@ -108,8 +109,13 @@ int spy_take_last_error(char *message, size_t max_size);
 
 /* summary.c */
 void spy_summary_print(void);
+/* From a signal handler: the counts as a summary record on `fd`, async-signal-safe. */
+void spy_summary_crash(int fd, int sig);
 
 /* init.c */
+/* In a child forked while other threads were inside cuDNN: says so, once. */
+void spy_fork_hazard_check(void);
 int spy_init(void);		/* resolves once; 0 when the real library is there */
+int spy_resolved(void);		/* 1 once the resolution has run, found or not */
 
 #endif

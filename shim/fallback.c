@@ -41,7 +41,9 @@ spy_stub_resolve(unsigned id)
 {
 	spy_fnptr f = NULL;
 
-	if (id < _SPY_FN_COUNT && spy_init() == 0)
+	if (id < _SPY_FN_COUNT && spy_init() == 0) {
+		spy_fork_hazard_check();
 		f = __atomic_load_n(&spy_real[id], __ATOMIC_ACQUIRE);
+	}
 	return f ? f : (spy_fnptr)stub_missing;
 }

@@ -6,10 +6,13 @@
  */
 #include "core.h"
 #include "audit.h"
+#include "crash.h"
 #include "gpu.h"
 #include "sink.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -19,6 +22,7 @@ __thread struct spy_tls spy_tls __attribute__((tls_model("initial-exec")));
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
 static int resolved_ok;
+static int resolve_done;
 static int exit_done;
 
 static void
@@ -37,12 +41,51 @@ at_exit(void)
 	errno = saved;
 }
 
+/*
+ * cuDNN takes a lock in every call, even cudnnGetVersion: a child forked
+ * while another thread was inside cuDNN hangs at its first cuDNN call.
+ * The spy cannot prevent that, but it can say so before that call.
+ */
+static int fork_inside, fork_hazard;
+static spy_fnptr saved_real[_SPY_FN_COUNT];
+
+static void
+fork_prepare(void)
+{
+	fork_inside = 0;
+	for (struct spy_thread *th = spy_thread_list(); th; th = th->next)
+		if (th != spy_tls.thread && __atomic_load_n(&th->in_use, __ATOMIC_RELAXED) &&
+		    __atomic_load_n(&th->inside, __ATOMIC_RELAXED))
+			fork_inside++;
+}
+
 static void
 fork_child(void)
 {
 	spy_thread_fork_child();
 	spy_sink_fork_child();
 	spy_audit_fork_child();
+	if (fork_inside > 0) {
+		/* Every wrapper then takes the slow path once, where the finding is said first. */
+		memcpy(saved_real, spy_real, sizeof(saved_real));
+		memset(spy_real, 0, sizeof(spy_real));
+		fork_hazard = fork_inside;
+	}
+}
+
+void
+spy_fork_hazard_check(void)
+{
+	char message[256];
+
+	if (!__atomic_exchange_n(&fork_hazard, 0, __ATOMIC_ACQ_REL))
+		return;
+	memcpy(spy_real, saved_real, sizeof(saved_real));
+	snprintf(message, sizeof(message),
+		 "this process was forked while %d other thread%s of its parent %s inside cuDNN; cuDNN takes a "
+		 "lock in every call, so this call may never return", fork_inside, fork_inside == 1 ? "" : "s",
+		 fork_inside == 1 ? "was" : "were");
+	spy_audit_finding("fork-inside-cudnn", "warning", message, NULL);
 }
 
 static void
@@ -52,7 +95,7 @@ load_config(void)
 
 	spy_config_load();
 	spy_state_flags_init();
-	pthread_atfork(NULL, NULL, fork_child);
+	pthread_atfork(fork_prepare, NULL, fork_child);
 	/*
 	 * Registered from the constructor, so that it runs after the exit
 	 * handlers the program registers later, which may still call cuDNN.
@@ -91,8 +134,16 @@ resolve(void)
 	pthread_once(&config_once, load_config);
 	resolved_ok = spy_resolve() == 0;
 	banner();
+	spy_crash_install();
+	__atomic_store_n(&resolve_done, 1, __ATOMIC_RELEASE);
 	spy_audit();
 	spy_tls.resolving = 0;
+}
+
+int
+spy_resolved(void)
+{
+	return __atomic_load_n(&resolve_done, __ATOMIC_ACQUIRE);
 }
 
 int
@@ -126,6 +177,10 @@ spy_call_setup(struct spy_call *c)
 
 	if (!spy_tls.thread)
 		spy_thread_get();
+	if (!c->real && fork_hazard) {
+		spy_fork_hazard_check();
+		c->real = __atomic_load_n(&spy_real[c->id], __ATOMIC_ACQUIRE);
+	}
 	if (!c->real) {
 		if (spy_init() == 0)
 			c->real = __atomic_load_n(&spy_real[c->id], __ATOMIC_ACQUIRE);

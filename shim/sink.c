@@ -26,12 +26,21 @@ static pid_t fd_pid;
 static int gave_up;		/* opening failed in this process: stop trying */
 static char path[PATH_MAX + 16];
 static unsigned long long dropped;
+static int opened;		/* the file of this process was opened (or tried): commits need not look */
 static int write_said;
 
 int
 spy_sink_enabled(void)
 {
 	return spy_config.output[0] && !(gave_up && fd_pid == getpid());
+}
+
+int
+spy_sink_crash_fd(void)
+{
+	int f = __atomic_load_n(&fd, __ATOMIC_ACQUIRE);
+
+	return f >= 0 && __atomic_load_n(&fd_pid, __ATOMIC_ACQUIRE) == getpid() ? f : -1;
 }
 
 const char *
@@ -255,6 +264,7 @@ sink_fd(void)
 		}
 	}
 	f = fd;
+	__atomic_store_n(&opened, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&open_lock);
 	return f;
 }
@@ -326,6 +336,12 @@ spy_sink_commit(struct spy_thread *th, struct spy_line *l, int now)
 		__atomic_add_fetch(&dropped, 1, __ATOMIC_RELAXED);
 		return;
 	}
+	/*
+	 * Open the file at the first record, so that a crash handler can write to
+	 * it; but not before the real library is known, which the header names.
+	 */
+	if (!__atomic_load_n(&opened, __ATOMIC_ACQUIRE) && spy_resolved())
+		sink_fd();
 	lock(b);
 	if (b->len + l->len > sizeof(b->out))
 		flush_locked(b);
@@ -346,6 +362,7 @@ spy_sink_fork_child(void)
 		}
 	}
 	pthread_mutex_init(&open_lock, NULL);
+	opened = 0;
 }
 
 /* The first line: who, where, which cuDNN. */

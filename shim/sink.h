@@ -22,6 +22,8 @@ struct spy_buf *spy_thread_buf(struct spy_thread *th);
  */
 int spy_sink_expand(const char *pattern, int is_dir, const char *prog, const char *host, const char *pid,
 		    const char *rank, char *out, size_t size);
+/* The record file of this process if it is open, for a signal handler (no lock); or -1. */
+int spy_sink_crash_fd(void);
 /* In a forked child: forget the parent's file and buffered records. */
 void spy_sink_fork_child(void);
 

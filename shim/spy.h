@@ -60,6 +60,7 @@ struct spy_buf;
 struct spy_thread {
 	struct spy_thread *next;
 	int in_use;
+	int inside;		/* inside a real cuDNN call now: read by the fork handler */
 	unsigned flight_pos;
 	uint32_t flight[SPY_FLIGHT_MAX];
 	struct spy_buf *buf;	/* records waiting to be written; NULL until the first */
@@ -132,6 +133,7 @@ spy_call_begin(struct spy_call *c, unsigned id)
 	c->pre = 0;
 	if (SPY_UNLIKELY(c->real == NULL || t->thread == NULL))
 		spy_call_setup(c);
+	t->thread->inside = 1;
 	if (SPY_UNLIKELY(spy_fn_flags[id] & SPY_FN_PRE) && !c->nested)
 		c->pre = 1;
 	/*
@@ -161,6 +163,7 @@ spy_call_end(struct spy_call *c, long status)
 		spy_time_add(n, c->t1 - c->t0);
 	}
 	SPY_INC(n->calls);
+	th->inside = 0;
 	th->flight[th->flight_pos++ % SPY_FLIGHT_MAX] = c->id | (uint32_t)(status & 0xffff) << 16;
 	if (SPY_UNLIKELY(status != 0)) {
 		SPY_INC(n->fails);

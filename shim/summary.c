@@ -89,7 +89,7 @@ by_calls(const void *a, const void *b)
 }
 
 static int
-collect(struct row *rows, struct row *total)
+collect(struct row *rows, struct row *total, int sort)
 {
 	int nrows = 0;
 
@@ -129,21 +129,16 @@ collect(struct row *rows, struct row *total)
 			total->internal += r.internal;
 		}
 	}
-	qsort(rows, (size_t)nrows, sizeof(rows[0]), by_calls);
+	if (sort)
+		qsort(rows, (size_t)nrows, sizeof(rows[0]), by_calls);
 	return nrows;
 }
 
-static void
-summary_record(const struct row *rows, int nrows, const struct row *total)
-{
-	struct spy_thread *th = spy_thread_get();
-	struct spy_buf *b = spy_thread_buf(th);
-	struct spy_line *l;
+static int collect(struct row *rows, struct row *total, int sort);
 
-	if (!b)
-		return;
-	l = &b->line;
-	spy_line_reset(l);
+static void
+summary_fields(struct spy_line *l, const struct row *rows, int nrows, const struct row *total)
+{
 	spy_line_lit(l, "{\"event\":\"summary\",\"calls\":");
 	spy_line_u64(l, total->calls);
 	spy_line_lit(l, ",\"failures\":");
@@ -159,7 +154,7 @@ summary_record(const struct row *rows, int nrows, const struct row *total)
 		if (i)
 			spy_line_char(l, ',');
 		spy_line_lit(l, "{\"fn\":");
-		spy_line_str(l, spy_fn_info[r->id].name);
+		spy_line_name(l, spy_fn_info[r->id].name);
 		spy_line_lit(l, ",\"calls\":");
 		spy_line_u64(l, r->calls);
 		spy_line_lit(l, ",\"failures\":");
@@ -185,6 +180,38 @@ summary_record(const struct row *rows, int nrows, const struct row *total)
 		spy_line_char(l, '}');
 	}
 	spy_line_char(l, ']');
+}
+
+void
+spy_summary_crash(int fd, int sig)
+{
+	/* Static: a signal handler allocates nothing. Unsorted: qsort is not async-signal-safe. */
+	static struct row rows[_SPY_FN_COUNT];
+	static struct spy_line l;
+	struct row total;
+	int nrows = collect(rows, &total, 0);
+
+	spy_line_reset(&l);
+	summary_fields(&l, rows, nrows, &total);
+	spy_line_lit(&l, ",\"crashed\":");
+	spy_line_i64(&l, sig);
+	spy_line_lit(&l, "}\n");
+	if (!l.overflow && write(fd, l.data, l.len) < 0)
+		(void)0;
+}
+
+static void
+summary_record(const struct row *rows, int nrows, const struct row *total)
+{
+	struct spy_thread *th = spy_thread_get();
+	struct spy_buf *b = spy_thread_buf(th);
+	struct spy_line *l;
+
+	if (!b)
+		return;
+	l = &b->line;
+	spy_line_reset(l);
+	summary_fields(l, rows, nrows, total);
 	if (spy_config.gpu_time || spy_config.sync[0]) {
 		struct spy_gpu_stats g;
 
@@ -210,7 +237,7 @@ spy_summary_print(void)
 {
 	static struct row rows[_SPY_FN_COUNT];
 	struct row total;
-	int nrows = collect(rows, &total);
+	int nrows = collect(rows, &total, 1);
 
 	/* A file once opened always ends with a summary, even when no call was counted. */
 	if (spy_sink_path())

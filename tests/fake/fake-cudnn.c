@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #if FAKE_MAJOR == 8
 #define FAKE_VERSION 8907
@@ -58,6 +59,8 @@ launch(int id)
 
 	if (!(spy_fn_info[id].flags & SPY_FI_GPU))
 		return;
+	if (getenv("FAKECUDNN_SLEEP_US"))
+		usleep((useconds_t)atoi(getenv("FAKECUDNN_SLEEP_US")));
 	if (!looked) {
 		*(void **)&hook = dlsym(RTLD_DEFAULT, "fakecuda_launch");
 		looked = 1;

@@ -4,6 +4,7 @@
 usage: scenarios.py NAME     (meson passes the paths in the environment)
 Exit 0 pass, 1 fail, 77 skip (only when the real cuDNN is absent).
 """
+import json
 import os
 import re
 import resource
@@ -887,6 +888,110 @@ def inject_bad_rules():
     p = run([prog("host-calls")], gpu_env({"CUDNNSPY_INJECT": ",".join(bad)}))
     check(p.stdout == plain.stdout, "nothing injected", plain.stdout, p.stdout)
     check(p.stderr.count("CUDNNSPY_INJECT") == len(bad), "one warning per bad rule", p.stderr)
+
+
+# ---- Ends of life, fork, spawn (issue 9) ----
+
+def ending(mode, extra=None, args=(), complete=True, check_rc=True):
+    env = {"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": FAKE9}
+    env.update(extra or {})
+    plain = run([prog("endings"), mode] + list(args), {"LD_LIBRARY_PATH": FAKE9, **(extra or {})},
+                check_rc=check_rc, complete=complete)
+    spied = run([prog("endings"), mode] + list(args), env, check_rc=check_rc, complete=complete)
+    check(plain.returncode == spied.returncode and plain.stdout == spied.stdout,
+          "%s: the program ends the same way (%d, %d)" % (mode, plain.returncode, spied.returncode),
+          plain.stdout, spied.stdout, spied.stderr)
+    return spied
+
+
+@scenario
+def crash_handler():
+    """CUDNNSPY_CRASH: a fatal signal writes the recent calls and the counts, then the program dies as before;
+    a handler the program installed first still runs."""
+    for mode, sig in (("segv", "SIGSEGV"), ("abort", "SIGABRT")):
+        p = ending(mode, {"CUDNNSPY_CRASH": "1"}, complete=False, check_rc=False)
+        check(p.returncode < 0, "killed by the signal", str(p.returncode))
+        check(re.search(r"fatal signal \d+ \(%s\) in thread \d+; its last cuDNN calls: cudnnGetVersion, "
+                        r"cudnnCreateTensorDescriptor, cudnnSetTensor4dDescriptor" % sig, p.stderr), "on stderr",
+              p.stderr)
+        recs = list(p.records.values())[0]
+        crash = [r for r in recs if r["event"] == "crash"]
+        check(len(crash) == 1 and crash[0]["signal_name"] == sig and len(crash[0]["recent"]) == 3, "crash record",
+              repr(recs))
+        check(recs[-1]["event"] == "summary" and recs[-1]["crashed"] > 0 and recs[-1]["calls"] == 3,
+              "a summary from the signal handler", repr(recs[-1]))
+    p = ending("segv-own-handler", {"CUDNNSPY_CRASH": "1"}, check_rc=False)
+    check(p.returncode == 3 and "own handler" in p.stdout and "fatal signal" in p.stderr,
+          "the spy's handler ran, then the program's", p.stdout, p.stderr)
+    q = ending("segv", check_rc=False, complete=False)
+    check("fatal signal" not in q.stderr, "off by default", q.stderr)
+
+
+@scenario
+def endings():
+    """exit() from a thread, _exit() after a failure, cuDNN called after the spy's exit handler."""
+    p = ending("exit-thread", {"CUDNNSPY_TRACE": "*"})
+    check(len(events(p.records, "call")) == 3, "records of the exiting thread", repr(p.records))
+    p = ending("_exit", {"FAKECUDNN_STATUS": "cudnnCreate=1001"}, complete=False)
+    check(len(events(p.records, "failure", "cudnnCreate")) == 1, "the failure survives _exit", repr(p.records))
+    p = ending("late-call", {"FAKECUDNN_STATUS": "cudnnCreate=1001"}, complete=False)
+    check(len(events(p.records, "failure", "cudnnCreate")) == 1 and "cudnnCreate(" in p.stderr,
+          "a call after the summary is still forwarded and recorded", p.stderr)
+
+
+@scenario
+def dlclose_real():
+    """The program closes cuDNN while the spy holds its functions: the spy keeps its copy mapped."""
+    need_real()
+    lib = os.path.join(REAL, "libcudnn.so.9")
+    p = ending("dlclose", args=[lib])
+    check(p.stdout == "before 91900\nafter 91900\n", "closed and opened again", p.stdout, p.stderr)
+    q = run([prog("endings"), "dlclose", lib], {"LD_PRELOAD": PRELOAD, "ENDINGS_STALE": "1"})
+    check(q.stdout.endswith("stale 91900\n"), "a wrapper taken before the dlclose still answers", q.stdout, q.stderr)
+
+
+@scenario
+def fork_inside():
+    """fork while other threads are inside cuDNN: the child says so before its first cuDNN call."""
+    env = {"FAKECUDNN_SLEEP_US": "400000", "CUDNNSPY_TRACE": "*"}
+    p = ending("fork-inside", env)
+    check("child version 91900" in p.stdout and "parent done, child 0" in p.stdout, "no deadlock in the spy",
+          p.stdout)
+    lines = [l for l in p.stderr.splitlines() if "fork-inside-cudnn" in l]
+    check(len(lines) == 1 and "3 other threads" in lines[0], "said once, with the count", p.stderr)
+    child = [recs for recs in p.records.values() if any(r["event"] == "finding" for r in recs)]
+    check(len(child) == 1 and [r["fn"] for r in child[0] if r["event"] == "call"] == ["cudnnGetVersion"],
+          "the child's own file: the finding, then its call, nothing of the parent's", repr(p.records))
+
+
+@scenario
+def spawn_children():
+    """posix_spawn and vfork+exec: both children run under the spy with their own files."""
+    p = ending("spawn", {"CUDNNSPY_TRACE": "cudnnGetVersion"}, args=[prog("host-calls")])
+    check("children 0 0" in p.stdout, "both children ran", p.stdout)
+    progs = sorted(recs[0]["program"] for recs in p.records.values())
+    check(progs == ["endings", "host-calls", "host-calls"], "three files", repr(progs))
+
+
+@scenario
+def threads_stress():
+    """8 threads x 200,000 calls, every call traced: exact counts, every record present and whole."""
+    with tempfile.TemporaryDirectory() as d:
+        p = run([prog("threads"), "200000"], {"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": FAKE9, "CUDNNSPY_OUTPUT": d,
+                                              "CUDNNSPY_TRACE": "cudnnSetTensor4dDescriptor"})
+        check("threads 8 calls 200000 fails 0" in p.stdout, "ran", p.stdout)
+        per_tid, total = {}, 0
+        for name in os.listdir(d):
+            with open(os.path.join(d, name), "rb") as f:
+                for line in f:
+                    if b'"event":"call"' not in line:
+                        continue
+                    r = json.loads(line)
+                    per_tid[r["tid"]] = per_tid.get(r["tid"], 0) + 1
+                    total += 1
+        check(total == 1600000 and sorted(per_tid.values()) == [200000] * 8, "every call, once",
+              "%d %r" % (total, per_tid))
+        check(summary_row(p.stderr, "cudnnSetTensor4dDescriptor")[:2] == (1600000, 0), "counts", p.stderr)
 
 
 
