@@ -7,7 +7,7 @@
 set -eu
 cd "$(dirname "$0")"
 build=${BUILD_DIR:-build}
-packages="meson ninja-build gcc g++ pkg-config python3 binutils check libunwind-dev"
+packages="meson ninja-build gcc g++ pkg-config python3 binutils check libunwind-dev libjansson-dev"
 
 install_missing() {
 	missing=""

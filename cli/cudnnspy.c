@@ -3,9 +3,12 @@
  * spell LD_PRELOAD, LD_LIBRARY_PATH and the CUDNNSPY_* variables by hand.
  * It only prepares the environment and waits: everything else happens in
  * the library. Nothing here writes to stdout except --help, --version and
- * --help-env, so that a command's own output stays untouched.
+ * --help-env, so that a command's own output stays untouched; `report`
+ * (report.c) is the other command, and its report goes to stdout.
  */
 #include "core.h"
+#include "report.h"
+#include "scan.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,9 +34,14 @@ const struct spy_flavor spy_flavor = { "command", 9 };
 
 static const char usage_text[] =
 	"usage: cudnnspy run [OPTIONS] -- COMMAND [ARGS...]\n"
+	"       cudnnspy report [--json] [--chrome FILE] FILE_OR_DIR...\n"
+	"       cudnnspy report --compare RUN_A RUN_B\n"
+	"       cudnnspy scan [--json] [--for PROGRAM_OR_LIBRARY] [--root DIR]...\n"
 	"       cudnnspy --help | --version | --help-env\n"
 	"\n"
 	"Runs COMMAND with the cuDNN spy loaded and exits with COMMAND's exit status.\n"
+	"report reads the records the spy wrote (see cudnnspy report --help).\n"
+	"scan lists the cuDNN copies on this machine and their conflicts (see cudnnspy scan --help).\n"
 	"\n"
 	"run options:\n"
 	"  --output DIR|PATTERN  write JSON Lines records there (CUDNNSPY_OUTPUT)\n"
@@ -534,10 +542,17 @@ main(int argc, char **argv)
 		return help_env();
 	if (strcmp(a, "run") == 0)
 		return cmd_run(argc - 2, argv + 2);
-	if (strcmp(a, "scan") == 0 || strcmp(a, "report") == 0) {
-		complain("'%s' is not available in this version", a);
+	if (strcmp(a, "report") == 0) {
+#ifdef CUDNNSPY_HAVE_REPORT
+		return cudnnspy_report_main(argc - 2, argv + 2);
+#else
+		complain("'report' is not available in this build: cudnnspy was built without jansson"
+			 " (install libjansson-dev and reconfigure)");
 		return EXIT_USAGE;
+#endif
 	}
+	if (strcmp(a, "scan") == 0)
+		return cudnnspy_scan_main(argc - 1, argv + 1);
 	if (a[0] == '-')
 		return usage_error("unknown option '%s'", a);
 	return usage_error("unknown command '%s'", a);

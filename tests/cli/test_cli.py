@@ -315,8 +315,8 @@ def usage():
         (["run", "--trace", "--"] + cmd, "--trace needs a value"),
         (["run", "--output=", "--"] + cmd, "--output needs a non-empty value"),
         (["run", "--library", "", "--"] + cmd, "--library needs a non-empty value"),
-        (["scan"], "cudnnspy: 'scan' is not available in this version"),
-        (["report", "x.jsonl"], "cudnnspy: 'report' is not available in this version"),
+        (["scan", "--bogus"], "unknown option '--bogus'"),
+        (["report", "x.jsonl"], "cannot read x.jsonl"),
     ]
     for argv, msg in cases:
         p = run(argv, cwd=d)

@@ -1,0 +1,87 @@
+/*
+ * cudnnspy report: the reader of the JSON Lines records
+ * (docs/output-format.md) and the report made from them (docs/report.md).
+ *
+ * A struct report is one run: the records of one or many processes, one
+ * file each. The reader streams every file line by line and keeps
+ * aggregates only (counts, sums, the first occurrence of each kind of
+ * failure), so that memory does not grow with the number of calls. It reads
+ * files or memory buffers alike; the fuzz target (fuzz-report.c) feeds it
+ * bytes through report_read_buffer.
+ *
+ * Nothing here needs jansson in its interface, so cudnnspy.c can include it
+ * whether or not the report is built.
+ */
+#ifndef CUDNNSPY_REPORT_H
+#define CUDNNSPY_REPORT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+struct report;
+
+/* A new, empty run; NULL when out of memory. */
+struct report *
+report_new(void);
+
+void
+report_free(struct report *r);
+
+/* Where the one-per-file warnings go: stderr by default, NULL for none. */
+void
+report_set_warnings(struct report *r, FILE *out);
+
+/*
+ * Parse every call record, also those that the file's summary makes
+ * unnecessary for the report (the default skips them; see docs/report.md).
+ */
+void
+report_set_full(struct report *r, int full);
+
+/*
+ * Stream a Chrome trace (trace-event JSON) to OUT while reading: one event
+ * per call and failure record, so it implies report_set_full. Timestamps
+ * count from BASE_UNIX_NS (see report_header_start). report_chrome_end
+ * writes the closing brackets; it returns 0, or -1 when OUT had an error.
+ */
+void
+report_chrome_begin(struct report *r, FILE *out, long long base_unix_ns);
+
+int
+report_chrome_end(struct report *r);
+
+/*
+ * The header's start_unix_ns when the first line of DATA is a header;
+ * returns 1 and sets *start_unix_ns, or 0.
+ */
+int
+report_header_start(const void *data, size_t len, long long *start_unix_ns);
+
+/* Reads one process's records from memory; NAME is how messages call it. */
+void
+report_read_buffer(struct report *r, const char *name, const void *data, size_t len);
+
+/* Reads one file; 0, or -1 after a message when it cannot be read at all. */
+int
+report_read_path(struct report *r, const char *path);
+
+/* The report for a person, and the same as one JSON document. */
+int
+report_write_text(struct report *r, FILE *out, int top);
+
+int
+report_write_json(struct report *r, FILE *out);
+
+/* The comparison of two runs, as text or JSON. */
+int
+report_write_compare(struct report *a, const char *name_a, struct report *b, const char *name_b,
+		     FILE *out, int json);
+
+/*
+ * `cudnnspy report ARGS...`: ARGV holds the arguments after "report".
+ * Returns the exit status.
+ */
+int
+cudnnspy_report_main(int argc, char **argv);
+
+#endif

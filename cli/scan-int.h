@@ -1,0 +1,237 @@
+/*
+ * What the files of `cudnnspy scan` share. Every name outside a file is
+ * prefixed scan_, because the command links the spy's core as well.
+ */
+#ifndef CUDNNSPY_SCAN_INT_H
+#define CUDNNSPY_SCAN_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/* Longest string taken from a file (SONAME, RPATH): hostile files are not trusted to end theirs. */
+#define SCAN_STR_MAX 4096
+
+/* scan.c: memory, or a clean exit when there is none. */
+void *scan_xmalloc(size_t n);
+void *scan_xrealloc(void *p, size_t n);
+char *scan_xstrdup(const char *s);
+char *scan_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A growable list of owned strings. */
+struct scan_strv {
+	char **v;
+	size_t n, cap;
+};
+
+void scan_strv_add(struct scan_strv *sv, const char *s);
+/* Adds s unless an equal string is there already; returns 1 when added. */
+int scan_strv_add_unique(struct scan_strv *sv, const char *s);
+int scan_strv_has(const struct scan_strv *sv, const char *s);
+void scan_strv_free(struct scan_strv *sv);
+
+/* scan-elf.c: the headers and dynamic section of a file, read with bounds, never executed. */
+enum scan_elf_status {
+	SCAN_ELF_OK,		/* an ELF for this machine */
+	SCAN_ELF_FOREIGN,	/* a valid ELF for another class or machine: the loader skips it */
+	SCAN_ELF_INVALID,	/* not ELF, truncated, or inconsistent: the loader fails on it */
+	SCAN_ELF_NOT_FILE,	/* a directory, FIFO, device: the loader fails or blocks on it */
+	SCAN_ELF_MISSING,	/* nothing there, or a dangling link or a loop: the loader skips it */
+	SCAN_ELF_DENIED,	/* exists but cannot be opened by us: the loader skips it */
+};
+
+struct scan_elf {
+	enum scan_elf_status status;
+	char why[192];		/* a few words when status is not OK */
+	int err;		/* errno when stat() or open() failed, else 0 */
+	int elf_class;		/* 32 or 64 */
+	int machine;		/* e_machine */
+	int is_program;		/* has PT_INTERP or is ET_EXEC */
+	int has_dynamic;
+	int nodeflib;		/* DF_1_NODEFLIB: no cache, no default directories */
+	char *soname;		/* NULL when there is none */
+	char *rpath;		/* DT_RPATH, NULL when there is none */
+	char *runpath;		/* DT_RUNPATH, NULL when there is none */
+	struct scan_strv needed;
+};
+
+void scan_elf_read(const char *path, struct scan_elf *e);
+void scan_elf_free(struct scan_elf *e);
+const char *scan_elf_status_name(enum scan_elf_status s);
+
+/* scan-ldcache.c: the loader's cache. */
+struct scan_cache_entry {
+	char *name;		/* libcudnn.so.9 */
+	char *path;		/* where the cache says it is */
+};
+
+struct scan_cache {
+	int loaded;		/* 0: neither the file nor ldconfig -p could be read */
+	const char *how;	/* the file read, or "ldconfig -p" */
+	char why[192];		/* why the file could not be used, when it could not */
+	struct scan_cache_entry *e;	/* entries for this machine, in the cache's order */
+	size_t n;
+};
+
+/*
+ * Reads the cache at path; with path NULL, /etc/ld.so.cache and, when that
+ * cannot be used, `ldconfig -p`.
+ */
+void scan_cache_load(struct scan_cache *c, const char *path);
+/* The path the loader would take for name, or NULL. */
+const char *scan_cache_lookup(const struct scan_cache *c, const char *name);
+void scan_cache_free(struct scan_cache *c);
+
+/* scan-probe.c: cudnnGetVersion in a forked helper process. */
+struct scan_probe {
+	int ok;			/* version is valid */
+	size_t version;
+	char why[256];		/* what went wrong, when not ok */
+};
+
+void scan_probe_version(const char *path, int timeout_ms, struct scan_probe *p);
+
+/* scan-resolve.c: the loader's search, without loading. */
+struct scan_subload;
+
+struct scan_step {
+	char *dir;		/* searched directory, $ORIGIN expanded */
+	const char *rule;	/* "DT_RPATH", "LD_LIBRARY_PATH", "DT_RUNPATH", "ld.so.cache", "default directories" */
+	char *path;		/* the file tried */
+	char *outcome;		/* "not there", "skipped: ...", "loaded", "fails: ..." */
+};
+
+struct scan_resolution {
+	char *name;		/* libcudnn.so.9 */
+	char *path;		/* what would be loaded, or NULL */
+	char *real;		/* its real path */
+	const char *rule;	/* which rule found it, or NULL */
+	char *error;		/* the loader would stop with this error, or NULL */
+	struct scan_step *steps;
+	size_t nsteps;
+	/* Filled by scan.c: what was found, and for a dispatcher where its sub-libraries come from. */
+	char version[32];
+	int copy;		/* id of the scanned copy it is part of, 0 when none */
+	struct scan_subload *subs;
+	size_t nsubs;
+};
+
+/* A sub-library as the dispatcher found by a resolution would load it. */
+struct scan_subload {
+	const char *sub;	/* "ops" */
+	struct scan_resolution r;
+	int mismatch;		/* another version than the dispatcher, or unknown beside a known one */
+};
+
+struct scan_for {
+	char *target;		/* as given */
+	char *abs;		/* absolute */
+	struct scan_elf elf;
+	int links_cudnn;	/* has a DT_NEEDED libcudnn.so.N */
+	int secure;		/* set-uid or set-gid: LD_LIBRARY_PATH ignored */
+	char *origin;		/* $ORIGIN */
+	struct scan_resolution *res;
+	size_t nres;
+};
+
+/* Fills f for the file at target; the cache must be loaded. 0, or -1 when target cannot be read. */
+int scan_for_resolve(struct scan_for *f, const char *target, const struct scan_cache *cache);
+void scan_for_free(struct scan_for *f);
+/* Resolution of name for an object with no RPATH or RUNPATH (what a plain program gets). */
+void scan_resolve_plain(struct scan_resolution *r, const char *name, const struct scan_cache *cache);
+/* Resolution of name as object_path (described by elf) would load it: a dispatcher's sub-libraries. */
+void scan_resolve_from(struct scan_resolution *r, const char *name, const char *object_path,
+		       const struct scan_elf *elf, const struct scan_cache *cache);
+void scan_resolution_free(struct scan_resolution *r);
+/* The loader's default directories, in its order, NULL-terminated. */
+const char *const *scan_default_dirs(void);
+
+/* scan.c: what was found. */
+enum scan_link {
+	SCAN_LINK_NONE,		/* not a symlink */
+	SCAN_LINK_OK,
+	SCAN_LINK_DANGLING,
+	SCAN_LINK_LOOP,		/* a loop, or too many links */
+};
+
+/* One libcudnn*.so* entry of a directory. */
+struct scan_file {
+	char *name;
+	char *path;
+	char *sub;		/* sub-library ("ops", "cnn_infer"); NULL for libcudnn.so* */
+	int major;		/* from the name or the names it links to; 0 when unknown */
+	enum scan_link link;
+	struct scan_strv chain;	/* the link's targets as written, in order */
+	char *real;		/* realpath, NULL when it does not resolve */
+	char version[32];	/* "9.1.0" from the names, "" when they carry none */
+	int has_stat;		/* the fields below are the target's */
+	unsigned mode;
+	long long size, mtime;
+	int is_reg;
+	struct scan_elf elf;
+};
+
+struct scan_sub {
+	const char *name;	/* "ops" */
+	struct scan_file *file;	/* libcudnn_ops.so.9, NULL when absent */
+	int ok;			/* present and loadable */
+	char *note;		/* why it is missing or unusable */
+};
+
+/* The files of one cuDNN major in one directory. */
+struct scan_copy {
+	int id;			/* 1-based, in output order */
+	char *dir;		/* real path */
+	struct scan_strv also;	/* other spellings it was reached by */
+	struct scan_strv sources;	/* where it was found */
+	int major;
+	struct scan_file **files;
+	size_t nfiles;
+	struct scan_file *dispatcher;	/* libcudnn.so.MAJOR, NULL when there is none */
+	int dispatcher_ok;
+	char version[32];
+	unsigned long version_number;	/* 0 when unknown */
+	const char *version_from;	/* "file name", "cudnnGetVersion", "sub-library file names" */
+	char *version_error;
+	struct scan_sub subs[8];
+	size_t nsubs;
+	size_t nsubs_ok;
+};
+
+struct scan_finding {
+	const char *id;
+	const char *severity;	/* "error", "warning", "info" */
+	char *message;
+	struct scan_strv paths;
+};
+
+struct scan_dir {
+	char *real;
+	struct scan_strv also;
+	struct scan_strv sources;
+};
+
+struct scan_result {
+	int json;
+	int machine;		/* no --root: this machine's usual places */
+	struct scan_strv roots;
+	struct scan_cache cache;
+	struct scan_dir *dirs;
+	size_t ndirs;
+	struct scan_copy **copies;
+	size_t ncopies;
+	struct scan_finding *findings;
+	size_t nfindings;
+	struct scan_resolution plain[2];	/* libcudnn.so.9 and .8 for a program without paths */
+	size_t nplain;
+	struct scan_for *for_;	/* NULL without --for */
+};
+
+/* scan-print.c: the human table and the JSON document. */
+void scan_json_str(FILE *f, const char *s);	/* a JSON string, valid UTF-8 whatever the bytes */
+void scan_human_str(FILE *f, const char *s);	/* bytes a terminal would misread are escaped */
+void scan_print_human(FILE *f, const struct scan_result *r);
+void scan_print_json(FILE *f, const struct scan_result *r);
+
+#endif

@@ -1,0 +1,1597 @@
+/*
+ * cudnnspy scan: lists every cuDNN copy where users have them, reads what
+ * each is made of without running it, and names the conflicts between
+ * them (docs/conflicts.md has one section per finding id). With --for,
+ * it follows the loader's search order as a given program or library
+ * would. Files are only stat'ed and read in small, bounded pieces; the
+ * one exception, a dispatcher whose name carries no version, is loaded
+ * in a forked helper (scan-probe.c) that may crash or hang on its own.
+ */
+#include "scan.h"
+#include "scan-int.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <glob.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define EXIT_USAGE 2
+#define PROBE_TIMEOUT_MS 5000
+#define MAX_LINKS 40		/* the kernel's own limit on links followed */
+#define MAX_ENTRIES 4096	/* cuDNN names in one directory; more is someone's experiment */
+#define ROOT_DEPTH 12
+#define ROOT_BUDGET 200000	/* directories walked below all --root together */
+#define CONF_DEPTH 8		/* nested "include" in ld.so.conf */
+
+static const char usage_text[] =
+	"usage: cudnnspy scan [--json] [--for PROGRAM_OR_LIBRARY] [--root DIR]... [--no-probe]\n"
+	"\n"
+	"Lists every cuDNN copy on this machine (loader cache, LD_LIBRARY_PATH, CUDA, system\n"
+	"directories, conda, Python wheels, TensorRT), what each is made of, and the conflicts\n"
+	"between them. Nothing is run, except a dispatcher whose file name has no version:\n"
+	"a helper process loads it to ask cudnnGetVersion().\n"
+	"\n"
+	"  --json               one JSON document on stdout instead of the table\n"
+	"  --for FILE           which copy FILE (a program or a library) would load, and why\n"
+	"  --root DIR           scan DIR and the directories below it instead of the usual\n"
+	"                       places (repeatable)\n"
+	"  --no-probe           never load a library, not even in the helper process\n"
+	"  --help               this text\n"
+	"\n"
+	"Exit status: 0 when the scan ran (findings or not), 2 for a usage error.\n";
+
+static const char *const subs9[] = {
+	"graph", "ops", "cnn", "adv", "engines_precompiled", "engines_runtime_compiled", "heuristic", NULL
+};
+static const char *const subs8[] = { "ops_infer", "ops_train", "cnn_infer", "cnn_train", "adv_infer", "adv_train", NULL };
+
+/* ---- memory: running out is reported and ends the command, it is never a crash ---- */
+
+static void __attribute__((noreturn))
+out_of_memory(void)
+{
+	fputs("cudnnspy: scan: out of memory\n", stderr);
+	exit(1);
+}
+
+void *
+scan_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		out_of_memory();
+	return p;
+}
+
+void *
+scan_xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		out_of_memory();
+	return p;
+}
+
+char *
+scan_xstrdup(const char *s)
+{
+	char *d = strdup(s);
+
+	if (!d)
+		out_of_memory();
+	return d;
+}
+
+char *
+scan_xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		out_of_memory();
+	return s;
+}
+
+void
+scan_strv_add(struct scan_strv *sv, const char *s)
+{
+	if (sv->n + 1 >= sv->cap) {
+		sv->cap = sv->cap ? sv->cap * 2 : 8;
+		sv->v = scan_xrealloc(sv->v, sv->cap * sizeof(*sv->v));
+	}
+	sv->v[sv->n++] = scan_xstrdup(s);
+	sv->v[sv->n] = NULL;
+}
+
+int
+scan_strv_has(const struct scan_strv *sv, const char *s)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		if (strcmp(sv->v[i], s) == 0)
+			return 1;
+	return 0;
+}
+
+int
+scan_strv_add_unique(struct scan_strv *sv, const char *s)
+{
+	if (scan_strv_has(sv, s))
+		return 0;
+	scan_strv_add(sv, s);
+	return 1;
+}
+
+void
+scan_strv_free(struct scan_strv *sv)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		free(sv->v[i]);
+	free(sv->v);
+	memset(sv, 0, sizeof(*sv));
+}
+
+static void
+complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void
+complain(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("cudnnspy: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int
+usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("cudnnspy: scan: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\ncudnnspy: usage: cudnnspy scan [--json] [--for FILE] [--root DIR]... (see cudnnspy scan --help)\n",
+	    stderr);
+	return EXIT_USAGE;
+}
+
+/* ---- names ---- */
+
+/*
+ * libcudnn.so[.N[.N[.N]]] or libcudnn_SUB.so[...]: returns 1 and fills
+ * sub (empty for the dispatcher) and the numbers after ".so".
+ * libcudnn.so.9.bak and libcudnn_static.a are not libraries the loader
+ * would take, and are not ours.
+ */
+static int
+parse_name(const char *name, char *sub, size_t subsz, int ver[4], int *nver)
+{
+	const char *p = name, *so;
+	size_t sublen;
+
+	*nver = 0;
+	if (strncmp(p, "libcudnn", 8) != 0)
+		return 0;
+	p += 8;
+	so = strstr(p, ".so");
+	if (!so)
+		return 0;
+	if (so == p) {
+		sublen = 0;
+	} else {
+		if (*p != '_')
+			return 0;
+		p++;
+		sublen = (size_t)(so - p);
+		if (sublen == 0 || sublen >= subsz)
+			return 0;
+		for (const char *q = p; q < so; q++)
+			if (!(*q == '_' || (*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9')))
+				return 0;
+	}
+	memcpy(sub, p, sublen);
+	sub[sublen] = '\0';
+	p = so + 3;
+	while (*p == '.') {
+		long v = 0;
+		int digits = 0;
+
+		p++;
+		while (*p >= '0' && *p <= '9' && digits < 7) {
+			v = v * 10 + (*p - '0');
+			p++;
+			digits++;
+		}
+		if (digits == 0 || *nver >= 4)
+			return 0;
+		ver[(*nver)++] = (int)v;
+	}
+	return *p == '\0';
+}
+
+static const char *
+base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static int
+in_list(const char *const *list, const char *s)
+{
+	for (size_t i = 0; list[i]; i++)
+		if (strcmp(list[i], s) == 0)
+			return 1;
+	return 0;
+}
+
+static const char *const *
+subs_of_major(int major)
+{
+	static const char *const none[] = { NULL };
+
+	if (major >= 9)
+		return subs9;
+	if (major == 8)
+		return subs8;
+	return none;
+}
+
+static unsigned long
+version_number(int major, int minor, int patch)
+{
+	/* 8.x and older: M*1000+m*100+p; 9.x: M*10000+m*100+p. */
+	return major >= 9 ? (unsigned long)major * 10000 + minor * 100 + patch
+			  : (unsigned long)major * 1000 + minor * 100 + patch;
+}
+
+static void
+version_from_number(unsigned long v, char *out, size_t n)
+{
+	if (v >= 10000)
+		snprintf(out, n, "%lu.%lu.%lu", v / 10000, v % 10000 / 100, v % 100);
+	else
+		snprintf(out, n, "%lu.%lu.%lu", v / 1000, v % 1000 / 100, v % 100);
+}
+
+/* ---- the directories to look at ---- */
+
+static struct scan_dir *
+find_dir(struct scan_result *r, const char *real)
+{
+	for (size_t i = 0; i < r->ndirs; i++)
+		if (strcmp(r->dirs[i].real, real) == 0)
+			return &r->dirs[i];
+	return NULL;
+}
+
+/* Adds a directory (any spelling) under a source label; missing ones are skipped. */
+static void
+add_dir(struct scan_result *r, const char *path, const char *source)
+{
+	struct scan_dir *d;
+	struct stat st;
+	char *abs = NULL, *real;
+
+	if (!path || !path[0])
+		return;
+	if (path[0] != '/') {
+		char *cwd = getcwd(NULL, 0);
+
+		if (!cwd)
+			return;
+		abs = scan_xasprintf("%s/%s", cwd, path);
+		free(cwd);
+		path = abs;
+	}
+	real = realpath(path, NULL);
+	if (!real || stat(real, &st) != 0 || !S_ISDIR(st.st_mode))
+		goto out;
+	d = find_dir(r, real);
+	if (!d) {
+		r->dirs = scan_xrealloc(r->dirs, (r->ndirs + 1) * sizeof(*r->dirs));
+		d = &r->dirs[r->ndirs++];
+		memset(d, 0, sizeof(*d));
+		d->real = scan_xstrdup(real);
+	}
+	if (strcmp(path, real) != 0) {
+		/* "/usr/local/cuda/lib64/" and "/usr/local/cuda/lib64" are one spelling. */
+		char *trimmed = scan_xstrdup(path);
+		size_t len = strlen(trimmed);
+
+		while (len > 1 && trimmed[len - 1] == '/')
+			trimmed[--len] = '\0';
+		if (strcmp(trimmed, real) != 0)
+			scan_strv_add_unique(&d->also, trimmed);
+		free(trimmed);
+	}
+	scan_strv_add_unique(&d->sources, source);
+out:
+	free(real);
+	free(abs);
+}
+
+static void
+add_glob(struct scan_result *r, const char *pattern, const char *source)
+{
+	glob_t g;
+
+	memset(&g, 0, sizeof(g));
+	if (glob(pattern, 0, NULL, &g) == 0)
+		for (size_t i = 0; i < g.gl_pathc; i++)
+			add_dir(r, g.gl_pathv[i], source);
+	globfree(&g);
+}
+
+static void
+add_list(struct scan_result *r, const char *list, const char *source)
+{
+	const char *p = list;
+
+	if (!list)
+		return;
+	for (;;) {
+		size_t n = strcspn(p, ":;");
+		char *entry = scan_xmalloc(n + 1);
+
+		memcpy(entry, p, n);
+		entry[n] = '\0';
+		/* An empty entry is the current directory to the loader. */
+		add_dir(r, n ? entry : ".", source);
+		free(entry);
+		if (!p[n])
+			break;
+		p += n + 1;
+	}
+}
+
+/* /etc/ld.so.conf and what it includes: one directory a line. */
+static void
+read_ld_so_conf(struct scan_result *r, const char *file, int depth)
+{
+	char line[4096];
+	FILE *f;
+
+	if (depth > CONF_DEPTH)
+		return;
+	f = fopen(file, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line, *end;
+
+		p[strcspn(p, "#\n")] = '\0';
+		p += strspn(p, " \t");
+		end = p + strlen(p);
+		while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+			*--end = '\0';
+		if (!*p)
+			continue;
+		if (strncmp(p, "include", 7) == 0 && (p[7] == ' ' || p[7] == '\t')) {
+			char *pattern = p + 8 + strspn(p + 8, " \t");
+			char *full;
+			glob_t g;
+
+			/* A relative pattern counts from the including file's directory. */
+			if (pattern[0] == '/') {
+				full = scan_xstrdup(pattern);
+			} else {
+				char *dir = scan_xstrdup(file);
+				char *slash = strrchr(dir, '/');
+
+				if (slash)
+					*slash = '\0';
+				full = scan_xasprintf("%s/%s", dir, pattern);
+				free(dir);
+			}
+			memset(&g, 0, sizeof(g));
+			if (glob(full, 0, NULL, &g) == 0)
+				for (size_t i = 0; i < g.gl_pathc; i++)
+					read_ld_so_conf(r, g.gl_pathv[i], depth + 1);
+			globfree(&g);
+			free(full);
+			continue;
+		}
+		if (strncmp(p, "hwcap", 5) == 0 && (p[5] == ' ' || p[5] == '\t'))
+			continue;
+		/* Old ldconfig syntax: "DIR=TYPE". */
+		p[strcspn(p, "=")] = '\0';
+		add_dir(r, p, "ld.so.conf");
+	}
+	fclose(f);
+}
+
+static char *
+home_dir(void)
+{
+	const char *h = getenv("HOME");
+	struct passwd *pw;
+
+	if (h && h[0] == '/')
+		return scan_xstrdup(h);
+	pw = getpwuid(getuid());
+	return pw && pw->pw_dir && pw->pw_dir[0] == '/' ? scan_xstrdup(pw->pw_dir) : NULL;
+}
+
+/* nvidia/cudnn/lib and torch/lib in every site-packages below a glob of lib/python3* directories. */
+static void
+add_python(struct scan_result *r, const char *pydirs)
+{
+	static const char *const sites[] = { "site-packages", "dist-packages" };
+
+	for (size_t i = 0; i < 2; i++) {
+		char *p = scan_xasprintf("%s/%s/nvidia/cudnn/lib", pydirs, sites[i]);
+
+		add_glob(r, p, "pip-nvidia-cudnn");
+		free(p);
+		p = scan_xasprintf("%s/%s/torch/lib", pydirs, sites[i]);
+		add_glob(r, p, "pip-torch");
+		free(p);
+	}
+}
+
+static void
+add_conda_env(struct scan_result *r, const char *prefix_glob)
+{
+	char *p = scan_xasprintf("%s/lib", prefix_glob);
+
+	add_glob(r, p, "conda");
+	free(p);
+	p = scan_xasprintf("%s/lib/python3*", prefix_glob);
+	add_python(r, p);
+	free(p);
+}
+
+static void
+gather_machine(struct scan_result *r)
+{
+	static const char *const conda_homes[] = { ".conda", "miniconda3", "anaconda3", "miniforge3", "mambaforge", NULL };
+	const char *const *defaults = scan_default_dirs();
+	const char *e;
+	char *home = home_dir();
+	char *p;
+
+	add_list(r, getenv("LD_LIBRARY_PATH"), "LD_LIBRARY_PATH");
+	for (size_t i = 0; i < r->cache.n; i++) {
+		char *dir;
+		char *slash;
+
+		if (strncmp(r->cache.e[i].name, "libcudnn", 8) != 0)
+			continue;
+		dir = scan_xstrdup(r->cache.e[i].path);
+		slash = strrchr(dir, '/');
+		if (slash) {
+			*slash = '\0';
+			add_dir(r, dir, "ld.so.cache");
+		}
+		free(dir);
+	}
+	for (size_t i = 0; defaults[i]; i++)
+		add_dir(r, defaults[i], "system");
+	{
+		static const char *const system[] = {
+			"/lib", "/usr/lib", "/lib64", "/usr/lib64", "/usr/local/lib", "/lib/*-linux-gnu*",
+			"/usr/lib/*-linux-gnu*", "/usr/local/lib/*-linux-gnu*", NULL
+		};
+
+		for (size_t i = 0; system[i]; i++)
+			add_glob(r, system[i], "system");
+	}
+	read_ld_so_conf(r, "/etc/ld.so.conf", 0);
+	if ((e = getenv("CUDA_HOME")) && e[0]) {
+		p = scan_xasprintf("%s/lib64", e);
+		add_dir(r, p, "CUDA_HOME");
+		free(p);
+		p = scan_xasprintf("%s/lib", e);
+		add_dir(r, p, "CUDA_HOME");
+		free(p);
+	}
+	if ((e = getenv("CUDA_PATH")) && e[0]) {
+		p = scan_xasprintf("%s/lib64", e);
+		add_dir(r, p, "CUDA_PATH");
+		free(p);
+		p = scan_xasprintf("%s/lib", e);
+		add_dir(r, p, "CUDA_PATH");
+		free(p);
+	}
+	add_glob(r, "/usr/local/cuda*/lib64", "cuda-toolkit");
+	add_glob(r, "/usr/local/cuda*/lib", "cuda-toolkit");
+	add_glob(r, "/usr/local/cuda*/targets/*/lib", "cuda-toolkit");
+	if ((e = getenv("CONDA_PREFIX")) && e[0] == '/')
+		add_conda_env(r, e);
+	add_conda_env(r, "/opt/conda");
+	add_conda_env(r, "/opt/conda/envs/*");
+	if (home) {
+		for (size_t i = 0; conda_homes[i]; i++) {
+			p = scan_xasprintf("%s/%s", home, conda_homes[i]);
+			add_conda_env(r, p);
+			free(p);
+			p = scan_xasprintf("%s/%s/envs/*", home, conda_homes[i]);
+			add_conda_env(r, p);
+			free(p);
+		}
+	}
+	add_python(r, "/usr/lib/python3*");
+	add_python(r, "/usr/local/lib/python3*");
+	if ((e = getenv("VIRTUAL_ENV")) && e[0] == '/') {
+		p = scan_xasprintf("%s/lib/python3*", e);
+		add_python(r, p);
+		free(p);
+	}
+	if (home) {
+		p = scan_xasprintf("%s/.local/lib/python3*", home);
+		add_python(r, p);
+		free(p);
+		p = scan_xasprintf("%s/.pyenv/versions/*/lib/python3*", home);
+		add_python(r, p);
+		free(p);
+	}
+	add_dir(r, "/usr/src/tensorrt/lib", "tensorrt");
+	add_dir(r, "/usr/src/tensorrt", "tensorrt");
+	add_glob(r, "/opt/tensorrt*/lib", "tensorrt");
+	add_glob(r, "/opt/TensorRT*/lib", "tensorrt");
+	if ((e = getenv("TENSORRT_ROOT")) && e[0]) {
+		add_dir(r, e, "TENSORRT_ROOT");
+		p = scan_xasprintf("%s/lib", e);
+		add_dir(r, p, "TENSORRT_ROOT");
+		free(p);
+		p = scan_xasprintf("%s/targets/*/lib", e);
+		add_glob(r, p, "TENSORRT_ROOT");
+		free(p);
+	}
+	free(home);
+}
+
+/* Every directory below a root, without following links to directories. */
+static void
+walk_root(struct scan_result *r, const char *dir, int depth, size_t *budget, const char *label)
+{
+	struct scan_strv subdirs = { 0 };
+	struct dirent *de;
+	int has_cudnn = 0;
+	DIR *d;
+
+	if (*budget == 0)
+		return;
+	(*budget)--;
+	if (*budget == 0)
+		complain("scan: stopped walking the --root trees after %d directories", ROOT_BUDGET);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *path;
+		struct stat st;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (strncmp(de->d_name, "libcudnn", 8) == 0)
+			has_cudnn = 1;
+		if (depth >= ROOT_DEPTH || (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
+			continue;
+		path = scan_xasprintf("%s%s%s", dir, strcmp(dir, "/") == 0 ? "" : "/", de->d_name);
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+			scan_strv_add(&subdirs, path);
+		free(path);
+	}
+	closedir(d);
+	if (has_cudnn)
+		add_dir(r, dir, label);
+	for (size_t i = 0; i < subdirs.n; i++)
+		walk_root(r, subdirs.v[i], depth + 1, budget, label);
+	scan_strv_free(&subdirs);
+}
+
+/* ---- what a directory holds ---- */
+
+static void
+read_chain(struct scan_file *f)
+{
+	struct scan_strv visited = { 0 };
+	char *cur = scan_xstrdup(f->path);
+	struct stat st;
+
+	f->link = SCAN_LINK_OK;
+	for (int hops = 0;; hops++) {
+		char target[PATH_MAX];
+		ssize_t n;
+		char *next;
+
+		/* A name seen before is a loop; the chain stops there rather than going round. */
+		if (hops >= MAX_LINKS || !scan_strv_add_unique(&visited, cur)) {
+			f->link = SCAN_LINK_LOOP;
+			break;
+		}
+		n = readlink(cur, target, sizeof(target) - 1);
+		if (n < 0)
+			break;
+		target[n] = '\0';
+		scan_strv_add(&f->chain, target);
+		if (target[0] == '/') {
+			next = scan_xstrdup(target);
+		} else {
+			char *slash = strrchr(cur, '/');
+
+			next = scan_xasprintf("%.*s/%s", slash ? (int)(slash - cur) : 1, slash ? cur : ".", target);
+		}
+		free(cur);
+		cur = next;
+		if (lstat(cur, &st) != 0) {
+			f->link = errno == ELOOP ? SCAN_LINK_LOOP : SCAN_LINK_DANGLING;
+			break;
+		}
+		if (!S_ISLNK(st.st_mode))
+			break;
+	}
+	free(cur);
+	scan_strv_free(&visited);
+}
+
+static struct scan_file *
+read_file(const char *dir, const char *name, const char *sub, const int ver[4], int nver)
+{
+	struct scan_file *f = scan_xmalloc(sizeof(*f));
+	struct stat st;
+
+	memset(f, 0, sizeof(*f));
+	f->name = scan_xstrdup(name);
+	f->path = scan_xasprintf("%s%s%s", dir, strcmp(dir, "/") == 0 ? "" : "/", name);
+	f->sub = sub[0] ? scan_xstrdup(sub) : NULL;
+	if (lstat(f->path, &st) == 0 && S_ISLNK(st.st_mode))
+		read_chain(f);
+	f->real = realpath(f->path, NULL);
+	if (stat(f->path, &st) == 0) {
+		f->has_stat = 1;
+		f->mode = st.st_mode & 07777;
+		f->size = (long long)st.st_size;
+		f->mtime = (long long)st.st_mtime;
+		f->is_reg = S_ISREG(st.st_mode);
+	}
+	scan_elf_read(f->path, &f->elf);
+	/* The version and major: the file's own name, or those of the files it links to (last first). */
+	f->major = nver ? ver[0] : 0;
+	if (nver >= 3)
+		snprintf(f->version, sizeof(f->version), "%d.%d.%d", ver[0], ver[1], ver[2]);
+	for (size_t i = f->chain.n; i-- > 0;) {
+		char csub[64];
+		int cver[4], cn;
+
+		if (!parse_name(base_name(f->chain.v[i]), csub, sizeof(csub), cver, &cn) || cn == 0)
+			continue;
+		if (!f->major)
+			f->major = cver[0];
+		if (!f->version[0] && cn >= 3 && cver[0] == f->major)
+			snprintf(f->version, sizeof(f->version), "%d.%d.%d", cver[0], cver[1], cver[2]);
+	}
+	if (!f->major && f->sub) {
+		if (in_list(subs9, f->sub) && !in_list(subs8, f->sub))
+			f->major = 9;
+		else if (in_list(subs8, f->sub))
+			f->major = 8;
+	}
+	return f;
+}
+
+static void
+free_file(struct scan_file *f)
+{
+	free(f->name);
+	free(f->path);
+	free(f->sub);
+	free(f->real);
+	scan_strv_free(&f->chain);
+	scan_elf_free(&f->elf);
+	free(f);
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static struct scan_copy *
+copy_for(struct scan_result *r, const struct scan_dir *d, int major)
+{
+	struct scan_copy *c;
+
+	for (size_t i = 0; i < r->ncopies; i++)
+		if (r->copies[i]->major == major && strcmp(r->copies[i]->dir, d->real) == 0)
+			return r->copies[i];
+	c = scan_xmalloc(sizeof(*c));
+	memset(c, 0, sizeof(*c));
+	c->dir = scan_xstrdup(d->real);
+	c->major = major;
+	for (size_t i = 0; i < d->also.n; i++)
+		scan_strv_add(&c->also, d->also.v[i]);
+	for (size_t i = 0; i < d->sources.n; i++)
+		scan_strv_add(&c->sources, d->sources.v[i]);
+	r->copies = scan_xrealloc(r->copies, (r->ncopies + 1) * sizeof(*r->copies));
+	r->copies[r->ncopies++] = c;
+	return c;
+}
+
+static void
+read_dir(struct scan_result *r, const struct scan_dir *d)
+{
+	struct scan_strv names = { 0 };
+	struct dirent *de;
+	DIR *dp = opendir(d->real);
+
+	if (!dp)
+		return;
+	while ((de = readdir(dp)) && names.n < MAX_ENTRIES) {
+		char sub[64];
+		int ver[4], nver;
+
+		if (parse_name(de->d_name, sub, sizeof(sub), ver, &nver))
+			scan_strv_add(&names, de->d_name);
+	}
+	closedir(dp);
+	if (names.n)
+		qsort(names.v, names.n, sizeof(*names.v), cmp_str);
+	for (size_t i = 0; i < names.n; i++) {
+		char sub[64];
+		int ver[4], nver;
+		struct scan_file *f;
+		struct scan_copy *c;
+
+		parse_name(names.v[i], sub, sizeof(sub), ver, &nver);
+		f = read_file(d->real, names.v[i], sub, ver, nver);
+		c = copy_for(r, d, f->major);
+		c->files = scan_xrealloc(c->files, (c->nfiles + 1) * sizeof(*c->files));
+		c->files[c->nfiles++] = f;
+	}
+	scan_strv_free(&names);
+}
+
+static struct scan_file *
+file_named(const struct scan_copy *c, const char *name)
+{
+	for (size_t i = 0; i < c->nfiles; i++)
+		if (strcmp(c->files[i]->name, name) == 0)
+			return c->files[i];
+	return NULL;
+}
+
+/* ---- versions: file names first, then the helper, each file asked once ---- */
+
+struct probe_memo {
+	char *real;
+	struct scan_probe p;
+};
+
+static struct probe_memo *memo;
+static size_t nmemo;
+static int no_probe;
+
+static const struct scan_probe *
+probe(const char *path)
+{
+	char *real = realpath(path, NULL);
+
+	if (!real)
+		real = scan_xstrdup(path);
+	for (size_t i = 0; i < nmemo; i++) {
+		if (strcmp(memo[i].real, real) == 0) {
+			free(real);
+			return &memo[i].p;
+		}
+	}
+	memo = scan_xrealloc(memo, (nmemo + 1) * sizeof(*memo));
+	memo[nmemo].real = real;
+	scan_probe_version(path, PROBE_TIMEOUT_MS, &memo[nmemo].p);
+	return &memo[nmemo++].p;
+}
+
+static void
+copy_version(struct scan_copy *c)
+{
+	if (c->dispatcher_ok && c->dispatcher->version[0]) {
+		int a, b, p;
+
+		snprintf(c->version, sizeof(c->version), "%s", c->dispatcher->version);
+		if (sscanf(c->version, "%d.%d.%d", &a, &b, &p) == 3)
+			c->version_number = version_number(a, b, p);
+		c->version_from = "file name";
+		return;
+	}
+	if (c->dispatcher_ok) {
+		const struct scan_probe *p;
+
+		if (no_probe) {
+			c->version_error = scan_xstrdup("not read: --no-probe, and the file name carries no version");
+			return;
+		}
+		p = probe(c->dispatcher->path);
+		if (p->ok) {
+			c->version_number = p->version;
+			version_from_number(p->version, c->version, sizeof(c->version));
+			c->version_from = "cudnnGetVersion";
+		} else {
+			c->version_error = scan_xstrdup(p->why);
+		}
+		return;
+	}
+	/* No dispatcher: the sub-libraries' names, when they agree. */
+	for (size_t i = 0; i < c->nsubs; i++) {
+		const struct scan_file *f = c->subs[i].file;
+
+		if (!c->subs[i].ok || !f->version[0])
+			continue;
+		if (!c->version[0]) {
+			snprintf(c->version, sizeof(c->version), "%s", f->version);
+		} else if (strcmp(c->version, f->version) != 0) {
+			c->version[0] = '\0';
+			return;
+		}
+	}
+	if (c->version[0]) {
+		int a, b, p;
+
+		if (sscanf(c->version, "%d.%d.%d", &a, &b, &p) == 3)
+			c->version_number = version_number(a, b, p);
+		c->version_from = "sub-library file names";
+	}
+}
+
+static void
+analyze_copy(struct scan_copy *c)
+{
+	const char *const *expected = subs_of_major(c->major);
+	char name[128];
+
+	if (c->major > 0) {
+		snprintf(name, sizeof(name), "libcudnn.so.%d", c->major);
+		c->dispatcher = file_named(c, name);
+	}
+	c->dispatcher_ok = c->dispatcher && c->dispatcher->elf.status == SCAN_ELF_OK;
+	for (size_t i = 0; expected[i] && c->nsubs < sizeof(c->subs) / sizeof(c->subs[0]); i++) {
+		struct scan_sub *s = &c->subs[c->nsubs++];
+
+		s->name = expected[i];
+		snprintf(name, sizeof(name), "libcudnn_%s.so.%d", expected[i], c->major);
+		s->file = file_named(c, name);
+		if (s->file && s->file->elf.status == SCAN_ELF_OK) {
+			s->ok = 1;
+			c->nsubs_ok++;
+			continue;
+		}
+		if (s->file) {
+			s->note = scan_xasprintf("%s is unusable: %s", name,
+			    s->file->link == SCAN_LINK_DANGLING ? "a dangling symlink" :
+			    s->file->link == SCAN_LINK_LOOP ? "a symlink loop" : s->file->elf.why);
+			continue;
+		}
+		/* A versioned file without the SONAME link that dlopen() asks for. */
+		for (size_t j = 0; j < c->nfiles; j++) {
+			const struct scan_file *f = c->files[j];
+
+			if (f->sub && strcmp(f->sub, expected[i]) == 0 && f->version[0]) {
+				s->note = scan_xasprintf("only %s is there, no %s link to it", f->name, name);
+				break;
+			}
+		}
+		if (!s->note)
+			s->note = scan_xasprintf("%s is missing", name);
+	}
+	copy_version(c);
+}
+
+/* ---- findings ---- */
+
+static void
+add_finding(struct scan_result *r, const char *id, const char *severity, const char *const *paths,
+	    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void
+add_finding(struct scan_result *r, const char *id, const char *severity, const char *const *paths,
+	    const char *fmt, ...)
+{
+	struct scan_finding *f;
+	va_list ap;
+
+	r->findings = scan_xrealloc(r->findings, (r->nfindings + 1) * sizeof(*r->findings));
+	f = &r->findings[r->nfindings++];
+	memset(f, 0, sizeof(*f));
+	f->id = id;
+	f->severity = severity;
+	va_start(ap, fmt);
+	if (vasprintf(&f->message, fmt, ap) < 0)
+		out_of_memory();
+	va_end(ap);
+	for (size_t i = 0; paths && paths[i]; i++)
+		scan_strv_add_unique(&f->paths, paths[i]);
+}
+
+static const char *
+link_words(enum scan_link l)
+{
+	return l == SCAN_LINK_LOOP ? "a symlink loop" : "a dangling symlink";
+}
+
+/* Links, kinds of file, permissions: once per file, whichever names reach it. */
+static void
+file_findings(struct scan_result *r, const struct scan_copy *c, struct scan_strv *seen)
+{
+	struct stat st;
+
+	if (stat(c->dir, &st) == 0 && !(st.st_mode & S_IXOTH) && scan_strv_add_unique(seen, c->dir)) {
+		const char *paths[] = { c->dir, NULL };
+
+		add_finding(r, "unreadable", "warning", paths,
+		    "directory %s has mode %04o: users other than its owner%s cannot load anything in it",
+		    c->dir, (unsigned)(st.st_mode & 07777), st.st_mode & S_IXGRP ? " and group" : "");
+	}
+	for (size_t i = 0; i < c->nfiles; i++) {
+		const struct scan_file *f = c->files[i];
+		const char *key = f->real ? f->real : f->path;
+		const char *paths[] = { f->path, f->real, NULL };
+
+		if (f->link == SCAN_LINK_DANGLING || f->link == SCAN_LINK_LOOP) {
+			const char *last = f->chain.n ? f->chain.v[f->chain.n - 1] : "?";
+
+			add_finding(r, "dangling-link", "warning", paths, "%s -> %s is %s%s", f->path, last,
+			    link_words(f->link),
+			    f->link == SCAN_LINK_DANGLING ? " (the target does not exist)" : "");
+			continue;
+		}
+		if (!scan_strv_add_unique(seen, key))
+			continue;
+		switch (f->elf.status) {
+		case SCAN_ELF_OK:
+			break;
+		case SCAN_ELF_NOT_FILE:
+			if (strcmp(f->elf.why, "a FIFO") == 0)
+				add_finding(r, "not-a-library", "error", paths,
+				    "%s is a FIFO: a program that searches this directory for it waits for ever",
+				    f->path);
+			else
+				add_finding(r, "not-a-library", "error", paths,
+				    "%s is %s: a program that searches this directory for it fails to start",
+				    f->path, f->elf.why);
+			break;
+		case SCAN_ELF_INVALID:
+			add_finding(r, "not-a-library", "error", paths,
+			    "%s is not a usable library (%s): a program that searches this directory for it fails to start",
+			    f->path, f->elf.why);
+			break;
+		case SCAN_ELF_FOREIGN:
+			add_finding(r, "not-a-library", "warning", paths,
+			    "%s is %s: the loader passes over it", f->path, f->elf.why);
+			break;
+		case SCAN_ELF_DENIED:
+			add_finding(r, "unreadable", "warning", paths, "%s cannot be opened: %s", f->path,
+			    f->elf.why);
+			break;
+		case SCAN_ELF_MISSING:
+			break;
+		}
+		/* Root reads everything: the mode bits say what other users get. */
+		if (f->elf.status != SCAN_ELF_DENIED && f->has_stat && f->is_reg && !(f->mode & S_IROTH))
+			add_finding(r, "unreadable", "warning", paths,
+			    "%s has mode %04o: users other than its owner%s cannot load it",
+			    f->real ? f->real : f->path, f->mode, f->mode & S_IRGRP ? " and group" : "");
+	}
+}
+
+static void
+copy_findings(struct scan_result *r, const struct scan_copy *c)
+{
+	const char *dirpaths[] = { c->dir, NULL };
+	char buf[4096];
+	size_t len;
+
+	if (c->dispatcher_ok && c->dispatcher->elf.soname && c->major > 0) {
+		char want[32];
+
+		snprintf(want, sizeof(want), "libcudnn.so.%d", c->major);
+		if (strcmp(c->dispatcher->elf.soname, want) != 0) {
+			const char *paths[] = { c->dispatcher->path, NULL };
+
+			add_finding(r, "soname-mismatch", "warning", paths,
+			    "%s has SONAME %s: programs linked against it ask for %s, not %s", c->dispatcher->path,
+			    c->dispatcher->elf.soname, c->dispatcher->elf.soname, want);
+		}
+	}
+	if (c->dispatcher_ok && !c->version[0]) {
+		const char *paths[] = { c->dispatcher->path, NULL };
+
+		add_finding(r, "version-unknown", "warning", paths, "%s: version unknown: %s", c->dispatcher->path,
+		    c->version_error ? c->version_error : "no version in its name");
+	}
+	if (c->nsubs == 0)
+		return;
+	/* Sub-libraries of another version than the dispatcher (or than each other, without one). */
+	len = 0;
+	buf[0] = '\0';
+	{
+		struct scan_strv paths = { 0 };
+		const char *ref = c->dispatcher_ok && c->version[0] ? c->version : NULL;
+		const char *first = NULL;
+		int mixed = 0;
+
+		for (size_t i = 0; i < c->nsubs; i++) {
+			const struct scan_file *f = c->subs[i].file;
+
+			if (!c->subs[i].ok || !f->version[0])
+				continue;
+			if (!first)
+				first = f->version;
+			if ((ref && strcmp(f->version, ref) != 0) || (!ref && strcmp(f->version, first) != 0))
+				mixed = 1;
+		}
+		if (mixed) {
+			for (size_t i = 0; i < c->nsubs; i++) {
+				const struct scan_file *f = c->subs[i].file;
+				const char *shown;
+				int n;
+
+				/* Against a dispatcher, only those that differ; among themselves, all of them. */
+				if (!c->subs[i].ok || !f->version[0] || (ref && strcmp(f->version, ref) == 0))
+					continue;
+				shown = f->chain.n ? base_name(f->chain.v[f->chain.n - 1]) : f->name;
+				n = snprintf(buf + len, sizeof(buf) - len, "%s%s %s (%s)", len ? ", " : "", f->name,
+				    f->version, shown);
+				if (n > 0 && (size_t)n < sizeof(buf) - len)
+					len += (size_t)n;
+				scan_strv_add(&paths, f->path);
+			}
+			if (ref)
+				add_finding(r, "sublib-version-mismatch", "error", (const char *const *)paths.v,
+				    "%s: %s is %s but its sub-libraries are %s", c->dir, c->dispatcher->name, ref, buf);
+			else
+				add_finding(r, "sublib-version-mismatch", "error", (const char *const *)paths.v,
+				    "%s: sub-libraries of different versions: %s", c->dir, buf);
+		}
+		scan_strv_free(&paths);
+	}
+	/* Completeness. */
+	len = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < c->nsubs; i++) {
+		int n;
+
+		if (c->subs[i].ok)
+			continue;
+		n = snprintf(buf + len, sizeof(buf) - len, "%s%s", len ? "; " : "", c->subs[i].note);
+		if (n > 0 && (size_t)n < sizeof(buf) - len)
+			len += (size_t)n;
+	}
+	if (c->dispatcher_ok && c->nsubs_ok == 0) {
+		add_finding(r, "no-sublibraries", "error", dirpaths,
+		    "%s has the cuDNN %d dispatcher %s but none of its sub-libraries: every call that needs one fails (libcudnn_%s.so.%d and %zu more are missing)",
+		    c->dir, c->major, c->dispatcher->name, c->subs[0].name, c->major, c->nsubs - 1);
+	} else if (c->dispatcher_ok && c->nsubs_ok < c->nsubs) {
+		add_finding(r, "incomplete-copy", "error", dirpaths, "%s: cuDNN %d copy without %zu of its %zu sub-libraries: %s",
+		    c->dir, c->major, c->nsubs - c->nsubs_ok, c->nsubs, buf);
+	} else if (!c->dispatcher_ok && c->nsubs_ok > 0) {
+		int on_llp = scan_strv_has(&c->sources, "LD_LIBRARY_PATH");
+
+		add_finding(r, "no-dispatcher", "warning", dirpaths,
+		    "%s has %zu cuDNN %d sub-libraries but no usable libcudnn.so.%d%s", c->dir, c->nsubs_ok, c->major,
+		    c->major,
+		    on_llp ? ": it is on LD_LIBRARY_PATH, so a dispatcher from elsewhere loads these sub-libraries first"
+			   : ": programs cannot load this copy, only a dispatcher from elsewhere can pick them up");
+	}
+	/* Versioned files that no name in the directory leads to. */
+	for (size_t i = 0; i < c->nfiles; i++) {
+		const struct scan_file *f = c->files[i];
+		const char *ref = NULL, *so;
+		int reached = 0;
+		char sname[128];
+		const struct scan_file *sf;
+
+		if (f->link != SCAN_LINK_NONE || !f->is_reg || !f->version[0] || !f->real)
+			continue;
+		/* Its own name must be longer than the SONAME: libcudnn.so.9.1.0, not libcudnn.so.9. */
+		so = strstr(f->name, ".so.");
+		if (!so || !strchr(so + 4, '.'))
+			continue;
+		for (size_t j = 0; j < c->nfiles; j++)
+			if (c->files[j] != f && c->files[j]->real && strcmp(c->files[j]->real, f->real) == 0)
+				reached = 1;
+		if (reached)
+			continue;
+		if (f->sub)
+			snprintf(sname, sizeof(sname), "libcudnn_%s.so.%d", f->sub, c->major);
+		else
+			snprintf(sname, sizeof(sname), "libcudnn.so.%d", c->major);
+		sf = file_named(c, sname);
+		ref = sf && sf->version[0] ? sf->version : (!f->sub ? c->version : NULL);
+		if (ref && ref[0] && strcmp(ref, f->version) != 0) {
+			const char *paths[] = { f->path, NULL };
+
+			add_finding(r, "stale-files", "info", paths,
+			    "%s (%s) is not used: %s is %s; running ldconfig on this directory relinks %s to the highest version",
+			    f->path, f->version, sname, ref, sname);
+		}
+	}
+}
+
+static int
+copy_has_content(const struct scan_copy *c)
+{
+	return c->dispatcher || c->nsubs_ok > 0;
+}
+
+static void
+global_findings(struct scan_result *r)
+{
+	/* Two majors in one directory. */
+	for (size_t i = 0; i < r->ncopies; i++) {
+		const struct scan_copy *a = r->copies[i];
+
+		for (size_t j = i + 1; j < r->ncopies; j++) {
+			const struct scan_copy *b = r->copies[j];
+			const char *paths[] = { a->dir, NULL };
+
+			if (strcmp(a->dir, b->dir) != 0 || !a->major || !b->major || a->major == b->major ||
+			    !copy_has_content(a) || !copy_has_content(b))
+				continue;
+			add_finding(r, "mixed-majors", "warning", paths,
+			    "%s holds cuDNN %d (%s) and cuDNN %d (%s) side by side: one process can end up with both",
+			    a->dir, a->major, a->version[0] ? a->version : "version unknown", b->major,
+			    b->version[0] ? b->version : "version unknown");
+		}
+	}
+	/* Different copies: different directories, unless one's dispatcher is the other's file. */
+	{
+		struct scan_strv paths = { 0 };
+		char buf[8192];
+		size_t len = 0, distinct = 0;
+		const char *v0 = NULL;
+		int differ = 0;
+
+		buf[0] = '\0';
+		for (size_t i = 0; i < r->ncopies; i++) {
+			const struct scan_copy *c = r->copies[i];
+			int dup = 0;
+			int n;
+
+			if (!copy_has_content(c))
+				continue;
+			for (size_t j = 0; j < i && c->dispatcher && c->dispatcher->real; j++) {
+				const struct scan_copy *o = r->copies[j];
+
+				if (copy_has_content(o) && o->dispatcher && o->dispatcher->real &&
+				    strcmp(o->dispatcher->real, c->dispatcher->real) == 0)
+					dup = 1;
+			}
+			if (dup)
+				continue;
+			distinct++;
+			if (!v0)
+				v0 = c->version;
+			if (!c->version[0] || strcmp(v0, c->version) != 0)
+				differ = 1;
+			n = snprintf(buf + len, sizeof(buf) - len, "%s[%d] %s (%s)", len ? ", " : "", c->id, c->dir,
+			    c->version[0] ? c->version : "version unknown");
+			if (n > 0 && (size_t)n < sizeof(buf) - len)
+				len += (size_t)n;
+			scan_strv_add(&paths, c->dir);
+		}
+		if (distinct >= 2)
+			add_finding(r, "multiple-copies", differ ? "warning" : "info", (const char *const *)paths.v,
+			    "%zu different cuDNN copies%s: %s", distinct, differ ? "" : " of one version", buf);
+		scan_strv_free(&paths);
+	}
+}
+
+/* ---- what a resolution found, and the sub-libraries its dispatcher would take ---- */
+
+static struct scan_copy *
+copy_of_path(struct scan_result *r, const char *path, int major)
+{
+	char *dir = scan_xstrdup(path);
+	char *slash = strrchr(dir, '/');
+	char *real;
+	struct scan_copy *found = NULL;
+
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	real = realpath(dir, NULL);
+	for (size_t i = 0; real && i < r->ncopies; i++)
+		if (strcmp(r->copies[i]->dir, real) == 0 && (!major || r->copies[i]->major == major))
+			found = r->copies[i];
+	free(real);
+	free(dir);
+	return found;
+}
+
+/* The version a file's names carry, or the helper's answer for a dispatcher. */
+static void
+path_version(struct scan_result *r, const char *path, int dispatcher, char *out, size_t n)
+{
+	char sub[64];
+	int ver[4], nver;
+	struct scan_file *f;
+	struct scan_copy *c;
+	char *dir, *slash;
+
+	out[0] = '\0';
+	if (!parse_name(base_name(path), sub, sizeof(sub), ver, &nver))
+		return;
+	c = copy_of_path(r, path, nver ? ver[0] : 0);
+	if (c) {
+		const struct scan_file *cf = file_named(c, base_name(path));
+
+		if (dispatcher && cf == c->dispatcher && c->version[0]) {
+			snprintf(out, n, "%s", c->version);
+			return;
+		}
+		if (cf && cf->version[0]) {
+			snprintf(out, n, "%s", cf->version);
+			return;
+		}
+		if (cf && !dispatcher)
+			return;
+	}
+	dir = scan_xstrdup(path);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	f = read_file(dir, base_name(path), sub, ver, nver);
+	free(dir);
+	if (f->version[0]) {
+		snprintf(out, n, "%s", f->version);
+	} else if (dispatcher && !no_probe && f->elf.status == SCAN_ELF_OK) {
+		const struct scan_probe *p = probe(path);
+
+		if (p->ok)
+			version_from_number(p->version, out, n);
+	}
+	free_file(f);
+}
+
+static void
+describe(struct scan_result *r, struct scan_resolution *res, int dispatcher_major)
+{
+	char sub[64];
+	int ver[4], nver;
+	struct scan_copy *c;
+
+	if (!res->path)
+		return;
+	path_version(r, res->path, dispatcher_major > 0, res->version, sizeof(res->version));
+	nver = 0;
+	parse_name(base_name(res->path), sub, sizeof(sub), ver, &nver);
+	c = copy_of_path(r, res->path, nver ? ver[0] : 0);
+	res->copy = c ? c->id : 0;
+}
+
+/*
+ * The sub-libraries as the dispatcher at res->path would dlopen them:
+ * cuDNN 9.19 asks for libcudnn_ops.so.9.19.0, then .so.9.19, then .so.9
+ * (seen with LD_DEBUG=libs), each with its own RUNPATH ($ORIGIN) after
+ * LD_LIBRARY_PATH.
+ */
+static void
+resolve_subs(struct scan_result *r, struct scan_resolution *res, int major, const char *context)
+{
+	const char *const *expected = subs_of_major(major);
+	struct scan_strv paths = { 0 };
+	struct scan_elf elf;
+	char buf[4096];
+	size_t len = 0;
+	int a = 0, b = 0, p = 0;
+	int have_version = res->version[0] && sscanf(res->version, "%d.%d.%d", &a, &b, &p) == 3;
+	char *ddir, *rd, *slash;
+
+	if (!res->path)
+		return;
+	scan_elf_read(res->path, &elf);
+	if (elf.status != SCAN_ELF_OK) {
+		scan_elf_free(&elf);
+		return;
+	}
+	ddir = scan_xstrdup(res->path);
+	slash = strrchr(ddir, '/');
+	if (slash)
+		*slash = '\0';
+	rd = realpath(ddir, NULL);
+	buf[0] = '\0';
+	scan_strv_add(&paths, res->path);
+	for (size_t i = 0; expected[i]; i++) {
+		struct scan_subload *s;
+		char names[3][128];
+		int nnames = 0;
+		char *sdir, *rs;
+
+		res->subs = scan_xrealloc(res->subs, (res->nsubs + 1) * sizeof(*res->subs));
+		s = &res->subs[res->nsubs++];
+		memset(s, 0, sizeof(*s));
+		s->sub = expected[i];
+		if (have_version) {
+			snprintf(names[nnames++], sizeof(names[0]), "libcudnn_%s.so.%d.%d.%d", expected[i], a, b, p);
+			snprintf(names[nnames++], sizeof(names[0]), "libcudnn_%s.so.%d.%d", expected[i], a, b);
+		}
+		snprintf(names[nnames++], sizeof(names[0]), "libcudnn_%s.so.%d", expected[i], major);
+		for (int k = 0; k < nnames; k++) {
+			scan_resolve_from(&s->r, names[k], res->path, &elf, &r->cache);
+			if (s->r.path || s->r.error || k == nnames - 1)
+				break;
+			scan_resolution_free(&s->r);
+		}
+		describe(r, &s->r, 0);
+		if (!s->r.path || !res->version[0] || !s->r.version[0] || strcmp(s->r.version, res->version) == 0)
+			continue;
+		/* Next to the dispatcher, the copy's own check has spoken; here, what comes from elsewhere. */
+		sdir = scan_xstrdup(s->r.path);
+		slash = strrchr(sdir, '/');
+		if (slash)
+			*slash = '\0';
+		rs = realpath(sdir, NULL);
+		if (rs && rd && strcmp(rs, rd) != 0) {
+			int n = snprintf(buf + len, sizeof(buf) - len, "%s%s from %s (%s, by %s)", len ? ", " : "",
+			    base_name(s->r.path), sdir, s->r.version, s->r.rule);
+
+			if (n > 0 && (size_t)n < sizeof(buf) - len)
+				len += (size_t)n;
+			s->mismatch = 1;
+			scan_strv_add(&paths, s->r.path);
+		}
+		free(rs);
+		free(sdir);
+	}
+	if (len)
+		add_finding(r, "sublib-version-mismatch", "error", (const char *const *)paths.v,
+		    "%s: %s (%s) would load sub-libraries of another version: %s", context, res->path, res->version,
+		    buf);
+	scan_strv_free(&paths);
+	free(rd);
+	free(ddir);
+	scan_elf_free(&elf);
+}
+
+static int
+dispatcher_major(const char *name)
+{
+	char sub[64];
+	int ver[4], nver;
+
+	if (!parse_name(name, sub, sizeof(sub), ver, &nver) || sub[0] || nver < 1)
+		return 0;
+	return ver[0];
+}
+
+static void
+search_path_findings(struct scan_result *r)
+{
+	static const char *const names[] = { "libcudnn.so.9", "libcudnn.so.8" };
+
+	for (size_t i = 0; i < 2; i++) {
+		scan_resolve_plain(&r->plain[i], names[i], &r->cache);
+		describe(r, &r->plain[i], dispatcher_major(names[i]));
+		resolve_subs(r, &r->plain[i], dispatcher_major(names[i]),
+		    "the loader's search path (LD_LIBRARY_PATH, ld.so.cache, default directories)");
+	}
+	r->nplain = 2;
+	if (r->plain[0].path && r->plain[1].path) {
+		char *d9 = scan_xstrdup(r->plain[0].real), *d8 = scan_xstrdup(r->plain[1].real);
+		char *s9 = strrchr(d9, '/'), *s8 = strrchr(d8, '/');
+
+		if (s9)
+			*s9 = '\0';
+		if (s8)
+			*s8 = '\0';
+		/* In one directory, the per-directory rule has said it already. */
+		if (strcmp(d9, d8) != 0) {
+			const char *paths[] = { r->plain[1].path, r->plain[0].path, NULL };
+
+			add_finding(r, "mixed-majors", "warning", paths,
+			    "the loader's search path gives libcudnn.so.8 from %s (%s, by %s) and libcudnn.so.9 from %s (%s, by %s): a process that loads both gets two cuDNN majors",
+			    d8, r->plain[1].version[0] ? r->plain[1].version : "version unknown", r->plain[1].rule,
+			    d9, r->plain[0].version[0] ? r->plain[0].version : "version unknown", r->plain[0].rule);
+		}
+		free(d9);
+		free(d8);
+	}
+}
+
+/* ---- the command ---- */
+
+static int
+option_value(int argc, char **argv, int *i, const char *name, const char **value)
+{
+	size_t len = strlen(name);
+	const char *a = argv[*i];
+
+	if (strncmp(a, name, len) != 0)
+		return 0;
+	if (a[len] == '=') {
+		*value = a + len + 1;
+		return 1;
+	}
+	if (a[len] != '\0')
+		return 0;
+	*value = *i + 1 < argc ? argv[++*i] : NULL;
+	return 1;
+}
+
+static void
+free_result(struct scan_result *r)
+{
+	for (size_t i = 0; i < r->ncopies; i++) {
+		struct scan_copy *c = r->copies[i];
+
+		for (size_t j = 0; j < c->nfiles; j++)
+			free_file(c->files[j]);
+		for (size_t j = 0; j < c->nsubs; j++)
+			free(c->subs[j].note);
+		free(c->files);
+		free(c->dir);
+		free(c->version_error);
+		scan_strv_free(&c->also);
+		scan_strv_free(&c->sources);
+		free(c);
+	}
+	free(r->copies);
+	for (size_t i = 0; i < r->ndirs; i++) {
+		free(r->dirs[i].real);
+		scan_strv_free(&r->dirs[i].also);
+		scan_strv_free(&r->dirs[i].sources);
+	}
+	free(r->dirs);
+	for (size_t i = 0; i < r->nfindings; i++) {
+		free(r->findings[i].message);
+		scan_strv_free(&r->findings[i].paths);
+	}
+	free(r->findings);
+	for (size_t i = 0; i < r->nplain; i++)
+		scan_resolution_free(&r->plain[i]);
+	if (r->for_) {
+		scan_for_free(r->for_);
+		free(r->for_);
+	}
+	scan_cache_free(&r->cache);
+	scan_strv_free(&r->roots);
+	for (size_t i = 0; i < nmemo; i++)
+		free(memo[i].real);
+	free(memo);
+	memo = NULL;
+	nmemo = 0;
+}
+
+/* Copies in a stable order: by directory, then major. */
+static int
+cmp_copy(const void *a, const void *b)
+{
+	const struct scan_copy *x = *(struct scan_copy *const *)a, *y = *(struct scan_copy *const *)b;
+	int c = strcmp(x->dir, y->dir);
+
+	return c ? c : x->major - y->major;
+}
+
+int
+cudnnspy_scan_main(int argc, char **argv)
+{
+	struct scan_result r;
+	const char *for_target = NULL;
+	struct scan_strv seen = { 0 };
+	size_t budget = ROOT_BUDGET;
+	int i;
+
+	memset(&r, 0, sizeof(r));
+	no_probe = 0;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = NULL;
+
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			fputs(usage_text, stdout);
+			return 0;
+		}
+		if (strcmp(a, "--json") == 0) {
+			r.json = 1;
+			continue;
+		}
+		if (strcmp(a, "--no-probe") == 0) {
+			no_probe = 1;
+			continue;
+		}
+		if (option_value(argc, argv, &i, "--root", &v)) {
+			struct stat st;
+
+			if (!v || !v[0]) {
+				free_result(&r);
+				return usage_error("--root needs a directory");
+			}
+			if (stat(v, &st) != 0) {
+				usage_error("--root %s: %s", v, strerror(errno));
+				free_result(&r);
+				return EXIT_USAGE;
+			}
+			if (!S_ISDIR(st.st_mode)) {
+				usage_error("--root %s: not a directory", v);
+				free_result(&r);
+				return EXIT_USAGE;
+			}
+			scan_strv_add(&r.roots, v);
+			continue;
+		}
+		if (option_value(argc, argv, &i, "--for", &v)) {
+			if (!v || !v[0]) {
+				free_result(&r);
+				return usage_error("--for needs a program or library");
+			}
+			for_target = v;
+			continue;
+		}
+		free_result(&r);
+		if (a[0] == '-')
+			return usage_error("unknown option '%s'", a);
+		return usage_error("unexpected argument '%s'", a);
+	}
+	r.machine = r.roots.n == 0;
+	scan_cache_load(&r.cache, NULL);
+	if (r.machine) {
+		gather_machine(&r);
+	} else {
+		for (size_t k = 0; k < r.roots.n; k++)
+			walk_root(&r, r.roots.v[k], 0, &budget, "root");
+	}
+	if (for_target) {
+		r.for_ = scan_xmalloc(sizeof(*r.for_));
+		if (scan_for_resolve(r.for_, for_target, &r.cache) != 0) {
+			usage_error("--for %s: not a program or library: %s", for_target, r.for_->elf.why);
+			free_result(&r);
+			return EXIT_USAGE;
+		}
+	}
+	for (size_t k = 0; k < r.ndirs; k++)
+		read_dir(&r, &r.dirs[k]);
+	if (r.ncopies)
+		qsort(r.copies, r.ncopies, sizeof(*r.copies), cmp_copy);
+	for (size_t k = 0; k < r.ncopies; k++) {
+		r.copies[k]->id = (int)k + 1;
+		analyze_copy(r.copies[k]);
+	}
+	for (size_t k = 0; k < r.ncopies; k++) {
+		file_findings(&r, r.copies[k], &seen);
+		copy_findings(&r, r.copies[k]);
+	}
+	global_findings(&r);
+	if (r.machine)
+		search_path_findings(&r);
+	if (r.for_) {
+		for (size_t k = 0; k < r.for_->nres; k++) {
+			struct scan_resolution *res = &r.for_->res[k];
+			int major = dispatcher_major(res->name);
+			char *context = scan_xasprintf("for %s", r.for_->abs);
+
+			describe(&r, res, major);
+			if (major)
+				resolve_subs(&r, res, major, context);
+			free(context);
+		}
+	}
+	if (r.json)
+		scan_print_json(stdout, &r);
+	else
+		scan_print_human(stdout, &r);
+	fflush(stdout);
+	scan_strv_free(&seen);
+	free_result(&r);
+	return 0;
+}

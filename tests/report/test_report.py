@@ -1,0 +1,637 @@
+#!/usr/bin/env python3
+"""cudnnspy report, run as a user would, over hand-made and real record sets.
+
+usage: test_report.py NAME          (meson passes the paths in the environment)
+       test_report.py --update      rewrite the golden files from the current output
+
+Exit 0 pass, 1 fail, 77 skip. The hand-made record sets are in fixtures/
+(make-fixtures.py writes them); their reports are compared with golden/,
+byte for byte. Reports of real runs (the fake cuDNN under the spy) have
+pids, times and build paths that change, so those tests check what the
+report must say rather than compare it whole.
+"""
+import atexit
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+E = os.environ
+EXE = E.get("REPORT_EXE", "")
+REPLAY = E.get("REPLAY_EXE", "")
+FUZZ = E.get("FUZZ_EXE", "")
+PRELOAD = E.get("SPY_PRELOAD", "")
+FAKE9 = E.get("FAKE9_DIR", "")
+HOST_CALLS = E.get("HOST_CALLS", "")
+THREADS = E.get("THREADS_EXE", "")
+GEN = E.get("REPORT_GEN", os.path.join(HERE, "..", "..", "bench", "report-gen.py"))
+
+SCENARIOS = {}
+UPDATE = False
+
+
+def scenario(fn):
+    SCENARIOS[fn.__name__.replace("_", "-")] = fn
+    return fn
+
+
+class Failed(Exception):
+    pass
+
+
+class Skip(Exception):
+    pass
+
+
+def check(cond, what, *context):
+    if not cond:
+        raise Failed(what + "".join("\n--- %s" % c for c in context))
+
+
+def tmpdir():
+    d = tempfile.mkdtemp(prefix="cudnnspy-report-test.")
+    atexit.register(shutil.rmtree, d, True)
+    return d
+
+
+def clean_env(extra=None):
+    env = {k: v for k, v in E.items() if not k.startswith("CUDNNSPY_") and not k.startswith("FAKECUDNN_")
+           and k not in ("LD_PRELOAD", "LD_LIBRARY_PATH", "RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK",
+                         "PMI_RANK")}
+    env.update(extra or {})
+    return env
+
+
+def report(args, cwd=HERE, binary=False):
+    """Runs `cudnnspy report ARGS` in tests/report (so that paths read fixtures/...)."""
+    p = subprocess.run([EXE, "report"] + args, cwd=cwd, env=clean_env(), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=300)
+    print("$ cudnnspy report %s -> %d" % (" ".join(args), p.returncode))
+    if not binary:
+        p.stdout = p.stdout.decode("utf-8")
+        p.stderr = p.stderr.decode("utf-8")
+    return p
+
+
+def golden(name, text):
+    """Compares TEXT with golden/NAME (or writes it with --update)."""
+    path = os.path.join(HERE, "golden", name)
+    if UPDATE:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+        print("updated %s" % path)
+        return
+    with open(path) as f:
+        want = f.read()
+    if text != want:
+        import difflib
+        diff = "".join(difflib.unified_diff(want.splitlines(True), text.splitlines(True), "golden/" + name,
+                                            "output"))
+        raise Failed("the report differs from golden/%s (test_report.py --update rewrites it):\n%s"
+                     % (name, diff))
+
+
+def ok(p, quiet=True):
+    check(p.returncode == 0, "exit 0, not %d" % p.returncode, p.stderr)
+    if quiet:
+        check(p.stderr == "", "nothing on stderr", p.stderr)
+
+
+def section(text, title):
+    """The lines of one section of the text report (up to the next blank line)."""
+    lines = text.splitlines()
+    check(title in lines, "a section %r" % title, text)
+    out = []
+    for ln in lines[lines.index(title) + 1:]:
+        if not ln:
+            break
+        out.append(ln)
+    return out
+
+
+def fixture(name):
+    return os.path.join("fixtures", name)
+
+
+# ---- golden reports of the hand-made sets ----
+
+@scenario
+def single():
+    """One process: header facts, failures grouped with the first occurrence, top functions."""
+    p = report([fixture("single")])
+    ok(p)
+    golden("single.txt", p.stdout)
+    t = p.stdout
+    check("pid 4242: train, pid 4242 on node01, no rank" in t, "the process", t)
+    check("cuDNN 9.19.0 (91900) /usr/lib/x86_64-linux-gnu/libcudnn.so.9" in t, "the answering cuDNN", t)
+    check("8 calls, 3 failures, 0 internal, 0 dropped" in t, "the summary's counts", t)
+    fails = section(t, "Failures: 3 in 2 groups")
+    check(fails[0].startswith('  2x cudnnConvolutionForward: CUDNN_STATUS_BAD_PARAM (2000) "algo is not'),
+          "the bigger group first", t)
+    check(any("xDesc=tensor#1[float NCHW 32x64x56x56]" in ln and "algo=99" in ln for ln in fails),
+          "decoded arguments, descriptors by id and desc", t)
+    check(any("stack: run_layer (train+0x11b8) < libtorch_cuda.so+0x2a4f10" in ln for ln in fails),
+          "the stack: module basename+offset, symbol when known", t)
+    check(any(ln.strip().startswith("recent: cudnnCreate=1001, cudnnCreate,") for ln in fails), "recent calls", t)
+    top = section(t, "Top functions by total time")
+    check([ln.split()[0] for ln in top[1:]] == ["cudnnCreate", "cudnnConvolutionForward",
+                                                "cudnnSetTensor4dDescriptor"], "ordered by total time", t)
+
+
+@scenario
+def ranks_lib():
+    """Four ranks on two hosts, rank 2 with another cuDNN: the report says which."""
+    p = report([fixture("ranks-lib")])
+    ok(p)
+    golden("ranks-lib.txt", p.stdout)
+    lines = section(p.stdout, "cuDNN")
+    check(lines[0] == "  DIFFERENT cuDNN builds across processes (library path or version):", "says they differ",
+          p.stdout)
+    check(lines[1] == "    3 processes: cuDNN 9.19.0 (91900) /usr/lib/x86_64-linux-gnu/libcudnn.so.9: ranks 0, 1, 3",
+          "the majority with its ranks", p.stdout)
+    check(lines[2] == "    1 process: cuDNN 9.1.0 (90100) /opt/cudnn-9.1/lib/libcudnn.so.9: rank 2",
+          "the odd one out, by rank", p.stdout)
+    check(p.stdout.startswith("cudnnspy report: 4 processes on 2 hosts\n"), "the title", p.stdout)
+    # The JSON form says the same.
+    j = report(["--json", fixture("ranks-lib")])
+    ok(j)
+    golden("ranks-lib.json", j.stdout)
+    m = json.loads(j.stdout)
+    check(m["cudnn"]["differ"] is True, "differ in JSON", j.stdout)
+    v = m["cudnn"]["variants"]
+    check([x["who"] for x in v] == [["rank 0", "rank 1", "rank 3"], ["rank 2"]], "who, in JSON", j.stdout)
+    check(v[1]["library"]["version"] == 90100 and v[1]["library"]["path"] == "/opt/cudnn-9.1/lib/libcudnn.so.9",
+          "path and version in JSON", j.stdout)
+    check([x["rank"] for x in m["processes"]] == [0, 1, 2, 3], "processes by rank", j.stdout)
+
+
+@scenario
+def ranks_fail():
+    """Failures on one rank only are named; failures on every rank say so."""
+    p = report([fixture("ranks-fail")])
+    ok(p)
+    golden("ranks-fail.txt", p.stdout)
+    t = p.stdout
+    fails = section(t, "Failures: 7 in 2 groups")
+    check(fails[0].startswith("  4x cudnnGetConvolutionForwardWorkspaceSize: CUDNN_STATUS_NOT_SUPPORTED (3000)"),
+          "most frequent first", t)
+    check(fails[1] == "     on all 4 processes", "a failure every rank has", t)
+    i = [n for n, ln in enumerate(fails) if ln.startswith("  3x cudnnConvolutionForward")]
+    check(i and fails[i[0] + 1] == "     on 1 of 4 processes: rank 1", "the rank-1-only failure", t)
+    check(fails[i[0] + 2].startswith("     first: rank 1, tid 208 (fixtures/ranks-fail/train.node01.201.r1"),
+          "its first occurrence", t)
+    only = section(t, "Failures on some processes only")
+    check(only == ["  cudnnConvolutionForward: CUDNN_STATUS_BAD_PARAM (2000): rank 1 only"], "the short list", t)
+    check("all processes: cuDNN 9.19.0 (91900)" in t, "one cuDNN for all", t)
+    m = json.loads(report(["--json", fixture("ranks-fail")]).stdout)
+    g = m["failures"]["groups"]
+    check([(x["count"], x["only_some"], x["who"]) for x in g] ==
+          [(4, False, ["rank 0", "rank 1", "rank 2", "rank 3"]), (3, True, ["rank 1"])], "groups in JSON", g)
+
+
+@scenario
+def compare():
+    """Two runs on cuDNN 8.9.7 and 9.19.0: per function calls, time and B/A; the version of each."""
+    p = report(["--compare", fixture("run-8907"), fixture("run-91900")])
+    ok(p)
+    golden("compare.txt", p.stdout)
+    t = p.stdout
+    check("  A: fixtures/run-8907 (2 processes, 14 calls): cuDNN 8.9.7 (8907) "
+          "/usr/lib/x86_64-linux-gnu/libcudnn.so.8" in t, "run A's cuDNN", t)
+    check("  B: fixtures/run-91900 (2 processes, 22 calls): cuDNN 9.19.0 (91900)" in t, "run B's cuDNN", t)
+    rows = {ln.split()[0]: ln.split() for ln in section(t, "Functions by total time")[1:]}
+    check(rows["cudnnConvolutionForward"][-1] == "0.63", "B/A of the convolutions (2.01 ms / 3.21 ms)", t)
+    check(rows["cudnnBackendExecute"][1:3] == ["0", "8"] and rows["cudnnBackendExecute"][-1] == "-",
+          "a function only B called", t)
+    check("Convolution signatures" not in t, "no signature section without algo records", t)
+    j = report(["--compare", "--json", fixture("run-8907"), fixture("run-91900")])
+    ok(j)
+    golden("compare.json", j.stdout)
+    c = json.loads(j.stdout)
+    check(c["a"]["cudnn"][0]["library"]["version"] == 8907 and c["b"]["cudnn"][0]["library"]["version"] == 91900,
+          "versions in JSON", j.stdout)
+    conv = [f for f in c["functions"] if f["fn"] == "cudnnConvolutionForward"][0]
+    check(conv["a"] == {"calls": 8, "total_ns": 3212000} and conv["b"] == {"calls": 8, "total_ns": 2012000},
+          "calls and time per run", conv)
+    check(abs(conv["ratio"] - 2012000 / 3212000) < 1e-4, "the ratio", conv)
+    check(c["signatures"] is None, "the signature hook is empty", j.stdout)
+    # The hook shows up with algo records.
+    a = report(["--compare", fixture("run-91900"), fixture("algo")])
+    ok(a)
+    check("\nConvolution signatures\n  0 algo records in A, 1 in B" in a.stdout, "the signature hook", a.stdout)
+
+
+@scenario
+def gpu_times():
+    """gpu_ns from the summary and from call records adds a gpu column."""
+    p = report([fixture("gpu")])
+    ok(p)
+    golden("gpu.txt", p.stdout)
+    m = json.loads(report(["--json", fixture("gpu")]).stdout)
+    got = {f["fn"]: f["gpu_ns"] for f in m["functions"]}
+    check(got == {"cudnnConvolutionForward": 1500000, "cudnnBackendExecute": 2100000}, "gpu_ns sums", got)
+    check(m["gpu_times"] is True, "gpu_times flag", m)
+
+
+@scenario
+def no_summary():
+    """A killed process (no summary): counts and percentiles from the records, the same with --full."""
+    p = report([fixture("no-summary")])
+    ok(p)
+    golden("no-summary.txt", p.stdout)
+    check("6 calls, 1 failure (no summary" in p.stdout, "counts from the records", p.stdout)
+    lazy = json.loads(report(["--json", fixture("no-summary")]).stdout)
+    full = json.loads(report(["--json", "--full", fixture("no-summary")]).stdout)
+    check(lazy == full, "the second pass reads what --full reads", lazy, full)
+    f = lazy["functions"][0]
+    # 1, 2, 3, 4, 8 and 100 us: p50 in the bucket of 3 us, p99 in that of 100 us.
+    check(f["calls"] == 6 and f["failures"] == 1 and f["total_ns"] == 118000, "sums", f)
+    check(2816 <= f["p50_ns"] <= 3000 and 90000 <= f["p99_ns"] <= 100000, "percentiles", f)
+    check(lazy["processes"][0]["records"]["call"] == 5, "call records counted once", lazy["processes"][0])
+
+
+@scenario
+def robust():
+    """Garbage, wrong types, a cut last line, schema 2: one warning per file with counts, exit 0, a report."""
+    p = report([fixture("broken")])
+    ok(p, quiet=False)
+    golden("broken.txt", p.stdout)
+    err = p.stderr.splitlines()
+    check(err == [
+        "cudnnspy: fixtures/broken/train.node01.800.r0.cudnnspy.jsonl: skipped 8 of 15 lines, 2 not JSON, "
+        "5 with fields of the wrong type, 1 cut short",
+        "cudnnspy: fixtures/broken/train.node01.801.r1.cudnnspy.jsonl: schema 2 is newer than this reader's (1); "
+        "reading the fields it knows",
+    ], "one warning per file, with counts", p.stderr)
+    check("rank 1: train, pid 801 on node01 (schema 2)" in p.stdout, "the newer file is read", p.stdout)
+    check("15 lines, 8 skipped" in p.stdout, "the report says what was skipped", p.stdout)
+    m = json.loads(report(["--json", fixture("broken")]).stdout)
+    sk = m["processes"][0]["skipped"]
+    check(sk == {"total": 8, "not_json": 2, "too_long": 0, "wrong_type": 5, "cut": 1}, "skipped in JSON", sk)
+
+
+@scenario
+def hostile():
+    """Over-long lines, invalid UTF-8, NULs, deep nesting, huge numbers, no newline at the end."""
+    d = tmpdir()
+    lines = []
+    with open(os.path.join(HERE, "fixtures", "single", "train.node01.4242.cudnnspy.jsonl"), "rb") as f:
+        good = f.read().splitlines(True)
+    path = os.path.join(d, "hostile.jsonl")
+    with open(path, "wb") as f:
+        f.write(good[0])
+        f.write(b'{"event":"call","fn":"x","status":0,"args":{"s":"' + b"a" * (3 << 20) + b'"}}\n')	# 3 MiB
+        f.write(b"\xff\xfe\xfd garbage \x00\x00\n")
+        f.write(b'{"event":"failure","fn":"cudnn\xff","status":1,"message":"\xed\xa0\x80"}\n')
+        f.write(b'{"event":"call","fn":"d","status":0,"args":' + b"[" * 100000 + b"]" * 100000 + b"}\n")
+        f.write(b'{"event":"call","fn":"n","status":0,"t_ns":' + b"9" * 100 + b"}\n")
+        f.write(b"".join(good[1:]))
+        f.write(b'{"event":"call","fn":"' + b"z" * (2 << 20))	# over 1 MiB and cut
+    # By default, lines with the library's own call prefix are counted, not parsed, when the file has
+    # a summary (docs/report.md): the deep and the huge one are among them. --full parses them.
+    for mode, bad in (([], 2), (["--full"], 4)):
+        p = report(mode + [path], cwd=d)
+        check(p.returncode == 0, "exit 0, not %d" % p.returncode, p.stderr)
+        err = p.stderr.splitlines()
+        check(err == ["cudnnspy: %s: skipped %d of 16 lines, %d not JSON, 2 over 1048576 bytes" % (path, bad + 2, bad)],
+              "%s: counts" % mode, p.stderr)
+        check("8 calls, 3 failures, 0 internal, 0 dropped" in p.stdout, "the good records still count", p.stdout)
+        check("Failures: 3 in 2 groups" in p.stdout, "the good failures still group", p.stdout)
+    # The same bytes from a pipe (read once, every line parsed).
+    with open(path, "rb") as f:
+        q = subprocess.run([EXE, "report", "/dev/stdin"], stdin=f, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           env=clean_env(), timeout=120)
+    check(q.returncode == 0 and b"8 calls, 3 failures" in q.stdout, "a pipe", q.stderr)
+    # Control characters in strings do not reach the terminal raw.
+    esc = os.path.join(d, "esc.jsonl")
+    with open(esc, "w") as f:
+        f.write('{"event":"failure","fn":"cudnnX","status":1,"message":"\\u001b[31mred\\u001b[0m"}\n')
+    p = report([esc], cwd=d)
+    check(p.returncode == 0 and "\x1b" not in p.stdout and '"?[31mred?[0m"' in p.stdout, "escapes cleaned", p.stdout)
+    # Messages that differ only in control characters read the same: one group, one process.
+    same = os.path.join(HERE, "corpus", [f for f in os.listdir(os.path.join(HERE, "corpus"))
+                                         if f.endswith("same-after-cleaning.jsonl")][0])
+    m = json.loads(report(["--json", same]).stdout)
+    g = [(x["fn"], x["message"], x["count"], x["processes"]) for x in m["failures"]["groups"]]
+    check(g == [("cudnn?", None, 2, 1), ("cudnnF", "a?", 2, 1)], "groups after cleaning", g)
+
+
+@scenario
+def inputs():
+    """Directories: *.jsonl* files, one level of subdirectories, each file once; bad operands."""
+    d = tmpdir()
+    src = os.path.join(HERE, "fixtures", "ranks-lib")
+    names = sorted(os.listdir(src))
+    os.makedirs(os.path.join(d, "job", "node02", "deeper"))
+    shutil.copy(os.path.join(src, names[0]), os.path.join(d, "job"))
+    shutil.copy(os.path.join(src, names[1]), os.path.join(d, "job", names[1] + ".1"))	# a name clash's .1
+    shutil.copy(os.path.join(src, names[2]), os.path.join(d, "job", "node02"))
+    shutil.copy(os.path.join(src, names[3]), os.path.join(d, "job", "node02", "deeper"))	# two levels: not read
+    with open(os.path.join(d, "job", "notes.txt"), "w") as f:
+        f.write("not records\n")
+    p = report(["job", os.path.join("job", names[0])], cwd=d)	# the first file named twice
+    ok(p)
+    check(p.stdout.startswith("cudnnspy report: 3 processes"), "three files", p.stdout)
+    check("rank 3" not in p.stdout, "not two levels down", p.stdout)
+    # Operands that cannot be read.
+    p = report(["missing.jsonl"], cwd=d)
+    check(p.returncode == 2 and "cudnnspy: cannot read missing.jsonl: No such file or directory" in p.stderr,
+          "a missing file: exit 2", p.stderr)
+    check(p.stdout == "", "no report", p.stdout)
+    p = report(["job", "missing.jsonl"], cwd=d)
+    check(p.returncode == 1 and "cannot read missing.jsonl" in p.stderr and "3 processes" in p.stdout,
+          "one missing among others: a report and exit 1", p.stderr)
+    os.makedirs(os.path.join(d, "empty"))
+    p = report(["empty"], cwd=d)
+    check(p.returncode == 2 and "empty: no record files (*.jsonl*)" in p.stderr, "an empty directory", p.stderr)
+
+
+@scenario
+def usage():
+    """Bad command lines: exit 2 and a message; --help on stdout."""
+    for args, msg in [
+        ([], "report: no files or directories given"),
+        (["--bogus", "x"], "report: unknown option '--bogus'"),
+        (["--chrome"], "--chrome needs a file name"),
+        (["--top", "x", "f"], "--top takes a number"),
+        (["--compare", "a"], "--compare takes two runs"),
+        (["--compare", "--chrome", "c.json", "a", "b"], "--chrome and --compare do not go together"),
+    ]:
+        p = report(args)
+        check(p.returncode == 2, "%r: exit 2, not %d" % (args, p.returncode), p.stderr)
+        check(msg in p.stderr, "%r: says %r" % (args, msg), p.stderr)
+        check(all(ln.startswith("cudnnspy: ") for ln in p.stderr.splitlines()), "%r: prefixed" % args, p.stderr)
+        check(p.stdout == "", "%r: nothing on stdout" % args, p.stdout)
+    p = report(["--help"])
+    ok(p)
+    check("usage: cudnnspy report" in p.stdout and "--compare" in p.stdout and "--chrome" in p.stdout,
+          "the usage", p.stdout)
+    h = subprocess.run([EXE, "--help"], stdout=subprocess.PIPE, universal_newlines=True)
+    check("cudnnspy report" in h.stdout, "cudnnspy --help mentions report", h.stdout)
+    p = report(["--top", "1", fixture("single")])
+    ok(p)
+    check(len(section(p.stdout, "Top functions by total time (1 of 3)")) == 2, "--top 1", p.stdout)
+
+
+def chrome_of(args, cwd=HERE):
+    d = tmpdir()
+    out = os.path.join(d, "trace.json")
+    p = report(["--chrome", out] + args, cwd=cwd)
+    ok(p)
+    with open(out) as f:
+        trace = json.load(f)
+    check(isinstance(trace, dict) and isinstance(trace.get("traceEvents"), list), "{traceEvents: [...]}", trace)
+    return p, trace["traceEvents"]
+
+
+def check_events(ev):
+    for e in ev:
+        check(e["ph"] in ("M", "X", "i"), "known phases", e)
+        check(isinstance(e["pid"], int), "int pid", e)
+        if e["ph"] != "M":
+            check(isinstance(e["ts"], (int, float)) and e["ts"] >= 0, "ts >= 0 (Perfetto drops < 0)", e)
+            check(isinstance(e["tid"], int), "int tid", e)
+        if e["ph"] == "X":
+            check(e["dur"] > 0, "a duration", e)
+            check("status_name" in e["args"], "status_name in args", e)
+
+
+@scenario
+def chrome():
+    """--chrome: process and thread tracks, one slice per call and failure, failures as instants."""
+    p, ev = chrome_of([fixture("ranks-fail")])
+    check("Failures: 7 in 2 groups" in p.stdout, "the report is printed too", p.stdout)
+    check_events(ev)
+    names = {e["pid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
+    check(names == {200: "train pid 200 rank 0", 201: "train pid 201 rank 1", 202: "train pid 202 rank 2",
+                    203: "train pid 203 rank 3"}, "process names: program, pid, rank", names)
+    threads = sorted((e["pid"], e["tid"]) for e in ev if e["ph"] == "M" and e["name"] == "thread_name")
+    check(threads == [(200, 200), (200, 207), (201, 201), (201, 208), (202, 202), (202, 209), (203, 203),
+                      (203, 210)], "a thread track per tid", threads)
+    xs = [e for e in ev if e["ph"] == "X"]
+    check(len(xs) == 16 + 4 + 3, "a slice per call and failure record", len(xs))
+    check(len([e for e in ev if e["ph"] == "i"]) == 7, "an instant per failure", ev)
+    check(sum(1 for e in xs if e["cat"] == "failure") == 7, "failures as slices too", xs)
+    x = [e for e in xs if e["pid"] == 201 and e["cat"] == "failure" and e["name"] == "cudnnConvolutionForward"][0]
+    check(x["name"] == "cudnnConvolutionForward" and x["args"]["status_name"] == "CUDNN_STATUS_BAD_PARAM" and
+          x["args"]["algo"] == "99" and x["args"]["xDesc"] == "tensor#1[float NCHW 32x64x56x56]",
+          "name, status and key arguments", x)
+    check(abs(x["dur"] - 5.0) < 1e-9, "dur in us", x)
+    first = min(e["ts"] for e in xs)
+    conv = sorted(e["ts"] for e in xs if e["pid"] == 200 and e["name"] == "cudnnConvolutionForward")
+    check([round(t - conv[0], 3) for t in conv] == [0, 400, 800, 1200], "ts in us on the file's clock", conv)
+    check(first >= 0, "no negative times", first)
+    # A file without the duration: 1 us.
+    d = tmpdir()
+    with open(os.path.join(d, "x.jsonl"), "w") as f:
+        f.write('{"event":"header","schema":1,"pid":5,"program":"p","host":"h","rank":null,'
+                '"start_unix_ns":1000000000000,"start_mono_ns":500}\n')
+        f.write('{"event":"call","fn":"cudnnGetVersion","status":0,"status_name":null,"tid":5,"t_ns":1500,'
+                '"dur_ns":null,"args":{}}\n')
+    _, ev = chrome_of(["x.jsonl"], cwd=d)
+    x = [e for e in ev if e["ph"] == "X"][0]
+    check(x["dur"] == 1 and x["args"]["status_name"] is None, "dur 1 us when null", x)
+    check([e["args"]["name"] for e in ev if e["name"] == "process_name"] == ["p pid 5 norank"], "norank", ev)
+
+
+def spy_run(argv, outdir, env=None, lib_dir=None):
+    e = clean_env({"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": lib_dir or FAKE9, "CUDNNSPY_OUTPUT": outdir,
+                   "CUDNNSPY_STDERR": "none"})
+    e.update(env or {})
+    p = subprocess.run(argv, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    check(p.returncode == 0, "%s exited %d" % (argv, p.returncode), p.stderr)
+
+
+def need_spy():
+    for f in (PRELOAD, FAKE9, HOST_CALLS, THREADS):
+        if not f or not os.path.exists(f):
+            raise Skip("the spy, the fake cuDNN or the programs are not built")
+
+
+@scenario
+def real_ranks():
+    """Four ranks of a real program under the spy: one loads another copy of cuDNN, one fails."""
+    need_spy()
+    d = tmpdir()
+    out = os.path.join(d, "job")
+    os.makedirs(out)
+    other = os.path.join(d, "other-cudnn")
+    os.makedirs(other)
+    shutil.copy(os.path.join(FAKE9, "libcudnn.so.9"), other)
+    for rank in range(4):
+        env = {"RANK": str(rank), "CUDNNSPY_TRACE": "cudnnSet*"}
+        lib = None
+        if rank == 2:
+            env["FAKECUDNN_VERSION"] = "90100"
+            lib = other
+        if rank == 1:
+            env["FAKECUDNN_STATUS"] = "cudnnSetTensor4dDescriptor=2000"
+            env["FAKECUDNN_MESSAGE"] = "n <= 0"
+        spy_run([HOST_CALLS, "3"], out, env, lib)
+    p = report([out])
+    ok(p)
+    t = p.stdout
+    check(t.startswith("cudnnspy report: 4 processes\n"), "four processes", t)
+    lines = section(t, "cuDNN")
+    check(lines[0].startswith("  DIFFERENT cuDNN builds"), "different builds", t)
+    check(re.fullmatch(r"    3 processes: cuDNN 9\.19\.0 \(91900\) \S+/libcudnn\.so\.9: ranks 0, 1, 3", lines[1]),
+          "the common cuDNN", t)
+    check(lines[2] == "    1 process: cuDNN 9.1.0 (90100) %s/libcudnn.so.9: rank 2" % os.path.realpath(other),
+          "rank 2's copy, by path and version", t)
+    fails = section(t, "Failures: 4 in 1 group")
+    check(fails[0] == '  4x cudnnSetTensor4dDescriptor: CUDNN_STATUS_BAD_PARAM (2000) "n <= 0"', "the group", t)
+    check(fails[1] == "     on 1 of 4 processes: rank 1", "on rank 1 only", t)
+    check(re.match(r"       args: tensorDesc=tensor#1(\[[^]]*\])?, format=CUDNN_TENSOR_NCHW, "
+                   r"dataType=CUDNN_DATA_FLOAT, n=32, c=3, h=224, w=224", fails[3]), "decoded arguments", t)
+    check(fails[4].startswith("       stack: ") and "host-calls+0x" in fails[4], "the stack", t)
+    check(fails[5].startswith("       recent: cudnnGetVersion, cudnnGetErrorString, cudnnCreateTensorDescriptor"),
+          "the recent calls", t)
+    top = {ln.split()[0]: ln.split() for ln in section(t, "Top functions by total time")[1:-1]}
+    check(top["cudnnSetTensor4dDescriptor"][1:3] == ["16", "4"], "calls and failures summed over ranks", top)
+    # Normalized (pids, times, paths), the report of a real run is stable.
+    norm = re.sub(r"pid \d+", "pid N", t)
+    norm = re.sub(r"tid \d+", "tid N", norm)
+    norm = re.sub(r"\d+(\.\d+)? (ns|us|ms|s)\b", "T", norm)
+    norm = norm.replace(out, "OUT").replace(os.path.realpath(other), "OTHER").replace(os.path.realpath(FAKE9), "FAKE9")
+    norm = re.sub(r"host-calls\.[^.]+\.N?\d*\.", "host-calls.HOST.PID.", norm)
+    norm = re.sub(r"host-calls\.[^ :]*\.r(\d)\.cudnnspy\.jsonl", r"host-calls.HOST.PID.r\1.cudnnspy.jsonl", norm)
+    norm = re.sub(r"pid N on \S+", "pid N on HOST", norm)
+    norm = re.sub(r"\+0x[0-9a-f]+", "+0xN", norm)
+    norm = re.sub(r"cudart \d+", "cudart N", norm)
+    norm = re.sub(r"\d+ lines", "N lines", norm)	# the library may add records of other kinds
+    norm = re.sub(r"\.jsonl:\d+\)", ".jsonl:N)", norm)
+    norm = re.sub(r" +", " ", norm)
+    # Rows ordered by measured time: by name instead, with the counts only.
+    head, _, rest = norm.partition("Top functions by total time\n")
+    rows = rest.splitlines()
+    norm = head + "Top functions (by name)\n" + "".join(sorted(" ".join(ln.split()[:3]) + "\n" for ln in rows[1:-1]))
+    golden("real-ranks.txt", norm)
+
+
+@scenario
+def real_threads_chrome():
+    """A traced 8-thread run: the Chrome trace has a track per thread and a slice per call record."""
+    need_spy()
+    d = tmpdir()
+    spy_run([THREADS, "5"], d, {"CUDNNSPY_TRACE": "*"})
+    files = [f for f in os.listdir(d) if f.endswith(".jsonl")]
+    check(len(files) == 1, "one record file", files)
+    with open(os.path.join(d, files[0])) as f:
+        recs = [json.loads(ln) for ln in f]
+    calls = [r for r in recs if r["event"] in ("call", "failure")]
+    tids = {r["tid"] for r in calls}
+    check(len(tids) == 8, "eight threads called cuDNN", tids)
+    p, ev = chrome_of([d])
+    check_events(ev)
+    xs = [e for e in ev if e["ph"] == "X"]
+    check(len(xs) == len(calls), "a slice per record: %d, not %d" % (len(calls), len(xs)))
+    check({e["tid"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"} == tids, "thread tracks", ev)
+    pid = recs[0]["pid"]
+    check([e["args"]["name"] for e in ev if e["name"] == "process_name"] == ["threads pid %d norank" % pid],
+          "the process track", ev)
+    by_fn = {}
+    for e in xs:
+        by_fn[e["name"]] = by_fn.get(e["name"], 0) + 1
+    check(by_fn == {"cudnnCreateTensorDescriptor": 8, "cudnnSetTensor4dDescriptor": 40,
+                    "cudnnDestroyTensorDescriptor": 8}, "slices per function", by_fn)
+    for r, e in zip(sorted(calls, key=lambda r: (r["t_ns"], r["tid"])), sorted(xs, key=lambda e: (e["ts"], e["tid"]))):
+        check(abs((e["dur"] * 1000) - r["dur_ns"]) < 1, "dur from dur_ns", r, e)
+    # And the text report of the same run.
+    t = report([d]).stdout
+    check("56 calls, 0 failures" in t, "the counts", t)
+
+
+@scenario
+def bounded_memory():
+    """Memory does not grow with the number of calls: 4 MB and 40 MB of records, lazy and --full."""
+    if not os.path.exists(GEN):
+        raise Skip("bench/report-gen.py is missing")
+    sys.path.insert(0, os.path.dirname(GEN))
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("report_gen", GEN)
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    d = tmpdir()
+    rss = {}
+    for mb in (4, 40):
+        sub = os.path.join(d, "mb%d" % mb)
+        gen.generate(sub, mb, ranks=2)
+        for mode in ([], ["--full"], ["--chrome", "/dev/null"]):
+            _, peak, code = gen.timed_run([EXE, "report"] + mode + [sub])
+            check(code == 0, "exit 0 for %s" % mode)
+            rss[(mb, tuple(mode))] = peak
+    print("peak RSS (KiB):", rss)
+    for mode in ((), ("--full",), ("--chrome", "/dev/null")):
+        grow = rss[(40, mode)] - rss[(4, mode)]
+        check(grow < 4096, "%s: ten times the records, less than 4 MiB more memory (%d KiB)" % (mode, grow), rss)
+        check(rss[(40, mode)] < 64 * 1024, "%s: under 64 MiB" % (mode,), rss)
+
+
+@scenario
+def replay():
+    """The fuzz target's entry point over every seed of the corpus (built with the sanitizers when they link)."""
+    if not REPLAY or not os.path.exists(REPLAY):
+        raise Skip("fuzz-report-replay is not built")
+    corpus = os.path.join(HERE, "corpus")
+    seeds = sorted(os.listdir(corpus))
+    check(20 <= len(seeds) <= 40, "20 to 40 seeds, not %d" % len(seeds))
+    p = subprocess.run([REPLAY, corpus], stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                       timeout=300)
+    check(p.returncode == 0, "the replay exited %d" % p.returncode, p.stderr[-4000:])
+    check("replayed %d inputs" % len(seeds) in p.stdout, "every seed", p.stdout)
+    check("ERROR" not in p.stderr and "runtime error" not in p.stderr, "no sanitizer report", p.stderr[-4000:])
+
+
+@scenario
+def fuzz_short():
+    """libFuzzer for 20 seconds over a copy of the corpus (skipped without clang)."""
+    if not FUZZ or not os.path.exists(FUZZ):
+        raise Skip("no clang with -fsanitize=fuzzer: fuzz-report is not built (see docs/report.md)")
+    d = tmpdir()
+    work = os.path.join(d, "corpus")
+    shutil.copytree(os.path.join(HERE, "corpus"), work)
+    p = subprocess.run([FUZZ, "-max_total_time=20", "-max_len=4096", "-rss_limit_mb=2048", "-timeout=10",
+                        "-artifact_prefix=" + d + "/", work], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       universal_newlines=True, timeout=120)
+    tail = p.stdout[-6000:]
+    print(tail)
+    check(p.returncode == 0, "the fuzzer found something (exit %d); the input is in the log" % p.returncode, tail)
+    check(re.search(r"Done \d+ runs", p.stdout), "it ran", tail)
+
+
+def main():
+    global UPDATE
+    args = sys.argv[1:]
+    if args == ["--update"]:
+        UPDATE = True
+        args = ["single", "ranks-lib", "ranks-fail", "compare", "gpu-times", "no-summary", "robust"]
+        if PRELOAD:
+            args.append("real-ranks")
+    if not args or any(a not in SCENARIOS for a in args):
+        print("usage: test_report.py {%s} | --update" % ",".join(sorted(SCENARIOS)))
+        return 2
+    if not EXE or not os.access(EXE, os.X_OK):
+        print("REPORT_EXE is not set or not executable")
+        return 1
+    for name in args:
+        print("== %s: %s" % (name, SCENARIOS[name].__doc__))
+        try:
+            SCENARIOS[name]()
+        except Skip as e:
+            print("SKIP: %s" % e)
+            return 77
+        except Failed as e:
+            print("FAIL: %s" % e)
+            return 1
+    print("PASS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
