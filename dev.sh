@@ -2,6 +2,10 @@
 # One entry point for a fresh Debian machine:
 #   ./dev.sh demo   install what is missing, build, run the demo under the spy
 #   ./dev.sh test   install what is missing, build, run the whole test suite
+#   ./dev.sh sanitize   the tests again in build-asan (AddressSanitizer+UBSan) and
+#                   build-tsan (ThreadSanitizer: the thread tests)
+#   ./dev.sh fuzz   install clang, run each fuzz target for a while (exit 77 without clang)
+# (sanitize and fuzz: docs/reliability.md, "Sanitizers and fuzzing")
 # Packages that cannot be installed (a machine without the archive) are
 # reported and skipped: meson then says which optional parts it left out.
 set -eu
@@ -9,16 +13,19 @@ cd "$(dirname "$0")"
 build=${BUILD_DIR:-build}
 packages="meson ninja-build gcc g++ pkg-config python3 binutils check libunwind-dev libjansson-dev"
 
+apt_options=""
+
+# install_missing [PACKAGE...]: those, or $packages.
 install_missing() {
 	missing=""
-	for p in $packages; do
+	for p in ${*:-$packages}; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
 	done
 	[ -z "$missing" ] && return 0
 	sudo=""
 	[ "$(id -u)" -eq 0 ] || sudo="sudo"
 	echo "== installing:$missing" >&2
-	if ! { $sudo apt-get update -qq && $sudo apt-get install -y -qq $missing; } >&2; then
+	if ! { $sudo apt-get update -qq && $sudo apt-get install -y -qq $apt_options $missing; } >&2; then
 		echo "== could not install$missing; building with what is there" >&2
 	fi
 }
@@ -44,6 +51,95 @@ configure() {
 	quietly meson compile -C "$build"
 }
 
+# Sanitizer builds (docs/reliability.md): what runs under each sanitizer, in its own build
+# directory, warnings as errors. A report fails the test; the spy's known bugs that a
+# sanitizer reports are named here, and a test that hits only those passes as an expected
+# failure and says so (tests/integration/sanitizer.py). Only in these runs.
+asan_suites="unit integration real-cudnn abi cli fuzz"
+asan_known_bugs=""
+# Left out under AddressSanitizer, because they cannot mean the same there:
+#   load-records, load-records-real: the runtime's dlopen interceptor comes before the spy's
+#   dlopen, so the caller that the spy (and glibc) sees is libasan, not the program.
+asan_left_out="load-records load-records-real"
+tsan_tests="unit threads-counts threads-records fork-records rate-limit"
+tsan_known_bugs=""
+
+sanitize_setup() {
+	dir=$1
+	shift
+	if [ -d "$dir" ]; then
+		quietly meson setup --reconfigure "$dir" -Db_lundef=false -Dwerror=true "$@"
+	else
+		quietly meson setup "$dir" -Db_lundef=false -Dwerror=true "$@"
+	fi
+}
+
+# The expected failures of a sanitizer run, from meson's log, so that they are never silent.
+expected_failures() {
+	python3 - "$1/meson-logs/testlog.json" <<'EOF'
+import json, sys
+for line in open(sys.argv[1]):
+    t = json.loads(line)
+    out = t.get("stdout") or ""
+    if "EXPECTED FAILURE" in out:
+        summaries = sorted({l.strip() for l in out.splitlines() if l.strip().startswith("SUMMARY:")})
+        print("== known bug (expected failure) in %s: %s" % (t["name"], "; ".join(summaries)))
+EOF
+}
+
+sanitize() {
+	rc=0
+	sanitize_setup build-asan -Db_sanitize=address,undefined
+	quietly meson compile -C build-asan
+	suites=""
+	for s in $asan_suites; do
+		suites="$suites --suite $s"
+	done
+	# shellcheck disable=SC2086
+	all=$(meson test -C build-asan --no-rebuild --list $suites 2>/dev/null | sed -n 's|^[^ ]* / ||p')
+	tests=$(echo "$all" | awk -v out=" $asan_left_out " 'index(out, " " $0 " ") == 0')
+	left=$(echo "$all" | awk -v out=" $asan_left_out " 'index(out, " " $0 " ") != 0')
+	if [ -z "$tests" ]; then
+		echo "== sanitize: meson test --list found no tests in build-asan" >&2
+		return 1
+	fi
+	# shellcheck disable=SC2086
+	SPY_SANITIZER_KNOWN_BUGS=$asan_known_bugs meson test -C build-asan --print-errorlogs $tests || rc=1
+	if [ -n "$left" ]; then
+		# Counted as skipped by .ci/run, like meson's own skips.
+		echo "== sanitize: left out under AddressSanitizer (see dev.sh):" $left
+		echo "Skipped:            $(echo "$left" | wc -l)"
+	fi
+	expected_failures build-asan || true
+	# gcc says ThreadSanitizer does not model standalone fences (the seqlock of objects.c):
+	# a warning, not an error. meson test builds only what the chosen tests need.
+	sanitize_setup build-tsan -Db_sanitize=thread -Dc_args=-Wno-error=tsan
+	# shellcheck disable=SC2086
+	SPY_SANITIZER_KNOWN_BUGS=$tsan_known_bugs meson test -C build-tsan --print-errorlogs $tsan_tests || rc=1
+	expected_failures build-tsan || true
+	return $rc
+}
+
+# libFuzzer needs clang and its runtime (libclang-rt-N-dev on Debian 12), installed for this
+# step only. Exit 77 (skipped) when no clang can build a fuzzer here.
+fuzz() {
+	apt_options=--no-install-recommends
+	install_missing clang
+	if command -v clang >/dev/null 2>&1; then
+		install_missing "libclang-rt-$(clang -dumpversion | cut -d. -f1)-dev"
+	fi
+	apt_options=""
+	install_missing
+	configure -Dwerror=true
+	frc=0
+	tests/fuzz/build-and-run.sh "$build" || frc=$?
+	# The report reader's libFuzzer run is a meson test (tests/report): run it now that clang is here.
+	if meson test -C "$build" --list 2>/dev/null | grep -q 'fuzz-report-short$'; then
+		meson test -C "$build" --print-errorlogs fuzz-report-short || frc=1
+	fi
+	return "$frc"
+}
+
 case "${1:-}" in
 demo)
 	install_missing
@@ -55,8 +151,15 @@ test)
 	configure -Dwerror=true
 	exec meson test -C "$build" --print-errorlogs
 	;;
+sanitize)
+	install_missing
+	sanitize
+	;;
+fuzz)
+	fuzz
+	;;
 *)
-	echo "usage: $0 demo|test" >&2
+	echo "usage: $0 demo|test|sanitize|fuzz" >&2
 	exit 2
 	;;
 esac

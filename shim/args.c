@@ -5,8 +5,12 @@
  * that cuDNN rejected is never followed.
  */
 #include "core.h"
+#include "backend.h"
 #include "objects.h"
 
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_VALUES 16
@@ -51,6 +55,83 @@ pointer(struct spy_line *l, const void *p, int text)
 		spy_line_hex(l, (uintptr_t)p);
 }
 
+static void
+field_value(struct spy_line *l, const struct spy_field_info *f, const void *at, int text)
+{
+	switch (f->kind) {
+	case SPY_ARG_INT:
+		spy_line_i64(l, load(at, f->size, 1));
+		break;
+	case SPY_ARG_UINT:
+		spy_line_u64(l, (uint64_t)load(at, f->size, 0));
+		break;
+	case SPY_ARG_DOUBLE:
+		if (f->size == sizeof(float) && isfinite(*(const float *)at)) {
+			/* A float's own shortest digits: 0.9, not 0.89999997615814209. */
+			float v = *(const float *)at;
+			char b[32];
+
+			for (int prec = 6; prec <= 9; prec++) {
+				snprintf(b, sizeof(b), "%.*g", prec, (double)v);
+				if (strtof(b, NULL) == v)
+					break;
+			}
+			spy_line_raw(l, b);
+		} else {
+			spy_line_double(l, f->size == sizeof(float) ? *(const float *)at : *(const double *)at);
+		}
+		break;
+	case SPY_ARG_ENUM:
+		/* A status in the numbering of either major: the value says which. */
+		if (f->enum_id == _SPY_ENUM_cudnnStatus_t && spy_status_name(load(at, f->size, 1))) {
+			if (text)
+				spy_line_raw(l, spy_status_name(load(at, f->size, 1)));
+			else
+				spy_line_name(l, spy_status_name(load(at, f->size, 1)));
+		} else {
+			enum_value(l, f->enum_id, load(at, f->size, 1), text);
+		}
+		break;
+	default:
+		pointer(l, *(void *const *)at, text);
+		break;
+	}
+}
+
+void
+spy_struct_json(struct spy_line *l, int struct_id, const void *at, unsigned mode)
+{
+	const struct spy_struct_info *s = &spy_struct_info[struct_id];
+	int text = (mode & SPY_ARGS_TEXT) != 0;
+
+	spy_line_char(l, '{');
+	for (unsigned i = 0; i < s->nfields; i++) {
+		const struct spy_field_info *f = &s->fields[i];
+		const char *p = (const char *)at + f->offset;
+
+		if (i)
+			spy_line_char(l, ',');
+		if (text) {
+			spy_line_raw(l, f->name);
+			spy_line_char(l, '=');
+		} else {
+			spy_line_key(l, f->name);
+		}
+		if (f->count == 1) {
+			field_value(l, f, p, text);
+			continue;
+		}
+		spy_line_char(l, '[');
+		for (unsigned k = 0; k < f->count; k++) {
+			if (k)
+				spy_line_char(l, ',');
+			field_value(l, f, p + k * f->size, text);
+		}
+		spy_line_char(l, ']');
+	}
+	spy_line_char(l, '}');
+}
+
 /* One element behind a pointer, by the parameter's element kind. */
 static void
 element(struct spy_line *l, const struct spy_param_info *p, const void *at, unsigned mode)
@@ -58,6 +139,9 @@ element(struct spy_line *l, const struct spy_param_info *p, const void *at, unsi
 	int text = (mode & SPY_ARGS_TEXT) != 0;
 
 	switch (p->elem) {
+	case SPY_ARG_STRUCT:
+		spy_struct_json(l, p->struct_id, at, mode);
+		break;
 	case SPY_ARG_INT:
 		spy_line_i64(l, load(at, p->elem_size, 1));
 		break;
@@ -85,8 +169,10 @@ element(struct spy_line *l, const struct spy_param_info *p, const void *at, unsi
 static int
 readable_elements(const struct spy_param_info *p)
 {
-	return p->elem_size && p->elem != SPY_ARG_STRUCT && p->elem != SPY_ARG_PTR && p->elem != SPY_ARG_CALLBACK &&
-	       p->elem != SPY_ARG_OBJECT && p->elem != SPY_ARG_CUDA;
+	if (p->elem == SPY_ARG_STRUCT)
+		return p->elem_size && p->struct_id >= 0 && p->struct_id < _SPY_STRUCT_COUNT;
+	return p->elem_size && p->elem != SPY_ARG_PTR && p->elem != SPY_ARG_CALLBACK && p->elem != SPY_ARG_OBJECT &&
+	       p->elem != SPY_ARG_CUDA;
 }
 
 void
@@ -218,6 +304,10 @@ spy_args_json(struct spy_line *l, unsigned fn, const union spy_arg *args, unsign
 		} else {
 			spy_line_key(l, p->name);
 		}
+		/* The backend's untyped arrays: their type is another argument's value. */
+		if ((fn == _SPY_FN_cudnnBackendSetAttribute || fn == _SPY_FN_cudnnBackendGetAttribute) &&
+		    spy_backend_arg_json(l, fn, args, i, mode))
+			continue;
 		spy_arg_json(l, p, &args[i], p->is_array ? array_count(f, p, args, mode) : -1, mode);
 	}
 	spy_line_char(l, text ? ')' : '}');

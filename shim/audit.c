@@ -39,7 +39,26 @@ struct entry {
 	int reported;
 };
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+#define MAX_LOADS 128
+
+struct load {
+	char name[256];
+	char caller[512];
+	char path[512];
+	char error[512];
+	int flags;
+	enum spy_load_result result;
+	int emitted;
+	unsigned count;		/* the same attempt made again (cuDNN opens its sub-libraries often) */
+};
+
+/*
+ * Recursive: asking a mapped cuDNN its version can make it dlopen a
+ * sub-library, and the spy's dlopen hook then notes the load under this lock.
+ */
+static pthread_mutex_t lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static struct load loads[MAX_LOADS];
+static int nloads, device_checked;
 static struct entry entries[MAX_ENTRIES];
 static int nentries;
 static unsigned long long seen_adds, seen_subs;
@@ -119,7 +138,7 @@ elf_facts(const struct dl_phdr_info *info, struct entry *e)
 static void
 ask_version(struct entry *e)
 {
-	void *h = dlopen(e->path, RTLD_NOW | RTLD_NOLOAD);
+	void *h = spy_dlopen(e->path, RTLD_NOW | RTLD_NOLOAD);
 	const char *b = base_of(e->real[0] ? e->real : e->path);
 
 	e->version = -1;
@@ -446,6 +465,152 @@ rules(void)
 }
 
 void
+spy_audit_load(const char *name, int flags, const char *caller, enum spy_load_result result, const char *error)
+{
+	struct load *l;
+
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < nloads; i++) {
+		l = &loads[i];
+		if (l->flags == flags && (l->result == result || (!l->emitted && l->result == SPY_LOAD_PENDING)) &&
+		    strcmp(l->name, name) == 0 && strcmp(l->caller, caller ? caller : "") == 0 &&
+		    (result != SPY_LOAD_FAILED || strcmp(l->error, error ? error : "") == 0)) {
+			/* Counted only while not yet written: once written, a new record says it again. */
+			if (!l->emitted) {
+				l->count++;
+				pthread_mutex_unlock(&lock);
+				return;
+			}
+		}
+	}
+	if (nloads < MAX_LOADS) {
+		l = &loads[nloads++];
+		memset(l, 0, sizeof(*l));
+		snprintf(l->name, sizeof(l->name), "%s", name);
+		snprintf(l->caller, sizeof(l->caller), "%s", caller ? caller : "");
+		snprintf(l->error, sizeof(l->error), "%s", error ? error : "");
+		l->flags = flags;
+		l->result = result;
+		l->count = 1;
+		if (result == SPY_LOAD_LOADED && !realpath(name, l->path))
+			snprintf(l->path, sizeof(l->path), "%s", name);
+	}
+	pthread_mutex_unlock(&lock);
+	if (result == SPY_LOAD_FAILED) {
+		char message[1024];
+
+		snprintf(message, sizeof(message), "%s could not be loaded%s%s: %s", name, caller ? " by " : "",
+			 caller ? caller : "", error ? error : "no reason given");
+		spy_audit_finding("sublib-load-failed", "error", message, name);
+	}
+}
+
+/* A pending load (a name without a slash) came to something once an object of that name is mapped. Lock held. */
+static void
+settle_loads(int final)
+{
+	struct spy_thread *th = NULL;
+	struct spy_buf *b;
+
+	for (int i = 0; i < nloads; i++) {
+		struct load *l = &loads[i];
+
+		if (l->emitted)
+			continue;
+		if (l->result == SPY_LOAD_PENDING) {
+			for (int k = 0; k < nentries; k++) {
+				if (strcmp(base_of(entries[k].path), l->name) == 0 || strcmp(entries[k].soname, l->name) == 0) {
+					l->result = SPY_LOAD_LOADED;
+					snprintf(l->path, sizeof(l->path), "%s", entries[k].real);
+					break;
+				}
+			}
+			if (l->result == SPY_LOAD_PENDING && !final)
+				continue;
+		}
+		l->emitted = 1;
+		if (!spy_sink_enabled())
+			continue;
+		if (!th)
+			th = spy_thread_get();
+		b = spy_thread_buf(th);
+		if (!b)
+			return;
+		spy_line_reset(&b->line);
+		spy_line_lit(&b->line, "{\"event\":\"load\",\"name\":");
+		spy_line_str(&b->line, l->name);
+		spy_line_lit(&b->line, ",\"caller\":");
+		spy_line_str(&b->line, l->caller[0] ? l->caller : NULL);
+		spy_line_lit(&b->line, ",\"flags\":");
+		spy_line_i64(&b->line, l->flags);
+		spy_line_lit(&b->line, ",\"count\":");
+		spy_line_u64(&b->line, l->count);
+		spy_line_lit(&b->line, ",\"result\":");
+		spy_line_raw(&b->line, l->result == SPY_LOAD_LOADED ? "\"loaded\"" :
+					l->result == SPY_LOAD_FAILED ? "\"failed\"" : "\"not loaded\"");
+		spy_line_lit(&b->line, ",\"path\":");
+		spy_line_str(&b->line, l->path[0] ? l->path : NULL);
+		spy_line_lit(&b->line, ",\"error\":");
+		spy_line_str(&b->line, l->error[0] ? l->error : NULL);
+		spy_line_char(&b->line, '}');
+		spy_sink_commit(th, &b->line, 0);
+	}
+}
+
+/*
+ * The GPU against the newest architecture the answering cuDNN supports. Asked
+ * only once the program has made a cuDNN handle, so the CUDA runtime is
+ * already initialized and the spy starts nothing new. Lock held.
+ */
+static void
+check_device(const struct entry *answer)
+{
+	const struct entry *cudart = NULL;
+	int (*get_device)(int *), (*attribute)(int *, int, int), (*peek)(void), (*clear)(void);
+	size_t (*max_device)(void);
+	int dev = 0, major = 0, minor = 0, created = 0;
+	void *h;
+
+	for (struct spy_thread *th = spy_thread_list(); th; th = th->next)
+		created |= th->n[_SPY_FN_cudnnCreate].calls > th->n[_SPY_FN_cudnnCreate].fails;
+	for (int i = 0; i < nentries; i++)
+		if (entries[i].kind == K_CUDART)
+			cudart = &entries[i];
+	if (device_checked || !created || !cudart || !answer)
+		return;
+	device_checked = 1;
+	h = spy_dlopen(cudart->path, RTLD_NOW | RTLD_NOLOAD);
+	*(void **)&max_device = spy_real[_SPY_FN_cudnnGetMaxDeviceVersion] ? (void *)spy_real[_SPY_FN_cudnnGetMaxDeviceVersion]
+									   : NULL;
+	if (!h || !max_device)
+		goto out;
+	*(void **)&get_device = spy_dlsym(h, "cudaGetDevice");
+	*(void **)&attribute = spy_dlsym(h, "cudaDeviceGetAttribute");
+	*(void **)&peek = spy_dlsym(h, "cudaPeekAtLastError");
+	*(void **)&clear = spy_dlsym(h, "cudaGetLastError");
+	/* Only with the program's error state clear, and leaving it clear. */
+	if (!get_device || !attribute || !peek || !clear || peek() != 0)
+		goto out;
+	/* cudaDevAttrComputeCapabilityMajor = 75, Minor = 76 */
+	if (get_device(&dev) == 0 && attribute(&major, 75, dev) == 0 && attribute(&minor, 76, dev) == 0) {
+		long have = major * 100 + minor * 10, max = (long)max_device();
+
+		if (max > 0 && have > max) {
+			const char *paths[1] = { answer->real };
+
+			finding("gpu-too-new", "error", "", paths, 1,
+				"the GPU (compute capability %d.%d) is newer than the newest architecture %s supports "
+				"(cudnnGetMaxDeviceVersion %ld)", major, minor, answer->real, max);
+		}
+	}
+	if (peek() != 0)
+		clear();
+out:
+	if (h)
+		dlclose(h);
+}
+
+void
 spy_audit(void)
 {
 	struct scan sc = { 0 };
@@ -466,15 +631,28 @@ spy_audit(void)
 		}
 		rules();
 	}
+	for (int i = 0; i < nentries; i++) {
+		if (answers(&entries[i])) {
+			check_device(&entries[i]);
+			break;
+		}
+	}
+	settle_loads(spy_exiting());
 	pthread_mutex_unlock(&lock);
 }
 
 void
 spy_audit_fork_child(void)
 {
-	pthread_mutex_init(&lock, NULL);
+	pthread_mutexattr_t a;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&lock, &a);
+	pthread_mutexattr_destroy(&a);
 	for (int i = 0; i < nentries; i++)
 		entries[i].reported = 0;
 	nfindings = 0;
 	seen_adds = seen_subs = 0;
+	nloads = 0;
 }

@@ -8,6 +8,9 @@
 void spy_audit(void);
 /* A finding from elsewhere (a failure message naming a library that did not load). */
 void spy_audit_finding(const char *id, const char *severity, const char *message, const char *path);
+/* A dlopen of a cuDNN library (dlsym.c): what was asked, by whom, and what came of it. */
+enum spy_load_result { SPY_LOAD_PENDING, SPY_LOAD_LOADED, SPY_LOAD_FAILED };
+void spy_audit_load(const char *name, int flags, const char *caller, enum spy_load_result result, const char *error);
 /* In a forked child: report everything again, into the child's own file. */
 void spy_audit_fork_child(void);
 

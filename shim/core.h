@@ -88,6 +88,8 @@ extern struct spy_real_lib spy_lib;
 int spy_resolve(void);
 /* The real dlsym, whatever interposes it (never the spy's own). */
 void *spy_dlsym(void *handle, const char *name);
+/* The real dlopen, never the preload library's own. */
+void *spy_dlopen(const char *name, int flags);
 /* The real dlsym itself, for a tail jump that keeps the caller's address. */
 void *spy_dlsym_real_fn(void);
 /* Base address of the spy's own object, to refuse loading itself. */
@@ -117,5 +119,6 @@ void spy_summary_crash(int fd, int sig);
 void spy_fork_hazard_check(void);
 int spy_init(void);		/* resolves once; 0 when the real library is there */
 int spy_resolved(void);		/* 1 once the resolution has run, found or not */
+int spy_exiting(void);		/* 1 once the exit handler has started */
 
 #endif

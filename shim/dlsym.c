@@ -11,6 +11,7 @@
  *    sub-libraries must not loop back into the spy).
  */
 #include "core.h"
+#include "audit.h"
 
 #include <dlfcn.h>
 #include <string.h>
@@ -65,4 +66,60 @@ spy_dlsym_hook(void *handle, const char *name, void *caller)
 	if (is_cudnn_object(caller))
 		return sym;
 	return (void *)spy_wrapper[id];
+}
+
+/*
+ * dlopen: the spy watches every attempt to load a cuDNN library, by the
+ * program, a framework, or cuDNN loading its own sub-libraries. A name
+ * without a slash must be searched from the caller's frame, so the hook
+ * only notes the attempt and the real dlopen runs by a tail jump; whether it
+ * loaded is seen at the next audit. A path is opened here, so that a
+ * failure's dlerror text is known; on failure the real dlopen then runs
+ * again from the caller's frame, so that the caller's dlerror() still has
+ * its message.
+ */
+void *spy_real_dlopen_ptr;
+void *spy_dlopen_hook(const char *name, int flags, void *caller);
+
+static void *
+find_real_dlopen(void)
+{
+	static const char *versions[] = { "GLIBC_2.34", "GLIBC_2.17", "GLIBC_2.2.5" };
+
+	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++) {
+		void *p = dlvsym(RTLD_NEXT, "dlopen", versions[i]);
+
+		if (p)
+			return p;
+	}
+	return NULL;
+}
+
+void *
+spy_dlopen_hook(const char *name, int flags, void *caller)
+{
+	void *(*real)(const char *, int);
+	void *h;
+	Dl_info di;
+	const char *who = dladdr(caller, &di) && di.dli_fname ? di.dli_fname : NULL;
+
+	if (!spy_real_dlopen_ptr) {
+		spy_real_dlopen_ptr = find_real_dlopen();
+		if (!spy_real_dlopen_ptr)
+			return NULL;	/* no dlopen in the process: nothing better to say */
+	}
+	if (!name || strncmp(base_of(name), "libcudnn", 8) != 0)
+		return &spy_dlsym_pass;
+	if (!strchr(name, '/')) {
+		spy_audit_load(name, flags, who, SPY_LOAD_PENDING, NULL);
+		return &spy_dlsym_pass;
+	}
+	*(void **)&real = spy_real_dlopen_ptr;
+	h = real(name, flags);
+	if (h) {
+		spy_audit_load(name, flags, who, SPY_LOAD_LOADED, NULL);
+		return h;
+	}
+	spy_audit_load(name, flags, who, SPY_LOAD_FAILED, dlerror());
+	return &spy_dlsym_pass;
 }

@@ -10,6 +10,7 @@
  * done while the program has an error pending.
  */
 #include "core.h"
+#include "algo.h"
 #include "gpu.h"
 #include "objects.h"
 #include "sink.h"
@@ -68,7 +69,7 @@ find_runtime(struct dl_phdr_info *info, size_t size, void *arg)
 	b = b ? b + 1 : name;
 	if (strncmp(b, "libcudart.so", 12) != 0)
 		return 0;
-	*(void **)arg = dlopen(name, RTLD_NOW | RTLD_NOLOAD);
+	*(void **)arg = spy_dlopen(name, RTLD_NOW | RTLD_NOLOAD);
 	return *(void **)arg != NULL;
 }
 
@@ -230,6 +231,8 @@ gpu_record(struct slot *s, uint64_t ns)
 	SPY_INC(th->n[s->fn].gpu_timed);
 	__atomic_store_n(&th->n[s->fn].gpu_total_ns, th->n[s->fn].gpu_total_ns + ns, __ATOMIC_RELAXED);
 	n_timed++;
+	/* The convolution's (signature, algorithm) gets the time too, found by its thread and start. */
+	spy_algo_gpu_time(s->fn, s->tid, s->t_ns, ns);
 	if (!spy_sink_enabled() || !(b = spy_thread_buf(th)))
 		return;
 	spy_line_reset(&b->line);

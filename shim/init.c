@@ -141,6 +141,12 @@ resolve(void)
 }
 
 int
+spy_exiting(void)
+{
+	return __atomic_load_n(&exit_done, __ATOMIC_ACQUIRE);
+}
+
+int
 spy_resolved(void)
 {
 	return __atomic_load_n(&resolve_done, __ATOMIC_ACQUIRE);

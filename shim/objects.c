@@ -10,15 +10,17 @@
  * reader on another thread never prints a half-written state.
  */
 #include "core.h"
+#include "backend.h"
 #include "objects.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #define SLOTS 16384	/* a power of two */
 #define KEY_EMPTY 0
 #define KEY_GONE 1	/* destroyed: keeps probe chains intact */
-#define MAX_ARGS 16
-#define MAX_ARRAY 8
+#define MAX_ARGS SPY_OBJ_MAX_ARGS
+#define MAX_ARRAY SPY_OBJ_MAX_ARRAY
 #define MAX_KINDS 32
 
 struct slot {
@@ -43,17 +45,27 @@ static int full_said;
 static unsigned
 kind_index(const char *kind)
 {
-	unsigned n = __atomic_load_n(&kind_count, __ATOMIC_ACQUIRE);
+	static pthread_mutex_t add_lock = PTHREAD_MUTEX_INITIALIZER;
+	unsigned n = __atomic_load_n(&kind_count, __ATOMIC_ACQUIRE), i;
 
-	for (unsigned i = 0; i < n; i++)
+	for (i = 0; i < n; i++)
 		if (strcmp(kinds[i], kind) == 0)
 			return i;
-	/* New kinds are few and come from the generated tables; a lost race only wastes an entry. */
-	n = __atomic_fetch_add(&kind_count, 1, __ATOMIC_ACQ_REL);
-	if (n >= MAX_KINDS)
-		return 0;
-	kinds[n] = kind;
-	return n;
+	/*
+	 * A new kind (a few dozen at most, from the generated tables): added under
+	 * a lock, and published only once its name is in place, so that a reader
+	 * never sees a slot without one (found by ThreadSanitizer).
+	 */
+	pthread_mutex_lock(&add_lock);
+	n = __atomic_load_n(&kind_count, __ATOMIC_ACQUIRE);
+	for (i = 0; i < n && strcmp(kinds[i], kind) != 0; i++)
+		;
+	if (i == n && n < MAX_KINDS) {
+		__atomic_store_n(&kinds[n], kind, __ATOMIC_RELAXED);
+		__atomic_store_n(&kind_count, n + 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&add_lock);
+	return i < MAX_KINDS ? i : 0;
 }
 
 /*
@@ -306,6 +318,94 @@ summary(struct spy_line *l, const struct slot *s)
 	}
 }
 
+/* A consistent copy of a slot that another thread may be rewriting; 0 when it never settled. */
+static int
+snapshot(const struct slot *s, struct slot *copy)
+{
+	unsigned seq;
+	int tries = 0;
+
+	do {
+		seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+		memcpy(copy, s, sizeof(*copy));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while ((seq & 1 || seq != __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE)) && ++tries < 8);
+	if (tries >= 8) {
+		/* Being rewritten all along: the id is still right, the state may not be. */
+		copy->set_fn = 0;
+		memset(copy->attr_fn, 0, sizeof(copy->attr_fn));
+		return 0;
+	}
+	return 1;
+}
+
+int
+spy_obj_get(const void *ptr, struct spy_obj_info *out)
+{
+	const struct slot *s = ptr ? find(ptr) : NULL;
+	struct slot copy;
+
+	if (!s)
+		return 0;
+	snapshot(s, &copy);
+	if (copy.key != (uintptr_t)ptr)
+		return 0;	/* destroyed meanwhile */
+	out->kind = kinds[copy.kind];
+	out->num = copy.num;
+	out->seq = copy.seq;
+	out->set_fn = copy.set_fn;
+	memcpy(out->args, copy.args, sizeof(out->args));
+	memcpy(out->array, copy.array, sizeof(out->array));
+	memcpy(out->array_len, copy.array_len, sizeof(out->array_len));
+	memcpy(out->array_param, copy.array_param, sizeof(out->array_param));
+	memcpy(out->attr_fn, copy.attr_fn, sizeof(out->attr_fn));
+	memcpy(out->attr, copy.attr, sizeof(out->attr));
+	return 1;
+}
+
+int64_t
+spy_obj_attr(const struct spy_obj_info *o, unsigned fn, int64_t def)
+{
+	for (int i = 0; i < 3; i++)
+		if (o->attr_fn[i] == fn + 1)
+			return o->attr[i];
+	return def;
+}
+
+int
+spy_obj_version(const void *ptr, unsigned *num, unsigned *seq)
+{
+	const struct slot *s = ptr ? find(ptr) : NULL;
+
+	if (!s)
+		return 0;
+	*seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+	*num = __atomic_load_n(&s->num, __ATOMIC_RELAXED);
+	/* Odd: a Set is being written now. */
+	return !(*seq & 1) && __atomic_load_n(&s->key, __ATOMIC_ACQUIRE) == (uintptr_t)ptr;
+}
+
+unsigned
+spy_obj_number(const void *ptr)
+{
+	const struct slot *s = ptr ? find(ptr) : NULL;
+
+	return s ? __atomic_load_n(&s->num, __ATOMIC_RELAXED) : 0;
+}
+
+int
+spy_obj_summary(struct spy_line *l, const void *ptr)
+{
+	const struct slot *s = ptr ? find(ptr) : NULL;
+	struct slot copy;
+	size_t mark = l->len;
+
+	if (!s || !snapshot(s, &copy) || !copy.set_fn)
+		return 0;
+	summary(l, &copy);
+	return l->len != mark;
+}
+
 static void
 id_text(struct spy_line *l, const struct slot *s)
 {
@@ -319,8 +419,7 @@ spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int stat
 {
 	int text = (mode & SPY_ARGS_TEXT) != 0;
 	struct slot copy, *s;
-	unsigned seq;
-	int tries = 0;
+	int backend;
 
 	if (!ptr) {
 		spy_line_raw(l, text ? "NULL" : "null");
@@ -333,18 +432,13 @@ spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int stat
 		spy_line_hex(l, (uintptr_t)ptr);
 		return;
 	}
-	do {
-		seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
-		memcpy(&copy, s, sizeof(copy));
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	} while ((seq & 1 || seq != __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE)) && ++tries < 8);
-	if (tries >= 8) {
-		/* Being rewritten all along: the id is still right, the state may not be. */
-		copy.set_fn = 0;
-		memset(copy.attr_fn, 0, sizeof(copy.attr_fn));
-	}
+	snapshot(s, &copy);
+	/* Backend descriptors keep their attributes in backend.c, not in a Set call. */
+	backend = strcmp(kinds[copy.kind], "backend") == 0;
 	if (text) {
 		id_text(l, &copy);
+		if (state && backend)
+			spy_backend_describe(l, ptr, mode);
 		if (state && copy.set_fn) {
 			size_t mark = l->len;
 
@@ -402,6 +496,8 @@ spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int stat
 		spy_line_char(l, '}');
 	}
 attrs:
+	if (backend)
+		spy_backend_describe(l, ptr, mode);
 	for (int i = 0; i < 3 && copy.attr_fn[i]; i++) {
 		const struct spy_fn_info *f = &spy_fn_info[copy.attr_fn[i] - 1];
 		union spy_arg v = { .i = copy.attr[i] };

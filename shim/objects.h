@@ -15,6 +15,36 @@ void spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy
  */
 void spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int state, unsigned mode);
 
+/* What the spy remembers of a descriptor: a copy, consistent even while another thread sets it. */
+#define SPY_OBJ_MAX_ARGS 16
+#define SPY_OBJ_MAX_ARRAY 8
+struct spy_obj_info {
+	const char *kind;	/* "tensor", "filter", ... */
+	unsigned num;		/* the N of "tensor#N" */
+	unsigned seq;		/* changes at every Set */
+	unsigned set_fn;	/* the last shape-setting Set: function id + 1, or 0 when never set */
+	union spy_arg args[SPY_OBJ_MAX_ARGS];	/* its arguments; pointers in them are stale */
+	int array[3][SPY_OBJ_MAX_ARRAY];	/* the input arrays it passed, copied */
+	unsigned char array_len[3];
+	signed char array_param[3];	/* which parameter each copy came from, or -1 */
+	unsigned short attr_fn[3];	/* single-value Set calls (math type, group count): function id + 1 */
+	int64_t attr[3];
+};
+/* 1 and a copy in *out when the spy knows the descriptor; it is never added by asking. */
+int spy_obj_get(const void *ptr, struct spy_obj_info *out);
+/* The value a single-value Set function (cudnnSetConvolutionMathType, ...) left, or `def`. */
+int64_t spy_obj_attr(const struct spy_obj_info *o, unsigned fn, int64_t def);
+/*
+ * The object's number and a count that changes at each Set: together they
+ * say whether what was set may have changed since. 0 when unknown, or
+ * being set right now.
+ */
+int spy_obj_version(const void *ptr, unsigned *num, unsigned *seq);
+/* The N of the object's id, or 0 when the spy does not know it. */
+unsigned spy_obj_number(const void *ptr);
+/* Appends the descriptor's summary text ("float NCHW 32x3x224x224"); 0 when it has none. */
+int spy_obj_summary(struct spy_line *l, const void *ptr);
+
 enum spy_args_mode {
 	SPY_ARGS_AFTER_SUCCESS = 1 << 0,	/* out-parameters hold values worth reading */
 	SPY_ARGS_STORED = 1 << 1,		/* remembered arguments: never follow a pointer */
@@ -27,5 +57,7 @@ void spy_args_json(struct spy_line *l, unsigned fn, const union spy_arg *args, u
 /* One argument; `count` is an array's element count, or -1 when unknown. */
 void spy_arg_json(struct spy_line *l, const struct spy_param_info *p, const union spy_arg *a, int64_t count,
 		  unsigned mode);
+/* One struct of the description's `struct` blocks, as a JSON object (or name=value text). */
+void spy_struct_json(struct spy_line *l, int struct_id, const void *at, unsigned mode);
 
 #endif

@@ -5,6 +5,7 @@
  * saved and restored around it.
  */
 #include "core.h"
+#include "algo.h"
 #include "audit.h"
 #include "gpu.h"
 #include "inject.h"
@@ -41,6 +42,7 @@ spy_state_flags_init(void)
 		if (state_kind[i] != STATE_NONE)
 			spy_fn_flags[i] |= SPY_FN_STATE;
 	}
+	spy_algo_flags_init();
 }
 
 static void
@@ -306,6 +308,9 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 
 	if ((flags & SPY_FN_STATE) && status == 0 && args)
 		track_state(c->id, args);
+	/* Before the GPU timing is resolved (spy_gpu_post), which may hand its time to the algorithm at once. */
+	if ((flags & SPY_FN_WATCH) && args)
+		spy_algo_call(c, status, args);
 	if (c->pre && (c->gpu_slot >= 0 || (flags & SPY_FN_SYNC)))
 		cuda_err = spy_gpu_post(c);
 	failed = status != 0 || cuda_err != 0;

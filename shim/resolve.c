@@ -59,6 +59,26 @@ spy_dlsym_real_fn(void)
 }
 
 void *
+spy_dlopen(const char *name, int flags)
+{
+	static const char *versions[] = { "GLIBC_2.34", "GLIBC_2.17", "GLIBC_2.2.5" };
+	static void *(*real)(const char *, int);
+	void *self = spy_self_base();
+
+	/* The preload library exports a dlopen of its own: the spy's own loads must not go through it. */
+	for (int pass = 0; !real && pass < 2; pass++) {
+		for (size_t i = 0; !real && i < sizeof(versions) / sizeof(versions[0]); i++) {
+			void *p = dlvsym(pass == 0 ? RTLD_NEXT : RTLD_DEFAULT, "dlopen", versions[i]);
+			Dl_info di;
+
+			if (p && (!dladdr(p, &di) || di.dli_fbase != self))
+				*(void **)&real = p;
+		}
+	}
+	return real ? real(name, flags) : NULL;
+}
+
+void *
 spy_dlsym(void *handle, const char *name)
 {
 	dlsym_fn f = (dlsym_fn)spy_dlsym_real_fn();
@@ -160,7 +180,7 @@ open_path(const char *path, const char *how, char *why, size_t whylen)
 		snprintf(why, whylen, "%s is the spy itself", path);
 		return -2;
 	}
-	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	h = spy_dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
 		const char *e = dlerror();
 
@@ -240,7 +260,7 @@ from_mapped(void)
 
 	if (!dl_iterate_phdr(mapped_cb, &m))
 		return -1;
-	h = dlopen(m.path, RTLD_NOW | RTLD_NOLOAD);
+	h = spy_dlopen(m.path, RTLD_NOW | RTLD_NOLOAD);
 	if (!usable(h)) {
 		if (h)
 			dlclose(h);
@@ -259,7 +279,7 @@ from_next(void)
 
 	if (!v || !dladdr(v, &di) || !di.dli_fname || di.dli_fbase == spy_self_base())
 		return -1;
-	h = dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+	h = spy_dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD);
 	if (!usable(h)) {
 		if (h)
 			dlclose(h);

@@ -32,7 +32,8 @@ static int write_said;
 int
 spy_sink_enabled(void)
 {
-	return spy_config.output[0] && !(gave_up && fd_pid == getpid());
+	return spy_config.output[0] &&
+	       !(__atomic_load_n(&gave_up, __ATOMIC_ACQUIRE) && __atomic_load_n(&fd_pid, __ATOMIC_ACQUIRE) == getpid());
 }
 
 int
@@ -94,7 +95,7 @@ spy_sink_expand(const char *o, int is_dir, const char *prog, const char *host, c
 		return -1;
 	if (is_dir || o[strlen(o) - 1] == '/') {
 		append(out, size, &len, o);
-		if (out[len - 1] != '/')
+		if (len > 0 && out[len - 1] != '/')
 			append(out, size, &len, "/");
 		append(out, size, &len, prog);
 		append(out, size, &len, ".");
@@ -221,15 +222,15 @@ sink_fd(void)
 		/* A forked child: the parent's file is the parent's. */
 		if (fd >= 0)
 			close(fd);
-		fd = -1;
-		gave_up = 0;
+		/* Atomic: spy_sink_enabled() and the fast path above read these without the lock. */
+		__atomic_store_n(&fd, -1, __ATOMIC_RELEASE);
+		__atomic_store_n(&gave_up, 0, __ATOMIC_RELEASE);
 		write_said = 0;
 		__atomic_store_n(&fd_pid, me, __ATOMIC_RELEASE);
 	}
 	if (fd < 0 && !gave_up && spy_config.output[0]) {
 		char name[PATH_MAX];
 		const char *why = NULL;
-
 		struct stat st;
 
 		if (file_name(name, sizeof(name) - 8) != 0)
@@ -257,7 +258,7 @@ sink_fd(void)
 			}
 		}
 		if (fd < 0) {
-			gave_up = 1;
+			__atomic_store_n(&gave_up, 1, __ATOMIC_RELEASE);
 			spy_log("cannot create a record file from CUDNNSPY_OUTPUT=%s (%s: %s); failures and the "
 				"summary still go to stderr", spy_config.output, name,
 				why ? why : "100 files of that name exist");

@@ -30,6 +30,24 @@ struct spy_param_info {
 	unsigned char is_array;
 	unsigned char elem;	/* for pointers: what one element is (enum spy_arg_kind) */
 	unsigned char elem_size;	/* and its size in bytes; 0 when opaque */
+	short struct_id;	/* for arrays of a described struct: enum spy_struct_id, or -1 */
+};
+
+/* One field of a struct from the description's `struct` blocks. */
+struct spy_field_info {
+	const char *name;
+	unsigned char kind;	/* enum spy_arg_kind */
+	short enum_id;		/* enum spy_enum_id, or -1 */
+	unsigned short offset;	/* offsetof */
+	unsigned char size;	/* of one element */
+	unsigned char count;	/* elements: 1, or N for a field declared NAME[N] */
+};
+
+struct spy_struct_info {
+	const char *name;
+	unsigned size;
+	unsigned nfields;
+	const struct spy_field_info *fields;
 };
 
 struct spy_fn_info {
@@ -62,6 +80,7 @@ struct spy_enum_info {
 
 extern const struct spy_fn_info spy_fn_info[_SPY_FN_COUNT];
 extern const struct spy_enum_info spy_enum_info[_SPY_ENUM_COUNT];
+extern const struct spy_struct_info spy_struct_info[_SPY_STRUCT_COUNT];
 
 /* The function id of a cuDNN name, or -1. */
 int spy_fn_lookup(const char *name);

@@ -105,6 +105,7 @@ enum spy_fn_flag {
 	SPY_FN_INJECT = 1 << 3,		/* a CUDNNSPY_INJECT rule matches */
 	SPY_FN_GPU_TIME = 1 << 4,	/* enqueues GPU work, timed with CUDA events */
 	SPY_FN_SYNC = 1 << 5,		/* enqueues GPU work, synchronized after the call */
+	SPY_FN_WATCH = 1 << 6,		/* its successes matter too (algo.c): searches, convolutions, backend */
 };
 #define SPY_FN_PRE (SPY_FN_INJECT | SPY_FN_GPU_TIME | SPY_FN_SYNC)
 
@@ -138,9 +139,10 @@ spy_call_begin(struct spy_call *c, unsigned id)
 		c->pre = 1;
 	/*
 	 * Reading the clock costs more than the rest of the wrapper: time the
-	 * first call and one in 16 after it, and every call of a traced function.
+	 * first call and one in 16 after it, and every call of a traced or watched function.
 	 */
-	if (SPY_UNLIKELY(((t->thread->n[id].calls & 15) == 0 || (spy_fn_flags[id] & SPY_FN_TRACE)) && !c->nested))
+	if (SPY_UNLIKELY(((t->thread->n[id].calls & 15) == 0 || (spy_fn_flags[id] & (SPY_FN_TRACE | SPY_FN_WATCH))) &&
+			 !c->nested))
 		c->t0 = spy_now_ns();
 	return c->real;
 }

@@ -22,7 +22,7 @@ static void
 load_unwinder(void)
 {
 #ifdef SPY_HAVE_LIBUNWIND
-	void *h = dlopen(SPY_LIBUNWIND_SONAME, RTLD_NOW | RTLD_LOCAL);
+	void *h = spy_dlopen(SPY_LIBUNWIND_SONAME, RTLD_NOW | RTLD_LOCAL);
 
 	if (h)
 		unw_backtrace_p = (unw_backtrace_fn)spy_dlsym(h, "unw_backtrace");

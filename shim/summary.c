@@ -4,6 +4,7 @@
  * so quantiles cost no per-call memory.
  */
 #include "core.h"
+#include "algo.h"
 #include "gpu.h"
 #include "sink.h"
 
@@ -240,10 +241,11 @@ spy_summary_print(void)
 	int nrows = collect(rows, &total, 1);
 
 	/* A file once opened always ends with a summary, even when no call was counted. */
-	if (spy_sink_path())
+	if (spy_sink_path() || (nrows > 0 && spy_sink_enabled())) {
+		/* What ran for each convolution, before the summary: the summary stays the last line. */
+		spy_algo_records();
 		summary_record(rows, nrows, &total);
-	else if (nrows > 0 && spy_sink_enabled())
-		summary_record(rows, nrows, &total);
+	}
 	/* A process that never called cuDNN (a shell the launcher went through) says nothing. */
 	if (nrows == 0 || !(spy_config.stderr_mask & SPY_STDERR_SUMMARY))
 		return;
@@ -255,6 +257,7 @@ spy_summary_print(void)
 		spy_log("  %-48s %10llu %8llu %9llu %10llu", spy_fn_info[rows[i].id].name,
 			(unsigned long long)rows[i].calls, (unsigned long long)rows[i].fails,
 			(unsigned long long)rows[i].internal, (unsigned long long)quantile(&rows[i], 0.5));
+	spy_algo_print();
 	if (spy_sink_dropped())
 		spy_log("%llu records could not be written", spy_sink_dropped());
 	if (spy_sink_path())

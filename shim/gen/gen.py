@@ -31,6 +31,10 @@ FAKE_HANDWRITTEN = {
     "cudnnGetStream", "cudnnSetStream",
     "cudnnFindConvolutionForwardAlgorithm", "cudnnGetConvolutionForwardAlgorithm_v7",
     "cudnnSetTensor4dDescriptor",
+    "cudnnFindConvolutionBackwardDataAlgorithm", "cudnnGetConvolutionBackwardDataAlgorithm_v7",
+    "cudnnFindConvolutionBackwardFilterAlgorithm", "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
+    "cudnnGetConvolutionForwardWorkspaceSize",
+    "cudnnBackendCreateDescriptor", "cudnnBackendSetAttribute", "cudnnBackendGetAttribute",
 }
 
 ARG_FIELD = {
@@ -138,7 +142,11 @@ def emit_api_h(api, path):
             "enum spy_enum_id {"]
     for e in sorted(api.enums.values(), key=lambda e: e.index):
         out.append("\t_SPY_ENUM_%s = %d," % (e.name, e.index))
-    out += ["\t_SPY_ENUM_COUNT = %d" % len(api.enums), "};", ""]
+    out += ["\t_SPY_ENUM_COUNT = %d" % len(api.enums), "};", "",
+            "enum spy_struct_id {"]
+    for i, s in enumerate(api.structs.values()):
+        out.append("\t_SPY_STRUCT_%s = %d," % (s.name, i))
+    out += ["\t_SPY_STRUCT_COUNT = %d" % len(api.structs), "};", ""]
     for fn in api.declared():
         out.append("typedef %s (*_spy_pfn_%s)(%s);" % (fn.ret, fn.name, fn.proto_params()))
     out += ["", "#endif"]
@@ -162,10 +170,34 @@ def param_kind(api, p):
     return PARAM_KIND[api.kind_of(p.base)]
 
 
+def struct_fields(api, s):
+    """The fields of a `struct` block worth decoding: reserved padding carries nothing."""
+    return [(ftype, fname, arr) for ftype, fname, arr in s.fields if not fname.startswith("reserved")]
+
+
+def emit_struct_tables(api, out):
+    """Field tables of the description's structs: what args.c needs to decode an array of them."""
+    for s in api.structs.values():
+        out.append("static const struct spy_field_info fields_%s[] = {" % s.name)
+        for ftype, fname, arr in struct_fields(api, s):
+            kind = PARAM_KIND[api.kind_of(ftype)]
+            enum_id = "_SPY_ENUM_%s" % ftype if ftype in api.enums else "-1"
+            count = int(arr[1:-1]) if arr else 1
+            out.append('\t{ "%s", %s, %s, offsetof(%s, %s), sizeof(((%s *)0)->%s) / %d, %d },' % (
+                fname, kind, enum_id, s.name, fname, s.name, fname, count, count))
+        out.append("};")
+    out.append("")
+    out.append("const struct spy_struct_info spy_struct_info[_SPY_STRUCT_COUNT] = {")
+    for s in api.structs.values():
+        out.append('\t{ "%s", sizeof(%s), %d, fields_%s },' % (s.name, s.name, len(struct_fields(api, s)), s.name))
+    out += ["};", ""]
+
+
 def emit_api_c(api, path):
     out = []
     banner(out, path)
-    out += ['#include "spy-api.h"', "", "#include <string.h>", ""]
+    out += ['#include "spy-api.h"', "", "#include <stddef.h>", "#include <string.h>", ""]
+    emit_struct_tables(api, out)
     for fn in api.declared():
         if not fn.params:
             continue
@@ -178,9 +210,10 @@ def emit_api_c(api, path):
                 elem = PARAM_KIND[api.kind_of(p.base)]
                 opaque = p.base in api.types and api.types[p.base].kind in ("struct", "callback")
                 elem_size = "0" if opaque else "sizeof(%s)" % p.base
-            out.append('\t{ "%s", %s, SPY_DIR_%s, %d, %s, %s, %d, %s, %s },' % (
+            struct_id = "_SPY_STRUCT_%s" % p.base if p.base in api.structs else "-1"
+            out.append('\t{ "%s", %s, SPY_DIR_%s, %d, %s, %s, %d, %s, %s, %s },' % (
                 p.name, param_kind(api, p), p.direction.upper(), p.count_index, enum_id, desc,
-                1 if p.is_array else 0, elem, elem_size))
+                1 if p.is_array else 0, elem, elem_size, struct_id))
         out.append("};")
     out += ["", "const struct spy_fn_info spy_fn_info[_SPY_FN_COUNT] = {"]
     for fn in api.functions:
@@ -358,6 +391,7 @@ def emit_map(api, path, flavor):
         out.append("\tcudnnspy_*;")
     if flavor == "preload":
         out.append("\tdlsym;")
+        out.append("\tdlopen;")
     out += ["local:", "\t*;", "};"]
     return out
 

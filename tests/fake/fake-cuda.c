@@ -12,6 +12,7 @@
  * The fake cuDNN calls fakecuda_launch() for each function that enqueues work.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -45,6 +46,8 @@ EXPORT int cudaPeekAtLastError(void);
 EXPORT int cudaGetLastError(void);
 EXPORT const char *cudaGetErrorName(int err);
 EXPORT int cudaSetDevice(int device);
+EXPORT int cudaGetDevice(int *device);
+EXPORT int cudaDeviceGetAttribute(int *value, int attr, int device);
 EXPORT void fakecuda_launch(void);
 EXPORT int fakecuda_event_records(void);
 
@@ -171,6 +174,30 @@ int
 cudaSetDevice(int device)
 {
 	return device == 0 ? 0 : fail(101);
+}
+
+int
+cudaGetDevice(int *device)
+{
+	*device = 0;
+	return 0;
+}
+
+/* FAKECUDA_CC="MAJOR.MINOR" (default 9.0): attributes 75 and 76, the compute capability. */
+int
+cudaDeviceGetAttribute(int *value, int attr, int device)
+{
+	const char *cc = getenv("FAKECUDA_CC");
+	const char *dot = cc ? strchr(cc, '.') : NULL;
+
+	(void)device;
+	if (attr == 75)
+		*value = cc ? atoi(cc) : 9;
+	else if (attr == 76)
+		*value = dot ? atoi(dot + 1) : 0;
+	else
+		return fail(1);
+	return 0;
 }
 
 void

@@ -305,6 +305,318 @@ cudnnGetConvolutionForwardAlgorithm_v7(cudnnHandle_t handle, const cudnnTensorDe
 	return st ? st : fill_fwd_perf(requestedAlgoCount, returnedAlgoCount, perfResults);
 }
 
+/* Ranked results for the backward searches, in the same shape as the forward ones. */
+#define FAKE_FILL_PERF(name, type, algo_type, a0, a1, a2) \
+	static cudnnStatus_t \
+	name(int requested, int *returned, type *perf) \
+	{ \
+		static const int algos[] = { a0, a1, a2 }; \
+		static const float times[] = { 0.7f, 1.1f, 3.0f }; \
+		int n = requested < 3 ? requested : 3; \
+ \
+		for (int i = 0; i < n; i++) { \
+			memset(&perf[i], 0, sizeof(perf[i])); \
+			perf[i].algo = (algo_type)algos[i]; \
+			perf[i].time = times[i]; \
+			perf[i].memory = (size_t)(i + 1) * 2048; \
+			perf[i].determinism = (cudnnDeterminism_t)(i != 1); \
+			perf[i].mathType = (cudnnMathType_t)(i == 0); \
+		} \
+		if (returned) \
+			*returned = n; \
+		return (cudnnStatus_t)0; \
+	}
+FAKE_FILL_PERF(fill_bwd_data_perf, cudnnConvolutionBwdDataAlgoPerf_t, cudnnConvolutionBwdDataAlgo_t, 1, 0, 5)
+FAKE_FILL_PERF(fill_bwd_filter_perf, cudnnConvolutionBwdFilterAlgoPerf_t, cudnnConvolutionBwdFilterAlgo_t, 3, 1, 0)
+
+FAKE_EXPORT cudnnStatus_t
+cudnnFindConvolutionBackwardDataAlgorithm(cudnnHandle_t handle, const cudnnFilterDescriptor_t wDesc,
+					  const cudnnTensorDescriptor_t dyDesc,
+					  const cudnnConvolutionDescriptor_t convDesc,
+					  const cudnnTensorDescriptor_t dxDesc, const int requestedAlgoCount,
+					  int *returnedAlgoCount, cudnnConvolutionBwdDataAlgoPerf_t *perfResults)
+{
+	cudnnStatus_t st = fake_enter(_SPY_FN_cudnnFindConvolutionBackwardDataAlgorithm);
+
+	(void)handle, (void)wDesc, (void)dyDesc, (void)convDesc, (void)dxDesc;
+	return st ? st : fill_bwd_data_perf(requestedAlgoCount, returnedAlgoCount, perfResults);
+}
+
+FAKE_EXPORT cudnnStatus_t
+cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnnHandle_t handle, const cudnnFilterDescriptor_t filterDesc,
+					    const cudnnTensorDescriptor_t diffDesc,
+					    const cudnnConvolutionDescriptor_t convDesc,
+					    const cudnnTensorDescriptor_t gradDesc, const int requestedAlgoCount,
+					    int *returnedAlgoCount, cudnnConvolutionBwdDataAlgoPerf_t *perfResults)
+{
+	cudnnStatus_t st = fake_enter(_SPY_FN_cudnnGetConvolutionBackwardDataAlgorithm_v7);
+
+	(void)handle, (void)filterDesc, (void)diffDesc, (void)convDesc, (void)gradDesc;
+	return st ? st : fill_bwd_data_perf(requestedAlgoCount, returnedAlgoCount, perfResults);
+}
+
+FAKE_EXPORT cudnnStatus_t
+cudnnFindConvolutionBackwardFilterAlgorithm(cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc,
+					    const cudnnTensorDescriptor_t dyDesc,
+					    const cudnnConvolutionDescriptor_t convDesc,
+					    const cudnnFilterDescriptor_t dwDesc, const int requestedAlgoCount,
+					    int *returnedAlgoCount, cudnnConvolutionBwdFilterAlgoPerf_t *perfResults)
+{
+	cudnnStatus_t st = fake_enter(_SPY_FN_cudnnFindConvolutionBackwardFilterAlgorithm);
+
+	(void)handle, (void)xDesc, (void)dyDesc, (void)convDesc, (void)dwDesc;
+	return st ? st : fill_bwd_filter_perf(requestedAlgoCount, returnedAlgoCount, perfResults);
+}
+
+FAKE_EXPORT cudnnStatus_t
+cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnnHandle_t handle, const cudnnTensorDescriptor_t srcDesc,
+					      const cudnnTensorDescriptor_t diffDesc,
+					      const cudnnConvolutionDescriptor_t convDesc,
+					      const cudnnFilterDescriptor_t gradDesc, const int requestedAlgoCount,
+					      int *returnedAlgoCount, cudnnConvolutionBwdFilterAlgoPerf_t *perfResults)
+{
+	cudnnStatus_t st = fake_enter(_SPY_FN_cudnnGetConvolutionBackwardFilterAlgorithm_v7);
+
+	(void)handle, (void)srcDesc, (void)diffDesc, (void)convDesc, (void)gradDesc;
+	return st ? st : fill_bwd_filter_perf(requestedAlgoCount, returnedAlgoCount, perfResults);
+}
+
+/* What the forward algorithms need, as the forward search says (its ranks 0, 1, 2: algorithms 1, 0, 6). */
+FAKE_EXPORT cudnnStatus_t
+cudnnGetConvolutionForwardWorkspaceSize(cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc,
+					const cudnnFilterDescriptor_t wDesc, const cudnnConvolutionDescriptor_t convDesc,
+					const cudnnTensorDescriptor_t yDesc, cudnnConvolutionFwdAlgo_t algo,
+					size_t *sizeInBytes)
+{
+	cudnnStatus_t st = fake_enter(_SPY_FN_cudnnGetConvolutionForwardWorkspaceSize);
+
+	(void)handle, (void)xDesc, (void)wDesc, (void)convDesc, (void)yDesc;
+	if (st == 0 && sizeInBytes)
+		*sizeInBytes = algo == 1 ? 0 : algo == 0 ? 1024 : algo == 6 ? 2048 : 4096;
+	return st;
+}
+
+/*
+ * The graph API, enough to build, rank, plan and execute: each descriptor
+ * keeps the first element of every attribute set on it. A heuristics query
+ * fills the program's engine configs with engines 12, 0 and 7 (with knobs);
+ * reading a config's engine or knobs copies them into the program's own
+ * descriptors, as cuDNN does. A plan says its workspace size and its JSON.
+ */
+#define FAKE_BE_MAGIC 0x66616b65
+#define FAKE_BE_ATTRS 32
+
+struct fake_be {
+	int magic, type, n;
+	struct {
+		int name;
+		int64_t v;
+		void *p;
+	} a[FAKE_BE_ATTRS];
+	struct fake_be *engine;	/* configs filled by a heuristics query */
+	int nknobs;
+	struct fake_be *knobs[4];
+};
+
+static struct fake_be *
+fake_be(void *d)
+{
+	struct fake_be *b = d;
+
+	return b && b->magic == FAKE_BE_MAGIC ? b : NULL;
+}
+
+static void
+fake_be_set(struct fake_be *b, int name, int64_t v, void *p)
+{
+	int i = 0;
+
+	while (i < b->n && b->a[i].name != name)
+		i++;
+	if (i == FAKE_BE_ATTRS)
+		return;
+	if (i == b->n)
+		b->n++;
+	b->a[i].name = name;
+	b->a[i].v = v;
+	b->a[i].p = p;
+}
+
+static int
+fake_be_get(const struct fake_be *b, int name, int64_t *v, void **p)
+{
+	for (int i = 0; b && i < b->n; i++)
+		if (b->a[i].name == name) {
+			*v = b->a[i].v;
+			*p = b->a[i].p;
+			return 1;
+		}
+	return 0;
+}
+
+static struct fake_be *
+fake_be_new(int type)
+{
+	struct fake_be *b = calloc(1, sizeof(*b));
+
+	if (b) {
+		b->magic = FAKE_BE_MAGIC;
+		b->type = type;
+	}
+	return b;
+}
+
+FAKE_EXPORT cudnnStatus_t
+cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t descriptorType, cudnnBackendDescriptor_t *descriptor)
+{
+	cudnnStatus_t st = fake_enter(_SPY_FN_cudnnBackendCreateDescriptor);
+
+	if (st == 0 && descriptor)
+		*descriptor = fake_be_new((int)descriptorType);
+	return st;
+}
+
+FAKE_EXPORT cudnnStatus_t
+cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t attributeName,
+			 cudnnBackendAttributeType_t attributeType, int64_t elementCount,
+			 const void *arrayOfElements)
+{
+	cudnnStatus_t st = fake_enter(_SPY_FN_cudnnBackendSetAttribute);
+	struct fake_be *b = fake_be(descriptor);
+	int64_t v = 0;
+	void *p = NULL;
+
+	if (st != 0)
+		return st;
+	if (!b || elementCount < 0 || (elementCount > 0 && !arrayOfElements))
+		return (cudnnStatus_t)BAD_PARAM;
+	if (elementCount > 0) {
+		switch (attributeType) {
+		case CUDNN_TYPE_INT64:
+			v = *(const int64_t *)arrayOfElements;
+			break;
+		case CUDNN_TYPE_BACKEND_DESCRIPTOR:
+		case CUDNN_TYPE_HANDLE:
+		case CUDNN_TYPE_VOID_PTR:
+			p = *(void *const *)arrayOfElements;
+			break;
+		case CUDNN_TYPE_FLOAT:
+		case CUDNN_TYPE_DOUBLE:
+		case CUDNN_TYPE_BOOLEAN:
+		case CUDNN_TYPE_CHAR:
+		case CUDNN_TYPE_FRACTION:
+			break;
+		default:
+			v = *(const int32_t *)arrayOfElements;	/* the enums */
+			break;
+		}
+	}
+	fake_be_set(b, (int)attributeName, v, p);
+	return st;
+}
+
+/* Copies a filled descriptor into one the program created. */
+static void
+fake_be_copy(struct fake_be *to, const struct fake_be *from)
+{
+	if (to && from) {
+		int magic = to->magic, type = to->type;
+
+		memcpy(to, from, sizeof(*to));
+		to->magic = magic;
+		to->type = type;
+	}
+}
+
+static int
+fake_plan_engine(const struct fake_be *plan, int64_t *index)
+{
+	int64_t v;
+	void *p = NULL;
+	const struct fake_be *cfg, *eng;
+
+	if (!fake_be_get(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, &v, &p) || !(cfg = fake_be(p)))
+		return 0;
+	eng = cfg->engine;
+	if (!eng && fake_be_get(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, &v, &p))
+		eng = fake_be(p);
+	return eng && fake_be_get(eng, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, index, &p);
+}
+
+FAKE_EXPORT cudnnStatus_t
+cudnnBackendGetAttribute(const cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t attributeName,
+			 cudnnBackendAttributeType_t attributeType, int64_t requestedElementCount,
+			 int64_t *elementCount, void *arrayOfElements)
+{
+	static const int64_t engines[] = { 12, 0, 7 };
+	cudnnStatus_t st = fake_enter(_SPY_FN_cudnnBackendGetAttribute);
+	struct fake_be *b = fake_be(descriptor);
+	void **out = arrayOfElements;
+	int64_t n = 0, v;
+	void *p;
+
+	if (st != 0)
+		return st;
+	if (!b || !elementCount)
+		return (cudnnStatus_t)BAD_PARAM;
+	if (attributeName == CUDNN_ATTR_ENGINEHEUR_RESULTS) {
+		n = requestedElementCount < 3 ? requestedElementCount : 3;
+		for (int64_t i = 0; i < n && out; i++) {
+			struct fake_be *cfg = fake_be(out[i]);
+
+			if (!cfg)
+				return (cudnnStatus_t)BAD_PARAM;
+			cfg->engine = fake_be_new(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+			if (cfg->engine)
+				fake_be_set(cfg->engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, engines[i], NULL);
+			cfg->nknobs = (int)(2 - i > 0 ? 2 - i : 0);
+			for (int k = 0; k < cfg->nknobs; k++) {
+				cfg->knobs[k] = fake_be_new(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR);
+				if (!cfg->knobs[k])
+					continue;
+				fake_be_set(cfg->knobs[k], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, k == 0 ? i : 2, NULL);
+				fake_be_set(cfg->knobs[k], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, k == 0 ? i + 1 : 3, NULL);
+			}
+		}
+	} else if (attributeName == CUDNN_ATTR_ENGINECFG_ENGINE && b->engine) {
+		n = 1;
+		if (requestedElementCount > 0 && out)
+			fake_be_copy(fake_be(out[0]), b->engine);
+	} else if (attributeName == CUDNN_ATTR_ENGINECFG_KNOB_CHOICES) {
+		n = b->nknobs;
+		for (int64_t i = 0; i < n && i < requestedElementCount && out; i++)
+			fake_be_copy(fake_be(out[i]), b->knobs[i]);
+	} else if (attributeName == CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE) {
+		n = 1;
+		if (requestedElementCount > 0 && arrayOfElements)
+			*(int64_t *)arrayOfElements = 4096;
+	} else if (attributeName == CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION) {
+		char text[128];
+		int64_t index = -1;
+
+		fake_plan_engine(b, &index);
+		snprintf(text, sizeof(text), "{\"fake\": true, \"engineId\": %lld, \"note\": \"plan \\\"json\\\"\"}",
+			 (long long)index);
+		n = (int64_t)strlen(text) + 1;
+		if (requestedElementCount > 0 && arrayOfElements)
+			memcpy(arrayOfElements, text, (size_t)(requestedElementCount < n ? requestedElementCount : n));
+	} else if (fake_be_get(b, (int)attributeName, &v, &p)) {
+		n = 1;
+		if (requestedElementCount > 0 && arrayOfElements) {
+			if (attributeType == CUDNN_TYPE_BACKEND_DESCRIPTOR)
+				fake_be_copy(fake_be(out[0]), fake_be(p));
+			else if (attributeType == CUDNN_TYPE_INT64)
+				*(int64_t *)arrayOfElements = v;
+			else if (attributeType == CUDNN_TYPE_HANDLE || attributeType == CUDNN_TYPE_VOID_PTR)
+				*(void **)arrayOfElements = p;
+			else
+				*(int32_t *)arrayOfElements = (int32_t)v;
+		}
+	}
+	*elementCount = n;
+	return st;
+}
+
 /*
  * The names libcudnn.so.9 exports without a declaration: the spy forwards
  * them by jump stubs, blind to their arguments. The fake gives them a

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 
+import sanitizer
 import schema
 
 E = os.environ
@@ -58,6 +59,7 @@ def run(argv, env=None, check_rc=True, complete=True, preexec=None):
     base = {k: v for k, v in E.items() if not k.startswith("CUDNNSPY_") and k not in ("LD_PRELOAD",)}
     base.pop("LD_LIBRARY_PATH", None)
     base.update(env or {})
+    sanitizer.child_env(base)   # sanitizer builds only: the runtime first in LD_PRELOAD, its options
     tmp = None
     if "CUDNNSPY_OUTPUT" not in base:
         tmp = tempfile.mkdtemp(prefix="cudnnspy-records-")
@@ -65,6 +67,8 @@ def run(argv, env=None, check_rc=True, complete=True, preexec=None):
     try:
         p = subprocess.run(argv, env=base, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            universal_newlines=True, timeout=120, preexec_fn=preexec)
+        # Sanitizer builds: any report fails the test, whatever the test checks (known bugs: sanitizer.py).
+        check(not sanitizer.unknown_reports(p.stderr), "%s: a sanitizer report" % argv[0], p.stderr)
         p.records = records_in(tmp, complete) if tmp else {}
     finally:
         if tmp:
@@ -573,6 +577,7 @@ def output_symlink_and_clash():
         env = dict(spied_env({"CUDNNSPY_OUTPUT": os.path.join(d, "same.jsonl")}))
         base = {k: v for k, v in E.items() if not k.startswith("CUDNNSPY_") and k != "LD_LIBRARY_PATH"}
         base.update(env)
+        sanitizer.child_env(base)
         procs = [subprocess.Popen([prog("host-calls")], env=base, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL) for _ in range(2)]
         for q in procs:
@@ -994,12 +999,402 @@ def threads_stress():
         check(summary_row(p.stderr, "cudnnSetTensor4dDescriptor")[:2] == (1600000, 0), "counts", p.stderr)
 
 
+@scenario
+def load_records():
+    """Every dlopen of a cuDNN library: by name (searched from the caller), by path, and a failure with its
+    dlerror text, which the program still gets."""
+    other = os.path.join(FAKE8, "libcudnn.so.8")
+    plain = run([prog("load-attempts"), other], {"LD_LIBRARY_PATH": FAKE9})
+    p = run([prog("load-attempts"), other], {"LD_LIBRARY_PATH": FAKE9, "LD_PRELOAD": PRELOAD})
+    check(plain.stdout == p.stdout and "missing failed: /nonexistent/dir/libcudnn.so.8: cannot open" in p.stdout,
+          "the program's dlopen results and dlerror text unchanged", plain.stdout, p.stdout)
+    loads = {l["name"]: l for l in events(p.records, "load")}
+    check(loads["libcudnn.so.9"]["result"] == "loaded" and
+          loads["libcudnn.so.9"]["path"] == os.path.realpath(os.path.join(FAKE9, "libcudnn.so.9")) and
+          loads["libcudnn.so.9"]["caller"].endswith("load-attempts"), "by name: loaded, where, by whom",
+          repr(loads))
+    bad = loads["/nonexistent/dir/libcudnn.so.8"]
+    check(bad["result"] == "failed" and "cannot open shared object file" in bad["error"], "the failure and why",
+          repr(bad))
+    check(loads[other]["result"] == "loaded", "by path", repr(loads))
+    f = findings(p)
+    check("sublib-load-failed" in f and "/nonexistent/dir/libcudnn.so.8" in f["sublib-load-failed"]["message"],
+          "a failed load is a finding", repr(f))
+
+
+@scenario
+def load_records_real():
+    """The real dispatcher loading its sub-libraries: each load recorded, by libcudnn.so.9, loaded."""
+    need_real()
+    p = run([prog("folded-conv")], {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD})
+    loads = events(p.records, "load")
+    subs = [l for l in loads if l["name"].startswith("libcudnn_")]
+    check(subs and all("libcudnn" in os.path.basename(l["caller"]) for l in subs), "loads by cuDNN itself",
+          repr(loads))
+    check(len(set((l["name"], l["caller"], l["result"]) for l in subs)) == len(subs) and
+          any(l["count"] > 1 for l in subs), "repeated attempts counted, not repeated", repr(subs))
+    # It asks for libcudnn_cnn.so.9.19.0, then .9.19, then .9: the full names are not there.
+    check(any(l["name"] == "libcudnn_cnn.so.9" and l["result"] == "loaded" for l in subs) and
+          any(l["name"] == "libcudnn_cnn.so.9.19.0" and l["result"] == "not loaded" for l in subs),
+          "the cnn sub-library, and the names tried before it", repr(subs))
+    check(not findings(p), "no finding", repr(findings(p)))
+
+
+@scenario
+def gpu_too_new():
+    """A GPU newer than the newest architecture the answering cuDNN supports."""
+    p = run([prog("gpu-calls"), "1", cudart()], gpu_env({"FAKECUDA_CC": "13.0"}))
+    f = findings(p)
+    check("gpu-too-new" in f and "compute capability 13.0" in f["gpu-too-new"]["message"], "found", repr(f),
+          p.stderr)
+    ok = run([prog("gpu-calls"), "1", cudart()], gpu_env({"FAKECUDA_CC": "9.0"}))
+    check("gpu-too-new" not in findings(ok), "a supported GPU: silent", repr(findings(ok)))
+
+
 
 @scenario
 def no_cudnn_calls():
     """A program that never calls cuDNN gets nothing from the spy."""
     p = run(["/bin/true"], {"LD_PRELOAD": PRELOAD})
     check(p.stderr == "" and p.stdout == "", "silent", p.stderr)
+
+
+# ---- Convolution algorithms and engines (issue 5) ----
+
+SIG_2D = ("x=float:8x16x32x32:NCHW w=float:32x16x3x3:NCHW y=float:8x32x32x32:NCHW pad=1x1 stride=1x1 dilation=1x1 "
+          "mode=cross_correlation compute=float groups=1")
+SIG_LEGACY = SIG_2D + " math=tensor_op_math"
+SIG_3D = ("fwd x=float:2x4x8x8x8:NCDHW w=float:8x4x3x3x3:NCDHW y=float:2x8x4x4x4:NCDHW pad=1x1x1 stride=2x2x2 "
+          "dilation=1x1x1 mode=cross_correlation compute=float groups=1 math=default_math")
+FWD = "CUDNN_CONVOLUTION_FWD_ALGO_"
+
+
+def algos(p):
+    """{(api, signature, algo or (engine, knobs)): algo record}."""
+    out = {}
+    for a in events(p.records, "algo"):
+        key = a["algo"] if a["api"] == "legacy" else (a["engine"], tuple((k["type"], k["value"]) for k in
+                                                                         a["knobs"] or []))
+        check((a["api"], a["signature"], key) not in out, "one algo record per (signature, choice)", repr(a))
+        out[(a["api"], a["signature"], key)] = a
+    return out
+
+
+def only(records, what):
+    check(len(records) == 1, "exactly one %s" % what, repr(records))
+    return records[0]
+
+
+@scenario
+def conv_legacy_fake():
+    """Legacy convolutions: ranked perf arrays decoded, searches remembered per signature, each (signature,
+    algorithm) counted with its workspace, and the three findings, once each."""
+    env = {"LD_LIBRARY_PATH": FAKE9}
+    plain = run([prog("conv-legacy")], env)
+    p = run([prog("conv-legacy")], dict(env, LD_PRELOAD=PRELOAD, CUDNNSPY_TRACE="cudnnFind* cudnnGet*_v7"))
+    check(plain.stdout == p.stdout and "find fwd 0 returned 3" in p.stdout, "the program's results unchanged",
+          plain.stdout, p.stdout)
+    find = only(events(p.records, "call", "cudnnFindConvolutionForwardAlgorithm"), "traced Find")
+    check(find["args"]["returnedAlgoCount"]["value"] == 3 and find["args"]["perfResults"]["values"] == [
+        {"algo": FWD + "IMPLICIT_PRECOMP_GEMM", "status": "CUDNN_STATUS_SUCCESS", "time": 0.5, "memory": 0,
+         "determinism": "CUDNN_DETERMINISTIC", "mathType": "CUDNN_DEFAULT_MATH"},
+        {"algo": FWD + "IMPLICIT_GEMM", "status": "CUDNN_STATUS_SUCCESS", "time": 0.9, "memory": 1024,
+         "determinism": "CUDNN_DETERMINISTIC", "mathType": "CUDNN_DEFAULT_MATH"},
+        {"algo": FWD + "WINOGRAD", "status": "CUDNN_STATUS_SUCCESS", "time": 2.5, "memory": 2048,
+         "determinism": "CUDNN_DETERMINISTIC", "mathType": "CUDNN_DEFAULT_MATH"}],
+          "the ranked results decoded field by field", repr(find["args"]))
+    bwd = only(events(p.records, "call", "cudnnFindConvolutionBackwardFilterAlgorithm"), "traced bwd-filter Find")
+    check([r["algo"] for r in bwd["args"]["perfResults"]["values"]] == [
+        "CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3", "CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1",
+        "CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0"] and bwd["args"]["perfResults"]["values"][1]["determinism"] ==
+          "CUDNN_NON_DETERMINISTIC", "each perf struct by its own enum", repr(bwd["args"]))
+    searches = events(p.records, "search")
+    check([(s["fn"], s["op"], s["returned"]) for s in searches] == [
+        ("cudnnFindConvolutionForwardAlgorithm", "fwd", 3), ("cudnnGetConvolutionForwardAlgorithm_v7", "fwd", 3),
+        ("cudnnFindConvolutionBackwardDataAlgorithm", "bwd-data", 3),
+        ("cudnnFindConvolutionBackwardFilterAlgorithm", "bwd-filter", 3)], "one search record each", repr(searches))
+    check(searches[0]["signature"] == "fwd " + SIG_LEGACY and searches[0]["results"] ==
+          find["args"]["perfResults"]["values"], "the search's signature and results", repr(searches[0]))
+    a = algos(p)
+    fast = a[("legacy", "fwd " + SIG_LEGACY, FWD + "IMPLICIT_PRECOMP_GEMM")]
+    check(fast["calls"] == 4 and fast["failures"] == 0 and fast["timed"] == 4 and fast["host_ns"] > 0 and
+          fast["workspace"] == {"min": 0, "max": 0} and fast["workspace_needed"] == 0 and
+          fast["search"]["rank"] == 0 and fast["search"]["fn"] == "cudnnGetConvolutionForwardAlgorithm_v7",
+          "the fastest algorithm: counted, timed, ranked first by the last search", repr(fast))
+    slow = a[("legacy", "fwd " + SIG_LEGACY, FWD + "IMPLICIT_GEMM")]
+    check(slow["calls"] == 2 and slow["workspace"] == {"min": 512, "max": 512} and slow["workspace_needed"] == 1024
+          and slow["search"]["rank"] == 1 and slow["search"]["first"] == FWD + "IMPLICIT_PRECOMP_GEMM",
+          "the slower one, with what it needs", repr(slow))
+    check(a[("legacy", "bwd-data " + SIG_LEGACY, "CUDNN_CONVOLUTION_BWD_DATA_ALGO_1")]["calls"] == 2 and
+          a[("legacy", "bwd-filter " + SIG_LEGACY, "CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3")]["workspace_needed"] == 2048,
+          "backward data and filter", repr(sorted(a)))
+    bias = a[("legacy", "bias-act " + SIG_LEGACY + " act=relu", FWD + "IMPLICIT_PRECOMP_GEMM")]
+    check(bias["calls"] == 1 and bias["search"]["rank"] == 0, "bias-activation, judged by the forward search",
+          repr(bias))
+    nd = a[("legacy", SIG_3D, FWD + "IMPLICIT_GEMM")]
+    check(nd["calls"] == 1 and nd["search"] is None and nd["workspace_needed"] is None,
+          "a 3-D convolution from Nd descriptors, never searched", repr(nd))
+    check(len(a) == 6, "six (signature, choice) pairs", repr(sorted(a)))
+    f = events(p.records, "finding")
+    check(sorted((x["id"], x["severity"]) for x in f) == [("algo-changed", "info"), ("algo-not-fastest", "info"),
+                                                         ("workspace-too-small", "warning")],
+          "three findings, once each although the slow algorithm ran twice", repr(f))
+    check(all(x["message"].startswith("fwd " + SIG_LEGACY + ": ") for x in f), "each names the signature", repr(f))
+    byid = {x["id"]: x["message"] for x in f}
+    check("needs 1024 bytes" in byid["workspace-too-small"] and "passes 512" in byid["workspace-too-small"] and
+          "runs %sIMPLICIT_GEMM (0.900 ms" % FWD in byid["algo-not-fastest"] and
+          "from %sIMPLICIT_PRECOMP_GEMM to %sIMPLICIT_GEMM" % (FWD, FWD) in byid["algo-changed"],
+          "what each finding says", repr(byid))
+    check(p.stderr.count("warning workspace-too-small:") == 1 and p.stderr.count("info algo-changed:") == 1,
+          "once on stderr", p.stderr)
+    check(re.search(r"^cudnnspy: convolutions: what ran for each signature", p.stderr, re.M) and
+          re.search(r"^cudnnspy:   fwd %s$" % re.escape(SIG_LEGACY), p.stderr, re.M) and
+          re.search(r"^cudnnspy:     %sIMPLICIT_PRECOMP_GEMM +4 calls, 0 failed, host .*, workspace 0 \(needs 0\)$"
+                    % FWD, p.stderr, re.M) and
+          re.search(r"^cudnnspy:     %sIMPLICIT_GEMM +2 calls, .*workspace 512 \(needs 1024\)$" % FWD, p.stderr,
+                    re.M), "the summary section per signature", p.stderr)
+
+
+@scenario
+def conv_legacy_gpu_time():
+    """CUDNNSPY_GPU_TIME: each convolution's GPU time lands in its (signature, algorithm) entry."""
+    p = run([prog("conv-legacy"), cudart()], {"LD_LIBRARY_PATH": FAKE9, "LD_PRELOAD": PRELOAD,
+                                              "CUDNNSPY_GPU_TIME": "1"})
+    a = algos(p)
+    fast = a[("legacy", "fwd " + SIG_LEGACY, FWD + "IMPLICIT_PRECOMP_GEMM")]
+    slow = a[("legacy", "fwd " + SIG_LEGACY, FWD + "IMPLICIT_GEMM")]
+    check(fast["gpu_timed"] == 4 and fast["gpu_ns"] == 4 * 250000 and slow["gpu_timed"] == 2 and
+          slow["gpu_ns"] == 2 * 250000, "250 us per call, to the right entry", repr(fast), repr(slow))
+    check(sum(x["gpu_timed"] for x in a.values()) == 12, "every convolution call", repr(a))
+    check(re.search(r"IMPLICIT_PRECOMP_GEMM +4 calls, 0 failed, host .*, gpu 1000.0 us \(4 timed\)", p.stderr),
+          "GPU time in the summary section", p.stderr)
+
+
+@scenario
+def conv_legacy_real():
+    """The real cuDNN without a GPU: legacy descriptors and output dimensions; the convolutions fail (no handle)
+    but are counted under the signature their descriptors make."""
+    need_real()
+    env = {"LD_LIBRARY_PATH": REAL}
+    plain = run([prog("conv-legacy")], env)
+    p = run([prog("conv-legacy")], dict(env, LD_PRELOAD=PRELOAD, CUDNNSPY_STDERR="summary"))
+    check(plain.stdout == p.stdout and "y 8x32x32x32" in p.stdout and "y5 2x8x4x4x4" in p.stdout,
+          "output dimensions from cuDNN", plain.stdout, p.stdout)
+    a = algos(p)
+    want = {("legacy", "fwd " + SIG_LEGACY, FWD + "IMPLICIT_PRECOMP_GEMM"): 4,
+            ("legacy", "fwd " + SIG_LEGACY, FWD + "IMPLICIT_GEMM"): 2,
+            ("legacy", "bwd-data " + SIG_LEGACY, "CUDNN_CONVOLUTION_BWD_DATA_ALGO_1"): 2,
+            ("legacy", "bwd-filter " + SIG_LEGACY, "CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3"): 2,
+            ("legacy", "bias-act " + SIG_LEGACY + " act=relu", FWD + "IMPLICIT_PRECOMP_GEMM"): 1,
+            ("legacy", SIG_3D, FWD + "IMPLICIT_GEMM"): 1}
+    check(sorted(a) == sorted(want), "the expected signatures", repr(sorted(a)), repr(sorted(want)))
+    for k, n in want.items():
+        check(a[k]["calls"] == n and a[k]["failures"] == n, "%s: %d calls, all failed" % (k, n), repr(a[k]))
+    check(len(events(p.records, "failure", "cudnnConvolutionForward")) == 7, "each failure recorded too")
+
+
+def graph_run(lib, extra=None, args=()):
+    env = {"LD_LIBRARY_PATH": lib, "LD_PRELOAD": PRELOAD}
+    env.update(extra or {})
+    return run([prog("conv-graph")] + list(args), env)
+
+
+@scenario
+def conv_graph_fake():
+    """The graph API: the operation graph decoded into the same signature as the legacy call's; heuristics with
+    their engines in rank order; plans with engine, knobs, workspace and JSON; executions counted per engine."""
+    plain = run([prog("conv-graph")], {"LD_LIBRARY_PATH": FAKE9})
+    p = graph_run(FAKE9, {"CUDNNSPY_TRACE": "cudnnBackendFinalize cudnnBackendExecute"})
+    check(plain.stdout == p.stdout and "failed calls 0" in p.stdout and "config 0 engine 12" in p.stdout,
+          "the program's results unchanged", plain.stdout, p.stdout)
+    g = only(events(p.records, "graph"), "graph record")
+    check(g["signature"] == "fwd " + SIG_2D and g["op"] == "fwd", "the graph's signature", repr(g))
+    op = only(g["ops"], "operation")
+    check(op["type"] == "CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR" and op["finalized"],
+          "the operation", repr(op))
+    x = op["attrs"]["CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X"]
+    check(x["type"] == "CUDNN_BACKEND_TENSOR_DESCRIPTOR" and x["attrs"] == {
+        "CUDNN_ATTR_TENSOR_DATA_TYPE": "CUDNN_DATA_FLOAT", "CUDNN_ATTR_TENSOR_DIMENSIONS": [8, 16, 32, 32],
+        "CUDNN_ATTR_TENSOR_STRIDES": [16384, 1024, 32, 1], "CUDNN_ATTR_TENSOR_UNIQUE_ID": 1,
+        "CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT": 4}, "a tensor by its attributes", repr(x))
+    conv = op["attrs"]["CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC"]["attrs"]
+    check(conv["CUDNN_ATTR_CONVOLUTION_CONV_MODE"] == "CUDNN_CROSS_CORRELATION" and
+          conv["CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS"] == [1, 1] and conv["CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS"] == 2
+          and op["attrs"]["CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA"] == 1, "the convolution", repr(op))
+    h = only(events(p.records, "heuristics"), "heuristics record")
+    check(h["returned"] == 3 and h["requested"] == 4 and h["engines"] == [12, 0, None] and len(h["configs"]) == 3
+          and h["mode"] == "CUDNN_HEUR_MODE_A" and h["graph"] == g["id"] and h["signature"] == g["signature"],
+          "three configs, the engines of the two the program read, in rank order", repr(h))
+    plans = events(p.records, "plan")
+    check(len(plans) == 2, "two plans", repr(plans))
+    first, own = plans
+    check(first["engine"] == 12 and first["knobs"] == [{"type": "CUDNN_KNOB_TYPE_SPLIT_K", "value": 1},
+                                                       {"type": "CUDNN_KNOB_TYPE_TILE_SIZE", "value": 3}] and
+          first["config"] == h["configs"][0] and first["heuristics"] == {"id": h["id"], "rank": 0} and
+          first["signature"] == g["signature"], "the plan from the first config", repr(first))
+    check(json.loads(first["json"]) == {"fake": True, "engineId": 12, "note": 'plan "json"'} and
+          first["json_size"] == len(first["json"]) + 1, "its JSON, asked of cuDNN after Finalize", repr(first))
+    check(own["engine"] == 5 and own["knobs"] == [{"type": "CUDNN_KNOB_TYPE_SPLIT_K", "value": 2}] and
+          own["heuristics"] is None and own["graph"] == g["id"], "the plan the program built itself", repr(own))
+    a = algos(p)
+    ran = a[("graph", "fwd " + SIG_2D, (12, (("CUDNN_KNOB_TYPE_SPLIT_K", 1), ("CUDNN_KNOB_TYPE_TILE_SIZE", 3))))]
+    check(ran["calls"] == 3 and ran["workspace_needed"] == 4096 and ran["plan"] == first["id"] and
+          ran["heuristics"] == {"id": h["id"], "rank": 0} and ran["algo"] is None, "engine 12 ran 3 times", repr(ran))
+    check(a[("graph", "fwd " + SIG_2D, (5, (("CUDNN_KNOB_TYPE_SPLIT_K", 2),)))]["calls"] == 2, "engine 5 twice",
+          repr(a))
+    ex = events(p.records, "call", "cudnnBackendExecute")
+    check(len(ex) == 5 and ex[0]["args"]["executionPlan"]["engine"] == 12 and
+          ex[0]["args"]["executionPlan"]["graph"] == g["id"] and ex[4]["args"]["executionPlan"]["knobs"] ==
+          own["knobs"], "a traced Execute says which plan, engine and knobs ran for which graph", repr(ex[0]))
+    check(re.search(r"^cudnnspy:     graph engine 12 knobs split_k=1,tile_size=3 +3 calls, 0 failed, host .*, "
+                    r"workspace 4096$", p.stderr, re.M), "the summary section", p.stderr)
+    q = graph_run(FAKE9)
+    check(all(x["json"] is None for x in events(q.records, "plan")), "no JSON asked for unless Finalize is traced",
+          repr(events(q.records, "plan")))
+    r = graph_run(FAKE9, {"CUDNNSPY_GPU_TIME": "1"}, [cudart()])
+    b = algos(r)
+    check(b[("graph", "fwd " + SIG_2D, (12, (("CUDNN_KNOB_TYPE_SPLIT_K", 1), ("CUDNN_KNOB_TYPE_TILE_SIZE", 3))))][
+        "gpu_ns"] == 3 * 250000, "GPU time per engine", repr(b))
+
+
+@scenario
+def conv_graph_real():
+    """The real cuDNN without a GPU: tensors, convolution, operation and graph built and finalized, decoded into
+    the signature; heuristics finalize and return nothing; the failing plan shows what it was built from."""
+    need_real()
+    plain = run([prog("conv-graph")], {"LD_LIBRARY_PATH": REAL})
+    p = graph_run(REAL, {"CUDNNSPY_STDERR": "none"})
+    check(plain.stdout == p.stdout and "graph finalize 0" in p.stdout and "heur finalize 0" in p.stdout and
+          "heuristics returned 0" in p.stdout, "built and finalized", plain.stdout, p.stdout)
+    g = only(events(p.records, "graph"), "graph record")
+    check(g["signature"] == "fwd " + SIG_2D, "the same signature as the legacy API's", repr(g))
+    w = g["ops"][0]["attrs"]["CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W"]["attrs"]
+    check(w["CUDNN_ATTR_TENSOR_DIMENSIONS"] == [32, 16, 3, 3] and w["CUDNN_ATTR_TENSOR_UNIQUE_ID"] == 2,
+          "the filter tensor", repr(w))
+    h = only(events(p.records, "heuristics"), "heuristics record")
+    check(h["returned"] == 0 and h["configs"] == [] and h["signature"] == g["signature"], "no configs without a GPU",
+          repr(h))
+    fin = [f for f in events(p.records, "failure", "cudnnBackendFinalize")]
+    cfg = [f for f in fin if f["args"]["descriptor"]["type"] == "CUDNN_BACKEND_ENGINECFG_DESCRIPTOR"]
+    check(len(cfg) == 1 and list(cfg[0]["args"]["descriptor"]["attrs"]) == [
+        "CUDNN_ATTR_ENGINECFG_ENGINE", "CUDNN_ATTR_ENGINECFG_KNOB_CHOICES"], "the failing config, decoded",
+          repr(fin))
+    plan = [f for f in fin if f["args"]["descriptor"]["type"] == "CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR"]
+    check(len(plan) == 1 and plan[0]["args"]["descriptor"]["engine"] == 5 and
+          plan[0]["args"]["descriptor"]["signature"] == g["signature"], "the failing plan: engine and graph",
+          repr(plan))
+    a = only(events(p.records, "algo"), "algo record")
+    check(a["api"] == "graph" and a["engine"] == 5 and a["calls"] == 2 and a["failures"] == 2, "executions counted",
+          repr(a))
+
+
+def cudnn_header():
+    for d in (os.path.join(os.path.dirname(REAL.rstrip("/")), "include"), "/usr/local/cuda/include",
+              "/usr/include"):
+        if os.path.exists(os.path.join(d, "cudnn.h")):
+            return d
+    return None
+
+
+def api_enums(names):
+    """{enum: {value name: number}} for cuDNN 9 from the API description."""
+    out, cur = {}, None
+    with open(os.path.join(HERE, "..", "..", "shim", "api", "cudnn.api")) as f:
+        for line in f:
+            if line.startswith("enum "):
+                cur = line.split()[1] if line.split()[1] in names else None
+                if cur:
+                    out[cur] = {}
+            elif cur and line.startswith("\t"):
+                m = re.match(r"\s+(\w+)\s*=\s*(-?\w+)((?:\s+@\d)*)", line)
+                if m and ("@9" in m.group(3) or not m.group(3).strip()):
+                    out[cur][m.group(1)] = int(m.group(2), 0)
+            elif not line.startswith("\t"):
+                cur = None
+    return out
+
+
+@scenario
+def backend_names_real():
+    """Attribute, type, descriptor and knob names as the installed cuDNN headers define them: the API description
+    agrees value by value, and the spy decodes a program compiled against those headers with the same names."""
+    need_real()
+    inc, cc = cudnn_header(), shutil.which("cc") or shutil.which("gcc")
+    if not inc or not cc:
+        print("no cudnn.h or no C compiler: skipped")
+        sys.exit(77)
+    enums = ("cudnnBackendAttributeName_t", "cudnnBackendAttributeType_t", "cudnnBackendDescriptorType_t",
+             "cudnnBackendKnobType_t", "cudnnBackendHeurMode_t", "cudnnDataType_t")
+    text = ""
+    for h in ("cudnn_graph.h", "cudnn_graph_v9.h"):
+        if os.path.exists(os.path.join(inc, h)):
+            with open(os.path.join(inc, h)) as f:
+                text = f.read()
+            break
+    names = {}
+    for body, name in re.findall(r"typedef enum\s*\{(.*?)\}\s*(\w+)\s*;", text, re.S):
+        if name in enums:
+            names[name] = re.findall(r"^\s*(CUDNN_\w+)", body, re.M)
+    check(sorted(names) == sorted(enums) and len(names["cudnnBackendAttributeName_t"]) > 250,
+          "the enums found in the header", repr({k: len(v) for k, v in names.items()}))
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "names.c")
+        with open(src, "w") as f:
+            f.write("#include <stdio.h>\n#include <stdint.h>\n#include <cudnn.h>\n"
+                    "int main(int argc, char **argv) {\n")
+            for e, vals in sorted(names.items()):
+                for v in vals:
+                    f.write('\tprintf("%s %s %%lld\\n", (long long)%s);\n' % (e, v, v))
+            # The decoding check: a tensor described with the header's own constants, set through the spy.
+            f.write("""
+	if (argc > 1) {
+		cudnnBackendDescriptor_t t = NULL;
+		cudnnDataType_t dt = CUDNN_DATA_HALF;
+		int64_t dims[4] = {2, 3, 4, 5}, strides[4] = {60, 20, 5, 1}, uid = 7, align = 16;
+		_Bool virt = 1;
+		cudnnBackendCreateDescriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, &t);
+		cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt);
+		cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims);
+		cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides);
+		cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid);
+		cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align);
+		cudnnBackendSetAttribute(t, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &virt);
+		printf("finalize %d\\n", (int)cudnnBackendFinalize(t));
+	}
+	return 0;
+}
+""")
+        exe = os.path.join(d, "names")
+        c = subprocess.run([cc, "-I", inc, src, "-o", exe, "-L", REAL, "-l:libcudnn.so.9"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+        check(c.returncode == 0, "compiled against %s/cudnn.h" % inc, c.stdout)
+        out = run([exe], {"LD_LIBRARY_PATH": REAL}).stdout
+        header = {}
+        for line in out.splitlines():
+            e, n, v = line.split()
+            header.setdefault(e, {})[n] = int(v)
+        api = api_enums(enums)
+        wrong = ["%s %s: header %d, description %r" % (e, n, v, api.get(e, {}).get(n))
+                 for e in sorted(header) for n, v in sorted(header[e].items()) if api.get(e, {}).get(n) != v]
+        check(not wrong, "every header value is in the API description, the same", *wrong[:20])
+        p = run([exe, "decode"], {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD,
+                                  "CUDNNSPY_TRACE": "cudnnBackend*"})
+        check("finalize 0" in p.stdout, "the tensor finalizes", p.stdout)
+        sets = events(p.records, "call", "cudnnBackendSetAttribute")
+        check([(s["args"]["attributeName"], s["args"]["attributeType"]) for s in sets] == [
+            ("CUDNN_ATTR_TENSOR_DATA_TYPE", "CUDNN_TYPE_DATA_TYPE"), ("CUDNN_ATTR_TENSOR_DIMENSIONS", "CUDNN_TYPE_INT64"),
+            ("CUDNN_ATTR_TENSOR_STRIDES", "CUDNN_TYPE_INT64"), ("CUDNN_ATTR_TENSOR_UNIQUE_ID", "CUDNN_TYPE_INT64"),
+            ("CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT", "CUDNN_TYPE_INT64"),
+            ("CUDNN_ATTR_TENSOR_IS_VIRTUAL", "CUDNN_TYPE_BOOLEAN")], "names decoded as the header spells them",
+              repr([s["args"] for s in sets]))
+        check([s["args"]["arrayOfElements"]["values"] for s in sets] == [
+            ["CUDNN_DATA_HALF"], [2, 3, 4, 5], [60, 20, 5, 1], [7], [16], [True]], "values decoded by type",
+              repr([s["args"]["arrayOfElements"] for s in sets]))
+        create = only(events(p.records, "call", "cudnnBackendCreateDescriptor"), "create")
+        check(create["args"]["descriptorType"] == "CUDNN_BACKEND_TENSOR_DESCRIPTOR", "descriptor type", repr(create))
+        fin = only(events(p.records, "call", "cudnnBackendFinalize"), "finalize")
+        check(fin["args"]["descriptor"]["type"] == "CUDNN_BACKEND_TENSOR_DESCRIPTOR" and
+              fin["args"]["descriptor"]["finalized"] is True, "the descriptor's type remembered", repr(fin))
 
 
 def main():

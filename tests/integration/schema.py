@@ -36,6 +36,92 @@ LIBRARY = [("kind", STR, False), ("path", STR, False), ("real_path", STR, False)
            ("version_check", INT, True), ("answers", (bool,), False)]
 FINDING = [("id", STR, False), ("severity", STR, False), ("message", STR, False), ("paths", (list,), False)]
 MARK = [("label", STR, False), ("tid", INT, False), ("t_ns", INT, False)]
+# Convolution algorithms and engines (issue 5).
+SEARCH = [("fn", STR, False), ("tid", INT, False), ("t_ns", INT, False), ("op", STR, False),
+          ("signature", STR, False), ("requested", INT, False), ("returned", INT, False), ("results", (list,), False)]
+PERF = [("algo", (str, int), False), ("status", (str, int), False), ("time", NUM, False), ("memory", INT, False),
+        ("determinism", (str, int), False), ("mathType", (str, int), False)]
+ALGO = [("api", STR, False), ("op", STR, False), ("signature", STR, False), ("algo", STR, True),
+        ("engine", INT, True), ("knobs", (list,), True), ("calls", INT, False), ("failures", INT, False),
+        ("timed", INT, False), ("host_ns", INT, False), ("gpu_timed", INT, False), ("gpu_ns", INT, False),
+        ("workspace", (dict,), True), ("workspace_needed", INT, True), ("search", (dict,), True),
+        ("plan", STR, True), ("config", STR, True), ("graph", STR, True), ("heuristics", (dict,), True)]
+GRAPH = [("tid", INT, False), ("t_ns", INT, False), ("id", STR, False), ("op", STR, False),
+         ("signature", STR, False), ("ops", (list,), True)]
+PLAN = [("tid", INT, False), ("t_ns", INT, False), ("id", STR, False), ("config", STR, True), ("engine", INT, True),
+        ("knobs", (list,), True), ("graph", STR, True), ("signature", STR, True), ("heuristics", (dict,), True),
+        ("workspace", INT, True), ("json", STR, True), ("json_size", INT, True)]
+HEURISTICS = [("tid", INT, False), ("t_ns", INT, False), ("id", STR, False), ("graph", STR, True),
+              ("op", STR, False), ("signature", STR, True), ("mode", STR, True), ("requested", INT, False),
+              ("returned", INT, False), ("configs", (list,), False), ("engines", (list,), False)]
+OPS = ("fwd", "bwd-data", "bwd-filter", "bias-act", "graph")
+
+
+def _backend_id(v):
+    return isinstance(v, str) and v.startswith("backend#")
+
+
+def _knobs(knobs, where, errors):
+    for k in knobs or []:
+        _fields(k, [("type", (str, int), False), ("value", INT, False)], where + " knob", errors)
+
+
+def _backend_desc(d, where, errors):
+    """A backend descriptor in a graph record: id, type, finalized, attrs (nested descriptors alike)."""
+    _fields(d, [("id", STR, False), ("type", STR, True), ("finalized", (bool,), False), ("attrs", (dict,), False)],
+            where, errors)
+    for name, v in (d.get("attrs") or {}).items():
+        if not name.startswith("CUDNN_ATTR_") and not name.isdigit():
+            errors.append("%s: attribute %r" % (where, name))
+        for x in (v.get("values") if isinstance(v, dict) and "count" in v else v if isinstance(v, list) else [v]):
+            if isinstance(x, dict):
+                _backend_desc(x, where + " " + name, errors)
+
+
+def _convolution_records(obj, ev, where, errors):
+    if ev == "search":
+        _fields(obj, SEARCH, where, errors)
+        for r in obj.get("results") or []:
+            _fields(r, PERF, where + " result", errors)
+    elif ev == "algo":
+        _fields(obj, ALGO, where, errors)
+        if obj.get("api") not in ("legacy", "graph"):
+            errors.append("%s: api %r" % (where, obj.get("api")))
+        if obj.get("api") == "legacy" and not isinstance(obj.get("algo"), str):
+            errors.append("%s: a legacy choice without its algorithm" % where)
+        if obj.get("api") == "graph" and obj.get("algo") is not None:
+            errors.append("%s: a graph choice with a legacy algorithm" % where)
+        _knobs(obj.get("knobs"), where, errors)
+        if isinstance(obj.get("workspace"), dict):
+            _fields(obj["workspace"], [("min", INT, False), ("max", INT, False)], where + " workspace", errors)
+        if isinstance(obj.get("search"), dict):
+            _fields(obj["search"], [("fn", STR, False), ("returned", INT, False), ("rank", INT, True),
+                                    ("first", STR, True)], where + " search", errors)
+        if isinstance(obj.get("heuristics"), dict):
+            _fields(obj["heuristics"], [("id", STR, False), ("rank", INT, False)], where + " heuristics", errors)
+        if obj.get("failures", 0) > obj.get("calls", 0) or obj.get("timed", 0) > obj.get("calls", 0):
+            errors.append("%s: more failures or timed calls than calls" % where)
+    elif ev == "graph":
+        _fields(obj, GRAPH, where, errors)
+        for o in obj.get("ops") or []:
+            if o is not None:
+                _backend_desc(o, where + " op", errors)
+    elif ev == "plan":
+        _fields(obj, PLAN, where, errors)
+        _knobs(obj.get("knobs"), where, errors)
+        for k in ("id", "config", "graph"):
+            if obj.get(k) is not None and not _backend_id(obj[k]):
+                errors.append("%s: %s is %r" % (where, k, obj[k]))
+    elif ev == "heuristics":
+        _fields(obj, HEURISTICS, where, errors)
+        if len(obj.get("configs") or []) != len(obj.get("engines") or []):
+            errors.append("%s: configs and engines differ in length" % where)
+        if not all(_backend_id(c) or c is None for c in obj.get("configs") or []):
+            errors.append("%s: configs %r" % (where, obj.get("configs")))
+    if ev in ("search", "algo", "graph", "heuristics") and obj.get("op") not in OPS:
+        errors.append("%s: op %r" % (where, obj.get("op")))
+
+
 FUNCTION = [("fn", STR, False), ("calls", INT, False), ("failures", INT, False), ("internal", INT, False),
             ("timed", INT, False), ("total_ns", INT, False), ("min_ns", INT, False), ("max_ns", INT, False),
             ("p50_ns", INT, False), ("p99_ns", INT, False), ("gpu_timed", INT, False), ("gpu_total_ns", INT, False)]
@@ -98,6 +184,12 @@ def check_record(obj, where):
     elif ev == "gpu":
         _fields(obj, [("fn", STR, False), ("tid", INT, False), ("t_ns", INT, False), ("gpu_ns", INT, False)], where,
                 errors)
+    elif ev == "load":
+        _fields(obj, [("name", STR, False), ("caller", STR, True), ("flags", INT, False), ("count", INT, False),
+                      ("result", STR, False),
+                      ("path", STR, True), ("error", STR, True)], where, errors)
+        if obj.get("result") not in ("loaded", "failed", "not loaded"):
+            errors.append("%s: result %r" % (where, obj.get("result")))
     elif ev == "library":
         _fields(obj, LIBRARY, where, errors)
     elif ev == "finding":
@@ -106,6 +198,8 @@ def check_record(obj, where):
             errors.append("%s: severity %r" % (where, obj.get("severity")))
     elif ev == "mark":
         _fields(obj, MARK, where, errors)
+    elif ev in ("search", "algo", "graph", "plan", "heuristics"):
+        _convolution_records(obj, ev, where, errors)
     elif ev == "summary":
         _fields(obj, SUMMARY, where, errors)
         for f in obj.get("functions") or []:

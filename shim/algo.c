@@ -1,0 +1,1334 @@
+/*
+ * Which algorithm (legacy API) or engine with knobs (graph API, through
+ * backend.c) ran for which convolution problem, how often, with what
+ * workspace and time.
+ *
+ * A problem is a signature: a stable text built from what the program set
+ * on its descriptors (shapes, strides, layouts, data types, padding,
+ * stride, dilation, groups, mode, math type), never from descriptor ids,
+ * so the same layer gives the same text in every process. The last search
+ * (cudnnFind*, cudnnGet*_v7) is remembered per signature; each convolution
+ * call is counted under (signature, choice), and compared with the search:
+ * the findings algo-not-fastest, workspace-too-small and algo-changed. At
+ * exit, one `algo` record per (signature, choice) and a section of the
+ * stderr summary.
+ *
+ * All of it is slow-path work in fixed tables under one mutex: no
+ * allocation. Findings and records are written after the mutex is let go.
+ */
+#include "core.h"
+#include "algo.h"
+#include "audit.h"
+#include "backend.h"
+#include "objects.h"
+#include "sink.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define MAX_SIGS 1024
+#define SIG_HASH 2048		/* a power of two, twice MAX_SIGS */
+#define MAX_CHOICES 2048
+#define MAX_RESULTS 8		/* a search's ranked results kept per signature */
+#define MAX_QUERIED 8		/* legacy algorithm values whose workspace query is kept */
+#define PENDING 512		/* calls whose GPU time may still come */
+#define CACHE 256		/* descriptors -> signature, for calls whose descriptors did not change */
+
+enum { API_LEGACY, API_GRAPH };
+enum { F_NOT_FASTEST = 1, F_WS_SMALL = 2, F_CHANGED = 4 };
+enum { K_NONE, K_RUN, K_SEARCH, K_WORKSPACE };
+
+struct result {
+	int algo, status, determinism, math;
+	double time;		/* ms; negative from a heuristic query */
+	uint64_t memory;
+};
+
+struct sig {
+	uint64_t hash;
+	char text[SPY_SIG_LEN];
+	unsigned char op, flags;
+	int last_algo;		/* legacy: the algorithm of the last call, -1 */
+	int search_sig;		/* whose search applies: itself (-1), or for bias-act the forward problem's */
+	uint64_t fwd_hash;	/* bias-act: the forward problem's signature, to find its search once there is one */
+	int first_choice;	/* its choices, a list through choice.next; -1 */
+	unsigned search_fn;	/* the last search: function id + 1, or 0 */
+	int nresults;		/* what it returned (some may not be kept) */
+	struct result results[MAX_RESULTS];
+	int64_t queried[MAX_QUERIED];	/* cudnnGetConvolution*WorkspaceSize answers by algorithm, -1 */
+};
+
+struct choice {
+	int sig, next;
+	unsigned char api, op;
+	int algo;		/* legacy algorithm, -1 for the graph API */
+	int64_t engine;		/* graph: engine global index, -1 unknown */
+	int nknobs;		/* graph: -1 unknown */
+	int64_t knob_type[SPY_KNOBS_MAX], knob_value[SPY_KNOBS_MAX];
+	unsigned plan, config, graph, heur;
+	int rank;
+	uint64_t calls, failures, timed, host_ns, gpu_timed, gpu_ns;
+	uint64_t ws_min, ws_max;	/* legacy: workspace sizes the program passed */
+	int64_t ws_plan;		/* graph: the plan's workspace size, -1 unknown */
+};
+
+/* Where each watched legacy function keeps its arguments: parameter indexes, -1 when absent. */
+struct conv_fn {
+	unsigned char kind, op;
+	signed char x, w, y, conv, act, algo, ws, perf, count, req, size_out;
+};
+
+static const struct {
+	const char *name;
+	unsigned char kind, op;
+	const char *x, *w, *y;	/* the forward problem's input, filter and output */
+} conv_names[] = {
+	{ "cudnnConvolutionForward", K_RUN, SPY_OP_FWD, "xDesc", "wDesc", "yDesc" },
+	{ "cudnnConvolutionBackwardData", K_RUN, SPY_OP_BWD_DATA, "dxDesc", "wDesc", "dyDesc" },
+	{ "cudnnConvolutionBackwardFilter", K_RUN, SPY_OP_BWD_FILTER, "xDesc", "dwDesc", "dyDesc" },
+	{ "cudnnConvolutionBiasActivationForward", K_RUN, SPY_OP_BIAS_ACT, "xDesc", "wDesc", "yDesc" },
+	{ "cudnnFindConvolutionForwardAlgorithm", K_SEARCH, SPY_OP_FWD, "xDesc", "wDesc", "yDesc" },
+	{ "cudnnFindConvolutionForwardAlgorithmEx", K_SEARCH, SPY_OP_FWD, "xDesc", "wDesc", "yDesc" },
+	{ "cudnnGetConvolutionForwardAlgorithm_v7", K_SEARCH, SPY_OP_FWD, "srcDesc", "filterDesc", "destDesc" },
+	{ "cudnnFindConvolutionBackwardDataAlgorithm", K_SEARCH, SPY_OP_BWD_DATA, "dxDesc", "wDesc", "dyDesc" },
+	{ "cudnnFindConvolutionBackwardDataAlgorithmEx", K_SEARCH, SPY_OP_BWD_DATA, "dxDesc", "wDesc", "dyDesc" },
+	{ "cudnnGetConvolutionBackwardDataAlgorithm_v7", K_SEARCH, SPY_OP_BWD_DATA, "gradDesc", "filterDesc",
+	  "diffDesc" },
+	{ "cudnnFindConvolutionBackwardFilterAlgorithm", K_SEARCH, SPY_OP_BWD_FILTER, "xDesc", "dwDesc", "dyDesc" },
+	{ "cudnnFindConvolutionBackwardFilterAlgorithmEx", K_SEARCH, SPY_OP_BWD_FILTER, "xDesc", "dwDesc", "dyDesc" },
+	{ "cudnnGetConvolutionBackwardFilterAlgorithm_v7", K_SEARCH, SPY_OP_BWD_FILTER, "srcDesc", "gradDesc",
+	  "diffDesc" },
+	{ "cudnnGetConvolutionForwardWorkspaceSize", K_WORKSPACE, SPY_OP_FWD, "xDesc", "wDesc", "yDesc" },
+	{ "cudnnGetConvolutionBackwardDataWorkspaceSize", K_WORKSPACE, SPY_OP_BWD_DATA, "dxDesc", "wDesc", "dyDesc" },
+	{ "cudnnGetConvolutionBackwardFilterWorkspaceSize", K_WORKSPACE, SPY_OP_BWD_FILTER, "xDesc", "gradDesc",
+	  "dyDesc" },
+};
+
+static const char *const backend_watched[] = {
+	"cudnnBackendCreateDescriptor", "cudnnBackendDestroyDescriptor", "cudnnBackendSetAttribute",
+	"cudnnBackendGetAttribute", "cudnnBackendFinalize", "cudnnBackendExecute",
+};
+
+static struct conv_fn conv_fns[_SPY_FN_COUNT];
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sig sigs[MAX_SIGS];
+static int nsigs;
+static short sig_hash[SIG_HASH];	/* index + 1 into sigs, 0 when empty */
+static struct choice choices[MAX_CHOICES];
+static int nchoices;
+static struct {
+	int tid;
+	uint64_t t_ns;
+	int choice;
+} pending[PENDING];
+static unsigned pending_pos;
+static int sigs_full_said, choices_full_said;
+
+/*
+ * A convolution call names its problem by descriptors: while none of them
+ * was set again (same object, same Set count), the signature is the one
+ * built last time, and need not be built again.
+ */
+struct key {
+	unsigned fn;
+	const void *d[5];
+	unsigned num[5], seq[5];
+};
+static struct {
+	struct key k;
+	int sig;		/* -1: empty */
+} cache[CACHE];
+static int cache_ready;
+
+/* ---- Text ---- */
+
+void
+spy_text_init(struct spy_text *t, char *buf, size_t cap)
+{
+	t->p = buf;
+	t->len = 0;
+	t->cap = cap;
+	buf[0] = 0;
+}
+
+void
+spy_text_add(struct spy_text *t, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (t->len + n >= t->cap)
+		n = t->cap - 1 - t->len;
+	memcpy(t->p + t->len, s, n);
+	t->len += n;
+	t->p[t->len] = 0;
+}
+
+void
+spy_text_i64(struct spy_text *t, int64_t v)
+{
+	char b[24];
+
+	snprintf(b, sizeof(b), "%lld", (long long)v);
+	spy_text_add(t, b);
+}
+
+static void
+text_lower(struct spy_text *t, const char *s, const char *prefix)
+{
+	char b[96];
+	size_t n = strlen(prefix), i;
+
+	if (!s) {
+		spy_text_add(t, "?");
+		return;
+	}
+	if (strncmp(s, prefix, n) == 0)
+		s += n;
+	for (i = 0; s[i] && i < sizeof(b) - 1; i++)
+		b[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i]);
+	b[i] = 0;
+	spy_text_add(t, b);
+}
+
+void
+spy_text_dtype(struct spy_text *t, int64_t dtype)
+{
+	text_lower(t, spy_enum_name(_SPY_ENUM_cudnnDataType_t, dtype, 0), "CUDNN_DATA_");
+}
+
+static void
+text_dims(struct spy_text *t, int n, const int64_t *v)
+{
+	for (int i = 0; i < n; i++) {
+		if (i)
+			spy_text_add(t, "x");
+		spy_text_i64(t, v[i]);
+	}
+}
+
+/* NCHW-like names for a packed layout of `nd` dimensions, channels first or last. */
+static const char *
+layout_name(int channels_last, int nd)
+{
+	static const char *const first[] = { "NC", "NCW", "NCHW", "NCDHW" };
+	static const char *const last[] = { "NC", "NWC", "NHWC", "NDHWC" };
+
+	if (nd < 2 || nd > 5)
+		return channels_last ? "channels-last" : "packed";
+	return channels_last ? last[nd - 2] : first[nd - 2];
+}
+
+/* Whether the strides describe a packed layout, channels first (NCHW) or last (NHWC). */
+static int
+packed(int nd, const int64_t *dims, const int64_t *strides, int channels_last)
+{
+	int64_t want[SPY_OBJ_MAX_ARRAY], acc = 1;
+
+	if (nd < 1 || nd > SPY_OBJ_MAX_ARRAY)
+		return 0;
+	if (!channels_last || nd < 3) {
+		if (channels_last)
+			return 0;
+		for (int i = nd - 1; i >= 0; i--) {
+			want[i] = acc;
+			acc *= dims[i];
+		}
+	} else {
+		want[1] = 1;
+		acc = dims[1];
+		for (int i = nd - 1; i >= 2; i--) {
+			want[i] = acc;
+			acc *= dims[i];
+		}
+		want[0] = acc;
+	}
+	/* A dimension of size 1 may have any stride. */
+	for (int i = 0; i < nd; i++)
+		if (strides[i] != want[i] && dims[i] != 1)
+			return 0;
+	return 1;
+}
+
+void
+spy_text_tensor(struct spy_text *t, int64_t dtype, int nd, const int64_t *dims, const int64_t *strides,
+		const char *format)
+{
+	spy_text_dtype(t, dtype);
+	spy_text_add(t, ":");
+	text_dims(t, nd, dims);
+	if (format) {
+		spy_text_add(t, ":");
+		spy_text_add(t, format);
+	} else if (strides) {
+		spy_text_add(t, ":");
+		if (packed(nd, dims, strides, 0))
+			spy_text_add(t, layout_name(0, nd));
+		else if (packed(nd, dims, strides, 1))
+			spy_text_add(t, layout_name(1, nd));
+		else {
+			spy_text_add(t, "strides=");
+			text_dims(t, nd, strides);
+		}
+	}
+}
+
+static int
+same(int n, const int64_t *a, const int64_t *b)
+{
+	for (int i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return 0;
+	return 1;
+}
+
+void
+spy_text_conv(struct spy_text *t, int nd, const int64_t *pre, const int64_t *post, const int64_t *stride,
+	      const int64_t *dilation, int64_t mode, int64_t compute)
+{
+	spy_text_add(t, "pad=");
+	text_dims(t, nd, pre);
+	if (post && !same(nd, pre, post)) {
+		spy_text_add(t, " post_pad=");
+		text_dims(t, nd, post);
+	}
+	spy_text_add(t, " stride=");
+	text_dims(t, nd, stride);
+	spy_text_add(t, " dilation=");
+	text_dims(t, nd, dilation);
+	spy_text_add(t, " mode=");
+	text_lower(t, spy_enum_name(_SPY_ENUM_cudnnConvolutionMode_t, mode, 0), "CUDNN_");
+	spy_text_add(t, " compute=");
+	spy_text_dtype(t, compute);
+}
+
+const char *
+spy_op_name(int op)
+{
+	static const char *const names[] = { "fwd", "bwd-data", "bwd-filter", "bias-act", "graph" };
+
+	return op >= 0 && op < SPY_OP_COUNT ? names[op] : "?";
+}
+
+int
+spy_algo_tid(void)
+{
+	if (!spy_tls.tid)
+		spy_tls.tid = (int)syscall(SYS_gettid);
+	return spy_tls.tid;
+}
+
+/* ---- Legacy descriptors into signature text ---- */
+
+/* The copy of the array argument `param` of the remembered Set call, widened; its length. */
+static int
+obj_array(const struct spy_obj_info *o, int param, int64_t *out)
+{
+	for (int i = 0; i < 3; i++) {
+		if (o->array_param[i] != param)
+			continue;
+		for (int k = 0; k < o->array_len[i]; k++)
+			out[k] = o->array[i][k];
+		return o->array_len[i];
+	}
+	return 0;
+}
+
+static const char *
+format_name(int64_t format, int nd)
+{
+	/* CUDNN_TENSOR_NCHW and NHWC stand for channels first or last whatever the rank. */
+	if (format == 0)
+		return layout_name(0, nd);
+	if (format == 1)
+		return layout_name(1, nd);
+	return format == 2 ? "NCHW_VECT_C" : "?";
+}
+
+/* A legacy tensor or filter as "float:8x16x32x32:NCHW"; "?" when the spy saw no Set of it. */
+static void
+legacy_tensor(struct spy_text *t, const void *desc)
+{
+	struct spy_obj_info o;
+	int64_t dims[SPY_OBJ_MAX_ARRAY], strides[SPY_OBJ_MAX_ARRAY];
+	const union spy_arg *a = o.args;
+	unsigned fn;
+	int nd;
+
+	if (!spy_obj_get(desc, &o) || !o.set_fn) {
+		spy_text_add(t, "?");
+		return;
+	}
+	fn = o.set_fn - 1;
+	switch (fn) {
+	case _SPY_FN_cudnnSetTensor4dDescriptor:
+		for (int i = 0; i < 4; i++)
+			dims[i] = a[3 + i].i;
+		spy_text_tensor(t, a[2].i, 4, dims, NULL, format_name(a[1].i, 4));
+		return;
+	case _SPY_FN_cudnnSetTensor4dDescriptorEx:
+		for (int i = 0; i < 4; i++) {
+			dims[i] = a[2 + i].i;
+			strides[i] = a[6 + i].i;
+		}
+		spy_text_tensor(t, a[1].i, 4, dims, strides, NULL);
+		return;
+	case _SPY_FN_cudnnSetTensorNdDescriptor:
+		nd = obj_array(&o, 3, dims);
+		if (obj_array(&o, 4, strides) != nd)
+			break;
+		spy_text_tensor(t, a[1].i, nd, dims, strides, NULL);
+		return;
+	case _SPY_FN_cudnnSetTensorNdDescriptorEx:
+		nd = obj_array(&o, 4, dims);
+		spy_text_tensor(t, a[2].i, nd, dims, NULL, format_name(a[1].i, nd));
+		return;
+	case _SPY_FN_cudnnSetFilter4dDescriptor:
+		for (int i = 0; i < 4; i++)
+			dims[i] = a[3 + i].i;
+		spy_text_tensor(t, a[1].i, 4, dims, NULL, format_name(a[2].i, 4));
+		return;
+	case _SPY_FN_cudnnSetFilterNdDescriptor:
+		nd = obj_array(&o, 4, dims);
+		spy_text_tensor(t, a[1].i, nd, dims, NULL, format_name(a[2].i, nd));
+		return;
+	}
+	spy_text_add(t, "?");
+}
+
+static void
+legacy_conv(struct spy_text *t, const void *desc)
+{
+	struct spy_obj_info o;
+	int64_t pad[SPY_OBJ_MAX_ARRAY], stride[SPY_OBJ_MAX_ARRAY], dil[SPY_OBJ_MAX_ARRAY];
+	const union spy_arg *a = o.args;
+	int nd;
+
+	if (!spy_obj_get(desc, &o) || !o.set_fn) {
+		spy_text_add(t, "conv=?");
+		return;
+	}
+	if (o.set_fn - 1 == _SPY_FN_cudnnSetConvolution2dDescriptor) {
+		int64_t p[2] = { a[1].i, a[2].i }, s[2] = { a[3].i, a[4].i }, d[2] = { a[5].i, a[6].i };
+
+		spy_text_conv(t, 2, p, NULL, s, d, a[7].i, a[8].i);
+	} else if (o.set_fn - 1 == _SPY_FN_cudnnSetConvolutionNdDescriptor && (nd = obj_array(&o, 2, pad)) > 0 &&
+		   obj_array(&o, 3, stride) == nd && obj_array(&o, 4, dil) == nd) {
+		spy_text_conv(t, nd, pad, NULL, stride, dil, a[5].i, a[6].i);
+	} else {
+		spy_text_add(t, "conv=?");
+		return;
+	}
+	spy_text_add(t, " groups=");
+	spy_text_i64(t, spy_obj_attr(&o, _SPY_FN_cudnnSetConvolutionGroupCount, 1));
+	spy_text_add(t, " math=");
+	text_lower(t, spy_enum_name(_SPY_ENUM_cudnnMathType_t,
+				    spy_obj_attr(&o, _SPY_FN_cudnnSetConvolutionMathType, 0), 0), "CUDNN_");
+}
+
+static void
+legacy_signature(const struct conv_fn *f, const union spy_arg *args, char *out)
+{
+	struct spy_text t;
+
+	spy_text_init(&t, out, SPY_SIG_LEN);
+	spy_text_add(&t, spy_op_name(f->op));
+	spy_text_add(&t, " x=");
+	legacy_tensor(&t, args[f->x].p);
+	spy_text_add(&t, " w=");
+	legacy_tensor(&t, args[f->w].p);
+	spy_text_add(&t, " y=");
+	legacy_tensor(&t, args[f->y].p);
+	spy_text_add(&t, " ");
+	legacy_conv(&t, args[f->conv].p);
+	if (f->act >= 0) {
+		struct spy_obj_info o;
+
+		spy_text_add(&t, " act=");
+		if (spy_obj_get(args[f->act].p, &o) && o.set_fn - 1 == _SPY_FN_cudnnSetActivationDescriptor)
+			text_lower(&t, spy_enum_name(_SPY_ENUM_cudnnActivationMode_t, o.args[1].i, 0),
+				   "CUDNN_ACTIVATION_");
+		else
+			spy_text_add(&t, "?");
+	}
+}
+
+/* ---- Tables (lock held) ---- */
+
+static uint64_t
+hash_text(const char *s)
+{
+	uint64_t h = 14695981039346656037ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+/* A signature by its hash alone (lock held); -1 when there is none yet. */
+static int
+sig_by_hash(uint64_t h, int op)
+{
+	size_t i = (size_t)h & (SIG_HASH - 1);
+
+	for (int n = 0; n < SIG_HASH; n++, i = (i + 1) & (SIG_HASH - 1)) {
+		int k = sig_hash[i] - 1;
+
+		if (k < 0)
+			break;
+		if (sigs[k].hash == h && sigs[k].op == op)
+			return k;
+	}
+	return -1;
+}
+
+static int
+sig_find(const char *text, int op, int create)
+{
+	uint64_t h = hash_text(text) ^ (uint64_t)op;
+	size_t i = (size_t)h & (SIG_HASH - 1);
+
+	for (int n = 0; n < SIG_HASH; n++, i = (i + 1) & (SIG_HASH - 1)) {
+		int k = sig_hash[i] - 1;
+
+		if (k < 0)
+			break;
+		if (sigs[k].hash == h && sigs[k].op == op && strcmp(sigs[k].text, text) == 0)
+			return k;
+	}
+	if (!create)
+		return -1;
+	if (nsigs >= MAX_SIGS) {
+		spy_log_once(&sigs_full_said, "more than %d convolution signatures: the others are not counted",
+			     MAX_SIGS);
+		return -1;
+	}
+	struct sig *s = &sigs[nsigs];
+
+	s->hash = h;
+	snprintf(s->text, sizeof(s->text), "%s", text);
+	s->op = (unsigned char)op;
+	s->last_algo = -1;
+	s->search_sig = -1;
+	s->first_choice = -1;
+	for (int q = 0; q < MAX_QUERIED; q++)
+		s->queried[q] = -1;
+	sig_hash[i] = (short)(nsigs + 1);
+	return nsigs++;
+}
+
+static int
+choice_find(int sig, int api, int op, int algo, const struct spy_graph_run *g)
+{
+	struct choice *c;
+
+	for (int i = sigs[sig].first_choice; i >= 0; i = choices[i].next) {
+		c = &choices[i];
+		if (c->api != api || c->op != op || c->algo != algo)
+			continue;
+		if (!g)
+			return i;
+		if (c->engine == g->engine && c->nknobs == g->nknobs &&
+		    (g->nknobs <= 0 || (same(g->nknobs, c->knob_type, g->knob_type) &&
+					same(g->nknobs, c->knob_value, g->knob_value))))
+			return i;
+	}
+	if (nchoices >= MAX_CHOICES) {
+		spy_log_once(&choices_full_said, "more than %d convolution choices: the others are not counted",
+			     MAX_CHOICES);
+		return -1;
+	}
+	c = &choices[nchoices];
+	memset(c, 0, sizeof(*c));
+	c->sig = sig;
+	c->next = sigs[sig].first_choice;
+	sigs[sig].first_choice = nchoices;
+	c->api = (unsigned char)api;
+	c->op = (unsigned char)op;
+	c->algo = algo;
+	c->engine = -1;
+	c->nknobs = -1;
+	c->rank = -1;
+	c->ws_plan = -1;
+	c->ws_min = UINT64_MAX;
+	if (g) {
+		c->engine = g->engine;
+		c->nknobs = g->nknobs;
+		for (int k = 0; k < g->nknobs && k < SPY_KNOBS_MAX; k++) {
+			c->knob_type[k] = g->knob_type[k];
+			c->knob_value[k] = g->knob_value[k];
+		}
+	}
+	return nchoices++;
+}
+
+/* Counts one call of a choice; remembers it for its GPU time. */
+static void
+count_call(struct choice *ch, int idx, const struct spy_call *c, long status)
+{
+	ch->calls++;
+	if (status != 0)
+		ch->failures++;
+	if (c->t0 && c->t1 >= c->t0) {
+		ch->timed++;
+		ch->host_ns += c->t1 - c->t0;
+	}
+	if (c->pre && c->gpu_slot >= 0 && c->t0) {
+		unsigned p = pending_pos++ % PENDING;
+
+		pending[p].tid = spy_algo_tid();
+		pending[p].t_ns = c->t0;
+		pending[p].choice = idx;
+	}
+}
+
+static int
+algo_enum(int op)
+{
+	switch (op) {
+	case SPY_OP_BWD_DATA:
+		return _SPY_ENUM_cudnnConvolutionBwdDataAlgo_t;
+	case SPY_OP_BWD_FILTER:
+		return _SPY_ENUM_cudnnConvolutionBwdFilterAlgo_t;
+	default:
+		return _SPY_ENUM_cudnnConvolutionFwdAlgo_t;
+	}
+}
+
+static const char *
+algo_name(int op, int algo, char *buf, size_t size)
+{
+	const char *n = spy_enum_name(algo_enum(op), algo, 0);
+
+	if (n)
+		return n;
+	snprintf(buf, size, "algorithm %d", algo);
+	return buf;
+}
+
+/* ---- Records ---- */
+
+static struct spy_line *
+record_begin(struct spy_thread **th)
+{
+	struct spy_buf *b;
+
+	if (!spy_sink_enabled())
+		return NULL;
+	*th = spy_thread_get();
+	b = *th ? spy_thread_buf(*th) : NULL;
+	if (!b)
+		return NULL;
+	spy_line_reset(&b->line);
+	return &b->line;
+}
+
+static int64_t
+field(const struct spy_struct_info *s, const void *at, const char *name, double *d)
+{
+	for (unsigned i = 0; i < s->nfields; i++) {
+		const struct spy_field_info *f = &s->fields[i];
+		const char *p = (const char *)at + f->offset;
+
+		if (strcmp(f->name, name) != 0)
+			continue;
+		if (f->kind == SPY_ARG_DOUBLE) {
+			*d = f->size == sizeof(float) ? *(const float *)p : *(const double *)p;
+			return 0;
+		}
+		switch (f->size) {
+		case 4:
+			return f->kind == SPY_ARG_UINT ? (int64_t) * (const uint32_t *)p : *(const int32_t *)p;
+		case 8:
+			return *(const int64_t *)p;
+		}
+	}
+	return -1;
+}
+
+static void
+search_record(const struct spy_call *c, const struct conv_fn *f, const union spy_arg *args, const char *sig,
+	      int returned, const struct spy_param_info *pp)
+{
+	struct spy_thread *th;
+	struct spy_line *l = record_begin(&th);
+	const struct spy_struct_info *s = &spy_struct_info[pp->struct_id];
+
+	if (!l)
+		return;
+	spy_line_lit(l, "{\"event\":\"search\",\"fn\":");
+	spy_line_name(l, spy_fn_info[c->id].name);
+	spy_line_lit(l, ",\"tid\":");
+	spy_line_i64(l, spy_algo_tid());
+	spy_line_lit(l, ",\"t_ns\":");
+	spy_line_u64(l, c->t0 ? c->t0 : spy_now_ns());
+	spy_line_lit(l, ",\"op\":");
+	spy_line_name(l, spy_op_name(f->op));
+	spy_line_lit(l, ",\"signature\":");
+	spy_line_str(l, sig);
+	spy_line_lit(l, ",\"requested\":");
+	spy_line_i64(l, args[f->req].i);
+	spy_line_lit(l, ",\"returned\":");
+	spy_line_i64(l, returned);
+	spy_line_lit(l, ",\"results\":[");
+	for (int i = 0; i < returned && i < 16; i++) {
+		if (i)
+			spy_line_char(l, ',');
+		spy_struct_json(l, pp->struct_id, (const char *)args[f->perf].p + (size_t)i * s->size, 0);
+	}
+	spy_line_lit(l, "]}");
+	spy_sink_commit(th, l, 0);
+}
+
+/* ---- Legacy calls ---- */
+
+static void
+legacy_search(struct spy_call *c, const struct conv_fn *f, const union spy_arg *args)
+{
+	const struct spy_param_info *pp = &spy_fn_info[c->id].params[f->perf];
+	const struct spy_struct_info *s;
+	char text[SPY_SIG_LEN];
+	int returned, k;
+
+	if (!args[f->count].p || !args[f->perf].p || pp->struct_id < 0)
+		return;
+	s = &spy_struct_info[pp->struct_id];
+	returned = *(const int *)args[f->count].p;
+	/* cuDNN writes no more than the caller asked for. */
+	if (returned > args[f->req].i)
+		returned = (int)args[f->req].i;
+	if (returned < 0)
+		returned = 0;
+	legacy_signature(f, args, text);
+	pthread_mutex_lock(&lock);
+	k = sig_find(text, f->op, 1);
+	if (k >= 0) {
+		struct sig *g = &sigs[k];
+
+		g->search_fn = c->id + 1;
+		g->nresults = returned;
+		for (int i = 0; i < returned && i < MAX_RESULTS; i++) {
+			const void *at = (const char *)args[f->perf].p + (size_t)i * s->size;
+			struct result *r = &g->results[i];
+			double d = -1;
+
+			r->algo = (int)field(s, at, "algo", &d);
+			r->status = (int)field(s, at, "status", &d);
+			r->memory = (uint64_t)field(s, at, "memory", &d);
+			r->determinism = (int)field(s, at, "determinism", &d);
+			r->math = (int)field(s, at, "mathType", &d);
+			d = -1;
+			field(s, at, "time", &d);
+			r->time = d;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	search_record(c, f, args, text, returned, pp);
+}
+
+static void
+legacy_workspace(const struct conv_fn *f, const union spy_arg *args)
+{
+	char text[SPY_SIG_LEN];
+	int64_t algo = args[f->algo].i;
+	int k;
+
+	if (!args[f->size_out].p || algo < 0 || algo >= MAX_QUERIED)
+		return;
+	legacy_signature(f, args, text);
+	pthread_mutex_lock(&lock);
+	k = sig_find(text, f->op, 1);
+	if (k >= 0)
+		sigs[k].queried[algo] = (int64_t) * (const size_t *)args[f->size_out].p;
+	pthread_mutex_unlock(&lock);
+}
+
+/* The signature whose search and workspace queries apply to `g`. */
+static const struct sig *
+searched(const struct sig *g)
+{
+	return g->search_sig >= 0 ? &sigs[g->search_sig] : g;
+}
+
+static const struct result *
+ranked_first(const struct sig *g)
+{
+	for (int i = 0; i < g->nresults && i < MAX_RESULTS; i++)
+		if (g->results[i].status == 0)
+			return &g->results[i];
+	return NULL;
+}
+
+static int
+rank_of(const struct sig *g, int algo)
+{
+	for (int i = 0; i < g->nresults && i < MAX_RESULTS; i++)
+		if (g->results[i].algo == algo && g->results[i].status == 0)
+			return i;
+	return -1;
+}
+
+/* What the algorithm needs, from the last search or the program's own workspace query; -1 unknown. */
+static int64_t
+needed(const struct sig *g, int algo, const char **from)
+{
+	int r;
+
+	g = searched(g);
+	r = rank_of(g, algo);
+
+	if (r >= 0) {
+		*from = spy_fn_info[g->search_fn - 1].name;
+		return (int64_t)g->results[r].memory;
+	}
+	if (algo >= 0 && algo < MAX_QUERIED && g->queried[algo] >= 0) {
+		*from = "the program's workspace query";
+		return g->queried[algo];
+	}
+	return -1;
+}
+
+/* The call's descriptors and their versions; 0 when one of them cannot say (unknown, or being set). */
+static int
+legacy_key(const struct conv_fn *f, unsigned fn, const union spy_arg *args, struct key *k)
+{
+	const signed char idx[5] = { f->x, f->w, f->y, f->conv, f->act };
+
+	memset(k, 0, sizeof(*k));
+	k->fn = fn + 1;
+	for (int i = 0; i < 5; i++) {
+		k->d[i] = idx[i] >= 0 ? args[idx[i]].p : NULL;
+		if (k->d[i] && !spy_obj_version(k->d[i], &k->num[i], &k->seq[i]))
+			return 0;
+	}
+	return 1;
+}
+
+static size_t
+key_slot(const struct key *k)
+{
+	uint64_t h = k->fn;
+
+	for (int i = 0; i < 5; i++)
+		h = (h ^ (uintptr_t)k->d[i] ^ ((uint64_t)k->num[i] << 32) ^ k->seq[i]) * 0x9E3779B97F4A7C15ull;
+	return (size_t)(h >> 32) & (CACHE - 1);
+}
+
+/* The signature of a convolution call (lock held): from the cache, or built and cached. */
+static int
+legacy_sig(const struct conv_fn *f, unsigned fn, const union spy_arg *args)
+{
+	char text[SPY_SIG_LEN], fwd_text[SPY_SIG_LEN];
+	struct key k;
+	int cacheable = legacy_key(f, fn, args, &k), sig;
+	size_t slot = key_slot(&k);
+
+	if (!cache_ready) {
+		for (int i = 0; i < CACHE; i++)
+			cache[i].sig = -1;
+		cache_ready = 1;
+	}
+	if (cacheable && cache[slot].sig >= 0 && memcmp(&cache[slot].k, &k, sizeof(k)) == 0)
+		return cache[slot].sig;
+	legacy_signature(f, args, text);
+	sig = sig_find(text, f->op, 1);
+	if (sig >= 0 && f->op == SPY_OP_BIAS_ACT) {
+		/* Its algorithms are the forward convolution's: so is its search. */
+		struct conv_fn fwd = *f;
+
+		fwd.op = SPY_OP_FWD;
+		fwd.act = -1;
+		legacy_signature(&fwd, args, fwd_text);
+		sigs[sig].fwd_hash = hash_text(fwd_text) ^ (uint64_t)SPY_OP_FWD;
+	}
+	if (cacheable && sig >= 0) {
+		cache[slot].k = k;
+		cache[slot].sig = sig;
+	}
+	return sig;
+}
+
+static void
+legacy_run(struct spy_call *c, const struct conv_fn *f, const union spy_arg *args, long status)
+{
+	char msg[3][SPY_SIG_LEN + 320], a1[48], a2[48];
+	int algo = (int)args[f->algo].i, k, idx, n = 0;
+	const char *ids[3];
+	uint64_t ws = args[f->ws].u;
+
+	pthread_mutex_lock(&lock);
+	k = legacy_sig(f, c->id, args);
+	idx = k >= 0 ? choice_find(k, API_LEGACY, f->op, algo, NULL) : -1;
+	if (idx >= 0 && f->op == SPY_OP_BIAS_ACT && sigs[k].search_sig < 0)
+		sigs[k].search_sig = sig_by_hash(sigs[k].fwd_hash, SPY_OP_FWD);
+	if (idx >= 0) {
+		struct choice *ch = &choices[idx];
+		struct sig *g = &sigs[k];
+		const struct sig *sg = searched(g);
+		const struct result *first = ranked_first(sg);
+		const char *from = NULL, *text = g->text;
+		int64_t need = needed(g, algo, &from);
+
+		count_call(ch, idx, c, status);
+		if (ws < ch->ws_min)
+			ch->ws_min = ws;
+		if (ws > ch->ws_max)
+			ch->ws_max = ws;
+		if (need >= 0 && (int64_t)ws < need && !(g->flags & F_WS_SMALL)) {
+			g->flags |= F_WS_SMALL;
+			ids[n] = "workspace-too-small";
+			snprintf(msg[n++], sizeof(msg[0]), "%s: %s needs %lld bytes of workspace (%s), the program passes "
+				 "%llu", text, algo_name(f->op, algo, a1, sizeof(a1)), (long long)need, from,
+				 (unsigned long long)ws);
+		}
+		if (first && first->algo != algo && !(g->flags & F_NOT_FASTEST)) {
+			int r = rank_of(sg, algo);
+			const char *search = spy_fn_info[sg->search_fn - 1].name;
+
+			g->flags |= F_NOT_FASTEST;
+			ids[n] = "algo-not-fastest";
+			if (r >= 0 && sg->results[r].time >= 0 && first->time >= 0)
+				snprintf(msg[n++], sizeof(msg[0]), "%s: the program runs %s (%.3f ms in %s), which "
+					 "ranked %s first (%.3f ms)", text, algo_name(f->op, algo, a1, sizeof(a1)),
+					 sg->results[r].time, search, algo_name(f->op, first->algo, a2, sizeof(a2)),
+					 first->time);
+			else if (r >= 0)
+				snprintf(msg[n++], sizeof(msg[0]), "%s: the program runs %s (rank %d of %d in %s), "
+					 "which ranked %s first", text, algo_name(f->op, algo, a1, sizeof(a1)), r + 1,
+					 sg->nresults, search, algo_name(f->op, first->algo, a2, sizeof(a2)));
+			else
+				snprintf(msg[n++], sizeof(msg[0]), "%s: the program runs %s, which %s did not return "
+					 "as usable; it ranked %s first", text, algo_name(f->op, algo, a1, sizeof(a1)),
+					 search, algo_name(f->op, first->algo, a2, sizeof(a2)));
+		}
+		if (g->last_algo >= 0 && g->last_algo != algo && !(g->flags & F_CHANGED)) {
+			g->flags |= F_CHANGED;
+			ids[n] = "algo-changed";
+			snprintf(msg[n++], sizeof(msg[0]), "%s: the algorithm changed from %s to %s within the "
+				 "process", text, algo_name(f->op, g->last_algo, a1, sizeof(a1)),
+				 algo_name(f->op, algo, a2, sizeof(a2)));
+		}
+		g->last_algo = algo;
+	}
+	pthread_mutex_unlock(&lock);
+	/* Outside the lock: a finding writes a record and a line. */
+	for (int i = 0; i < n; i++)
+		spy_audit_finding(ids[i], strcmp(ids[i], "workspace-too-small") == 0 ? "warning" : "info", msg[i],
+				  NULL);
+}
+
+/* ---- Graph API, from backend.c ---- */
+
+void
+spy_algo_graph_count(int idx, struct spy_call *c, long status)
+{
+	pthread_mutex_lock(&lock);
+	if (idx >= 0 && idx < nchoices)
+		count_call(&choices[idx], idx, c, status);
+	pthread_mutex_unlock(&lock);
+}
+
+int
+spy_algo_graph_run(const struct spy_graph_run *g, struct spy_call *c, long status)
+{
+	int k, idx = -1;
+
+	pthread_mutex_lock(&lock);
+	k = sig_find(g->sig[0] ? g->sig : "graph ?", g->op, 1);
+	if (k >= 0)
+		idx = choice_find(k, API_GRAPH, g->op, -1, g);
+	if (idx >= 0) {
+		struct choice *ch = &choices[idx];
+
+		count_call(ch, idx, c, status);
+		ch->plan = g->plan;
+		ch->config = g->config;
+		ch->graph = g->graph;
+		if (g->heur) {
+			ch->heur = g->heur;
+			ch->rank = g->rank;
+		}
+		if (g->workspace >= 0)
+			ch->ws_plan = g->workspace;
+	}
+	pthread_mutex_unlock(&lock);
+	return idx;
+}
+
+/* ---- Entry points ---- */
+
+static signed char
+param_index(const struct spy_fn_info *f, const char *name)
+{
+	for (int i = 0; i < f->nparams; i++)
+		if (strcmp(f->params[i].name, name) == 0)
+			return (signed char)i;
+	return -1;
+}
+
+/*
+ * fork: the child must not find a lock held by a thread it does not have,
+ * and counts only its own calls (as the summary does); what it knows of
+ * signatures, searches and descriptors stays true in the child.
+ */
+static void
+fork_prepare(void)
+{
+	spy_backend_fork(0);
+	pthread_mutex_lock(&lock);
+}
+
+static void
+fork_parent(void)
+{
+	pthread_mutex_unlock(&lock);
+	spy_backend_fork(1);
+}
+
+static void
+fork_child(void)
+{
+	for (int i = 0; i < nchoices; i++) {
+		struct choice *ch = &choices[i];
+
+		ch->calls = ch->failures = ch->timed = ch->host_ns = ch->gpu_timed = ch->gpu_ns = 0;
+		ch->ws_min = UINT64_MAX;
+		ch->ws_max = 0;
+	}
+	for (int k = 0; k < nsigs; k++)
+		sigs[k].flags = 0;
+	for (int p = 0; p < PENDING; p++)
+		pending[p].choice = -1;
+	pthread_mutex_unlock(&lock);
+	spy_backend_fork(2);
+}
+
+void
+spy_algo_flags_init(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	for (size_t i = 0; i < sizeof(conv_names) / sizeof(conv_names[0]); i++) {
+		int id = spy_fn_lookup(conv_names[i].name);
+		const struct spy_fn_info *f;
+		struct conv_fn *c;
+
+		if (id < 0)
+			continue;
+		f = &spy_fn_info[id];
+		c = &conv_fns[id];
+		c->op = conv_names[i].op;
+		c->x = param_index(f, conv_names[i].x);
+		c->w = param_index(f, conv_names[i].w);
+		c->y = param_index(f, conv_names[i].y);
+		c->conv = param_index(f, "convDesc");
+		c->act = param_index(f, "activationDesc");
+		c->algo = param_index(f, "algo");
+		c->ws = param_index(f, "workSpaceSizeInBytes");
+		c->perf = param_index(f, "perfResults");
+		c->count = param_index(f, "returnedAlgoCount");
+		c->req = param_index(f, "requestedAlgoCount");
+		c->size_out = param_index(f, "sizeInBytes");
+		/* A description that names them otherwise leaves the function unwatched, not misread. */
+		if (c->x < 0 || c->w < 0 || c->y < 0 || c->conv < 0 ||
+		    (conv_names[i].kind == K_RUN && (c->algo < 0 || c->ws < 0)) ||
+		    (conv_names[i].kind == K_SEARCH && (c->perf < 0 || c->count < 0 || c->req < 0)) ||
+		    (conv_names[i].kind == K_WORKSPACE && (c->algo < 0 || c->size_out < 0)))
+			continue;
+		c->kind = conv_names[i].kind;
+		spy_fn_flags[id] |= SPY_FN_WATCH;
+	}
+	for (size_t i = 0; i < sizeof(backend_watched) / sizeof(backend_watched[0]); i++) {
+		int id = spy_fn_lookup(backend_watched[i]);
+
+		if (id >= 0)
+			spy_fn_flags[id] |= SPY_FN_WATCH;
+	}
+}
+
+void
+spy_algo_call(struct spy_call *c, long status, const union spy_arg *args)
+{
+	const struct conv_fn *f = &conv_fns[c->id];
+
+	switch (f->kind) {
+	case K_RUN:
+		legacy_run(c, f, args, status);
+		return;
+	case K_SEARCH:
+		if (status == 0)
+			legacy_search(c, f, args);
+		return;
+	case K_WORKSPACE:
+		if (status == 0)
+			legacy_workspace(f, args);
+		return;
+	}
+	if (strncmp(spy_fn_info[c->id].name, "cudnnBackend", 12) == 0)
+		spy_backend_call(c, status, args);
+}
+
+void
+spy_algo_gpu_time(unsigned fn, int tid, uint64_t t_ns, uint64_t ns)
+{
+	/* Only the convolutions and cudnnBackendExecute wait for one. */
+	if (fn >= _SPY_FN_COUNT || !(conv_fns[fn].kind == K_RUN || fn == _SPY_FN_cudnnBackendExecute))
+		return;
+	pthread_mutex_lock(&lock);
+	for (unsigned n = 0; n < PENDING && n < pending_pos; n++) {
+		unsigned p = (pending_pos - 1 - n) % PENDING;
+
+		if (pending[p].tid == tid && pending[p].t_ns == t_ns && pending[p].choice >= 0) {
+			choices[pending[p].choice].gpu_timed++;
+			choices[pending[p].choice].gpu_ns += ns;
+			pending[p].choice = -1;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+/* ---- At exit ---- */
+
+static void
+backend_id(struct spy_line *l, unsigned num)
+{
+	char b[32];
+
+	if (!num) {
+		spy_line_lit(l, "null");
+		return;
+	}
+	snprintf(b, sizeof(b), "backend#%u", num);
+	spy_line_name(l, b);
+}
+
+static void
+algo_record(const struct choice *ch)
+{
+	const struct sig *g = &sigs[ch->sig];
+	struct spy_thread *th;
+	struct spy_line *l = record_begin(&th);
+	char a[48];
+
+	if (!l)
+		return;
+	spy_line_lit(l, "{\"event\":\"algo\",\"api\":");
+	spy_line_name(l, ch->api == API_LEGACY ? "legacy" : "graph");
+	spy_line_lit(l, ",\"op\":");
+	spy_line_name(l, spy_op_name(ch->op));
+	spy_line_lit(l, ",\"signature\":");
+	spy_line_str(l, g->text);
+	spy_line_lit(l, ",\"algo\":");
+	if (ch->api == API_LEGACY)
+		spy_line_str(l, algo_name(ch->op, ch->algo, a, sizeof(a)));
+	else
+		spy_line_lit(l, "null");
+	spy_line_lit(l, ",\"engine\":");
+	if (ch->api == API_GRAPH && ch->engine >= 0)
+		spy_line_i64(l, ch->engine);
+	else
+		spy_line_lit(l, "null");
+	spy_line_lit(l, ",\"knobs\":");
+	if (ch->api == API_GRAPH && ch->nknobs >= 0) {
+		spy_line_char(l, '[');
+		for (int k = 0; k < ch->nknobs && k < SPY_KNOBS_MAX; k++) {
+			const char *kn = spy_enum_name(_SPY_ENUM_cudnnBackendKnobType_t, ch->knob_type[k], 0);
+
+			if (k)
+				spy_line_char(l, ',');
+			spy_line_lit(l, "{\"type\":");
+			if (kn)
+				spy_line_name(l, kn);
+			else
+				spy_line_i64(l, ch->knob_type[k]);
+			spy_line_lit(l, ",\"value\":");
+			spy_line_i64(l, ch->knob_value[k]);
+			spy_line_char(l, '}');
+		}
+		spy_line_char(l, ']');
+	} else {
+		spy_line_lit(l, "null");
+	}
+	spy_line_lit(l, ",\"calls\":");
+	spy_line_u64(l, ch->calls);
+	spy_line_lit(l, ",\"failures\":");
+	spy_line_u64(l, ch->failures);
+	spy_line_lit(l, ",\"timed\":");
+	spy_line_u64(l, ch->timed);
+	spy_line_lit(l, ",\"host_ns\":");
+	spy_line_u64(l, ch->host_ns);
+	spy_line_lit(l, ",\"gpu_timed\":");
+	spy_line_u64(l, ch->gpu_timed);
+	spy_line_lit(l, ",\"gpu_ns\":");
+	spy_line_u64(l, ch->gpu_ns);
+	spy_line_lit(l, ",\"workspace\":");
+	if (ch->api == API_LEGACY && ch->calls) {
+		spy_line_lit(l, "{\"min\":");
+		spy_line_u64(l, ch->ws_min);
+		spy_line_lit(l, ",\"max\":");
+		spy_line_u64(l, ch->ws_max);
+		spy_line_char(l, '}');
+	} else {
+		spy_line_lit(l, "null");
+	}
+	spy_line_lit(l, ",\"workspace_needed\":");
+	if (ch->api == API_LEGACY) {
+		const char *from = NULL;
+		int64_t need = needed(g, ch->algo, &from);
+
+		if (need >= 0)
+			spy_line_i64(l, need);
+		else
+			spy_line_lit(l, "null");
+	} else if (ch->ws_plan >= 0) {
+		spy_line_i64(l, ch->ws_plan);
+	} else {
+		spy_line_lit(l, "null");
+	}
+	spy_line_lit(l, ",\"search\":");
+	if (ch->api == API_LEGACY && searched(g)->search_fn) {
+		const struct sig *sg = searched(g);
+		const struct result *first = ranked_first(sg);
+		int r = rank_of(sg, ch->algo);
+
+		spy_line_lit(l, "{\"fn\":");
+		spy_line_name(l, spy_fn_info[sg->search_fn - 1].name);
+		spy_line_lit(l, ",\"returned\":");
+		spy_line_i64(l, sg->nresults);
+		spy_line_lit(l, ",\"rank\":");
+		if (r >= 0)
+			spy_line_i64(l, r);
+		else
+			spy_line_lit(l, "null");
+		spy_line_lit(l, ",\"first\":");
+		if (first)
+			spy_line_str(l, algo_name(ch->op, first->algo, a, sizeof(a)));
+		else
+			spy_line_lit(l, "null");
+		spy_line_char(l, '}');
+	} else {
+		spy_line_lit(l, "null");
+	}
+	spy_line_lit(l, ",\"plan\":");
+	backend_id(l, ch->api == API_GRAPH ? ch->plan : 0);
+	spy_line_lit(l, ",\"config\":");
+	backend_id(l, ch->api == API_GRAPH ? ch->config : 0);
+	spy_line_lit(l, ",\"graph\":");
+	backend_id(l, ch->api == API_GRAPH ? ch->graph : 0);
+	spy_line_lit(l, ",\"heuristics\":");
+	if (ch->api == API_GRAPH && ch->heur) {
+		spy_line_lit(l, "{\"id\":");
+		backend_id(l, ch->heur);
+		spy_line_lit(l, ",\"rank\":");
+		spy_line_i64(l, ch->rank);
+		spy_line_char(l, '}');
+	} else {
+		spy_line_lit(l, "null");
+	}
+	spy_line_char(l, '}');
+	spy_sink_commit(th, l, 0);
+}
+
+void
+spy_algo_records(void)
+{
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < nchoices; i++)
+		if (choices[i].calls)
+			algo_record(&choices[i]);
+	pthread_mutex_unlock(&lock);
+	spy_backend_records();
+}
+
+static void
+duration(char *b, size_t size, uint64_t ns)
+{
+	if (ns >= 10000000)
+		snprintf(b, size, "%.1f ms", (double)ns / 1e6);
+	else if (ns >= 10000)
+		snprintf(b, size, "%.1f us", (double)ns / 1e3);
+	else
+		snprintf(b, size, "%llu ns", (unsigned long long)ns);
+}
+
+void
+spy_algo_print(void)
+{
+	int shown = 0;
+
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < nchoices; i++)
+		shown += choices[i].calls > 0;
+	if (!shown) {
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	spy_log("convolutions: what ran for each signature, how often");
+	for (int k = 0; k < nsigs; k++) {
+		const struct sig *g = &sigs[k];
+		int header = 0;
+
+		for (int i = 0; i < nchoices; i++) {
+			const struct choice *ch = &choices[i];
+			char what[256], host[32], gpu[48], ws[96], a[48];
+			struct spy_text t;
+
+			if (ch->sig != k || !ch->calls)
+				continue;
+			if (!header++)
+				spy_log("  %s", g->text);
+			spy_text_init(&t, what, sizeof(what));
+			if (ch->api == API_LEGACY) {
+				spy_text_add(&t, algo_name(ch->op, ch->algo, a, sizeof(a)));
+			} else {
+				spy_text_add(&t, "graph engine ");
+				if (ch->engine >= 0)
+					spy_text_i64(&t, ch->engine);
+				else
+					spy_text_add(&t, "?");
+				if (ch->nknobs > 0) {
+					spy_text_add(&t, " knobs ");
+					for (int n = 0; n < ch->nknobs && n < SPY_KNOBS_MAX; n++) {
+						if (n)
+							spy_text_add(&t, ",");
+						text_lower(&t, spy_enum_name(_SPY_ENUM_cudnnBackendKnobType_t,
+									     ch->knob_type[n], 0), "CUDNN_KNOB_TYPE_");
+						spy_text_add(&t, "=");
+						spy_text_i64(&t, ch->knob_value[n]);
+					}
+				}
+			}
+			duration(host, sizeof(host), ch->host_ns);
+			if (ch->gpu_timed) {
+				char d[32];
+
+				duration(d, sizeof(d), ch->gpu_ns);
+				snprintf(gpu, sizeof(gpu), ", gpu %s (%llu timed)", d, (unsigned long long)ch->gpu_timed);
+			} else {
+				gpu[0] = 0;
+			}
+			if (ch->api == API_LEGACY) {
+				const char *from = NULL;
+				int64_t need = needed(g, ch->algo, &from);
+
+				if (ch->ws_min == ch->ws_max)
+					snprintf(ws, sizeof(ws), ", workspace %llu", (unsigned long long)ch->ws_max);
+				else
+					snprintf(ws, sizeof(ws), ", workspace %llu..%llu",
+						 (unsigned long long)ch->ws_min, (unsigned long long)ch->ws_max);
+				if (need >= 0)
+					snprintf(ws + strlen(ws), sizeof(ws) - strlen(ws), " (needs %lld)",
+						 (long long)need);
+			} else if (ch->ws_plan >= 0) {
+				snprintf(ws, sizeof(ws), ", workspace %lld", (long long)ch->ws_plan);
+			} else {
+				ws[0] = 0;
+			}
+			spy_log("    %-52s %8llu calls, %llu failed, host %s%s%s", what, (unsigned long long)ch->calls,
+				(unsigned long long)ch->failures, host, gpu, ws);
+		}
+	}
+	pthread_mutex_unlock(&lock);
+}

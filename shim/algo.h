@@ -1,0 +1,71 @@
+/*
+ * Convolution signatures and the algorithms chosen for them (algo.c), for
+ * the legacy API and, through backend.c, the graph API: searches, choices,
+ * findings, and the `algo` records and stderr section at exit.
+ */
+#ifndef SPY_ALGO_H
+#define SPY_ALGO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "spy.h"
+
+/* A signature's text is cut at this many bytes (the cut text is still a fine key). */
+#define SPY_SIG_LEN 448
+#define SPY_KNOBS_MAX 12
+
+/* A bounded text being built: appends past the end are dropped, never overflow. */
+struct spy_text {
+	char *p;
+	size_t len, cap;
+};
+
+void spy_text_init(struct spy_text *t, char *buf, size_t cap);
+void spy_text_add(struct spy_text *t, const char *s);
+void spy_text_i64(struct spy_text *t, int64_t v);
+/* "float", "half", "bfloat16": a cudnnDataType_t in lower case, without CUDNN_DATA_. */
+void spy_text_dtype(struct spy_text *t, int64_t dtype);
+/* A tensor in a signature: "float:8x16x32x32:NCHW". `format` names the layout; without one, it comes from the strides. */
+void spy_text_tensor(struct spy_text *t, int64_t dtype, int nd, const int64_t *dims, const int64_t *strides,
+		     const char *format);
+/* The convolution part: "pad=1x1 stride=1x1 dilation=1x1 mode=cross_correlation compute=float". */
+void spy_text_conv(struct spy_text *t, int nd, const int64_t *pre, const int64_t *post, const int64_t *stride,
+		   const int64_t *dilation, int64_t mode, int64_t compute);
+
+enum spy_conv_op { SPY_OP_FWD, SPY_OP_BWD_DATA, SPY_OP_BWD_FILTER, SPY_OP_BIAS_ACT, SPY_OP_GRAPH, SPY_OP_COUNT };
+/* "fwd", "bwd-data", "bwd-filter", "bias-act", "graph". */
+const char *spy_op_name(int op);
+
+/* record.c, once: flags the functions whose successes the spy watches (SPY_FN_WATCH). */
+void spy_algo_flags_init(void);
+/* record.c: a watched call returned (any status), before its record is written. */
+void spy_algo_call(struct spy_call *c, long status, const union spy_arg *args);
+/* gpu.c: the GPU time of the call of `fn` by thread `tid` that started at `t_ns`. */
+void spy_algo_gpu_time(unsigned fn, int tid, uint64_t t_ns, uint64_t ns);
+/* summary.c, at exit: the `algo` and `heuristics` records, before the summary record. */
+void spy_algo_records(void);
+/* summary.c, at exit: the per-signature section of the stderr summary. */
+void spy_algo_print(void);
+
+/* What ran through cudnnBackendExecute, resolved by backend.c from the plan. */
+struct spy_graph_run {
+	char sig[SPY_SIG_LEN];	/* "" when the graph could not be decoded */
+	int op;			/* enum spy_conv_op of its convolution, or SPY_OP_GRAPH */
+	int64_t engine;		/* engine global index, -1 when unknown */
+	int nknobs;		/* -1 when unknown */
+	int64_t knob_type[SPY_KNOBS_MAX], knob_value[SPY_KNOBS_MAX];
+	unsigned plan, config, graph;	/* backend#N numbers, 0 when unknown */
+	unsigned heur;		/* the heuristics query that ranked the config, 0 when none */
+	int rank;		/* its rank there, -1 */
+	int64_t workspace;	/* the plan's workspace size, -1 when the program never asked */
+};
+/* backend.c: a plan ran (or failed); returns the choice's index, for the GPU time. */
+int spy_algo_graph_run(const struct spy_graph_run *g, struct spy_call *c, long status);
+/* backend.c: the same plan ran again, nothing about it changed since: count it under choice `idx`. */
+void spy_algo_graph_count(int idx, struct spy_call *c, long status);
+
+/* The calling thread's kernel id (cached). */
+int spy_algo_tid(void);
+
+#endif

@@ -1,0 +1,1252 @@
+/*
+ * The graph (backend) API as the program built it: each descriptor's type
+ * (from cudnnBackendCreateDescriptor) and the attributes set on it
+ * (cudnnBackendSetAttribute) or read back (cudnnBackendGetAttribute),
+ * decoded by attribute name and type. From those: the operation graph's
+ * operations and tensors, the engine and knobs of an engine config, what
+ * an execution plan runs, and the ranked configs of a heuristics query.
+ *
+ * A fixed table keyed by the descriptor's address, under one mutex, with a
+ * bounded number of attributes and values per descriptor: nothing is
+ * allocated. Arrays are read only after the call succeeded, within the
+ * count the call carried. The spy calls cuDNN itself for one thing only: a
+ * finalized plan's JSON representation, a read-only query, when
+ * cudnnBackendFinalize is traced.
+ */
+#include "core.h"
+#include "algo.h"
+#include "backend.h"
+#include "objects.h"
+#include "sink.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#define SLOTS 4096		/* a power of two */
+#define KEY_EMPTY 0
+#define KEY_GONE 1
+#define ATTRS 12		/* attributes kept per descriptor */
+#define VALUES 16		/* values kept per attribute */
+#define QUERIES 256		/* heuristics queries kept for the exit records */
+#define QUERY_CFGS 16		/* ranked configs kept per query */
+#define JSON_MAX 6144		/* a plan's JSON representation, at most, in a record */
+#define STRING_MAX 1024		/* CUDNN_TYPE_CHAR arrays in call records, at most */
+#define DEPTH 2			/* descriptors nested in a graph record: op, then its tensors */
+
+/* How the elements of each cudnnBackendAttributeType_t are laid out and named. */
+enum vkind { V_INT, V_BOOL, V_FLOAT, V_DOUBLE, V_PTR, V_HANDLE, V_DESC, V_ENUM, V_CHAR, V_FRACTION };
+
+static const struct {
+	unsigned char kind, size;
+	short enum_id;
+} types[] = {
+	[CUDNN_TYPE_HANDLE] = { V_HANDLE, 8, -1 },
+	[CUDNN_TYPE_DATA_TYPE] = { V_ENUM, 4, _SPY_ENUM_cudnnDataType_t },
+	[CUDNN_TYPE_BOOLEAN] = { V_BOOL, 1, -1 },
+	[CUDNN_TYPE_INT64] = { V_INT, 8, -1 },
+	[CUDNN_TYPE_FLOAT] = { V_FLOAT, 4, -1 },
+	[CUDNN_TYPE_DOUBLE] = { V_DOUBLE, 8, -1 },
+	[CUDNN_TYPE_VOID_PTR] = { V_PTR, 8, -1 },
+	[CUDNN_TYPE_CONVOLUTION_MODE] = { V_ENUM, 4, _SPY_ENUM_cudnnConvolutionMode_t },
+	[CUDNN_TYPE_HEUR_MODE] = { V_ENUM, 4, _SPY_ENUM_cudnnBackendHeurMode_t },
+	[CUDNN_TYPE_KNOB_TYPE] = { V_ENUM, 4, _SPY_ENUM_cudnnBackendKnobType_t },
+	[CUDNN_TYPE_NAN_PROPOGATION] = { V_ENUM, 4, _SPY_ENUM_cudnnNanPropagation_t },
+	[CUDNN_TYPE_NUMERICAL_NOTE] = { V_ENUM, 4, _SPY_ENUM_cudnnBackendNumericalNote_t },
+	[CUDNN_TYPE_LAYOUT_TYPE] = { V_ENUM, 4, _SPY_ENUM_cudnnBackendLayoutType_t },
+	[CUDNN_TYPE_ATTRIB_NAME] = { V_ENUM, 4, _SPY_ENUM_cudnnBackendAttributeName_t },
+	[CUDNN_TYPE_POINTWISE_MODE] = { V_ENUM, 4, _SPY_ENUM_cudnnPointwiseMode_t },
+	[CUDNN_TYPE_BACKEND_DESCRIPTOR] = { V_DESC, 8, -1 },
+	[CUDNN_TYPE_GENSTATS_MODE] = { V_ENUM, 4, _SPY_ENUM_cudnnGenStatsMode_t },
+	[CUDNN_TYPE_BN_FINALIZE_STATS_MODE] = { V_ENUM, 4, _SPY_ENUM_cudnnBnFinalizeStatsMode_t },
+	[CUDNN_TYPE_REDUCTION_OPERATOR_TYPE] = { V_ENUM, 4, _SPY_ENUM_cudnnReduceTensorOp_t },
+	[CUDNN_TYPE_BEHAVIOR_NOTE] = { V_ENUM, 4, _SPY_ENUM_cudnnBackendBehaviorNote_t },
+	[CUDNN_TYPE_TENSOR_REORDERING_MODE] = { V_ENUM, 4, _SPY_ENUM_cudnnBackendTensorReordering_t },
+	[CUDNN_TYPE_RESAMPLE_MODE] = { V_ENUM, 4, _SPY_ENUM_cudnnResampleMode_t },
+	[CUDNN_TYPE_PADDING_MODE] = { V_ENUM, 4, _SPY_ENUM_cudnnPaddingMode_t },
+	[CUDNN_TYPE_INT32] = { V_INT, 4, -1 },
+	[CUDNN_TYPE_CHAR] = { V_CHAR, 1, -1 },
+	[CUDNN_TYPE_SIGNAL_MODE] = { V_ENUM, 4, _SPY_ENUM_cudnnSignalMode_t },
+	[CUDNN_TYPE_FRACTION] = { V_FRACTION, 16, -1 },
+	[CUDNN_TYPE_NORM_MODE] = { V_ENUM, 4, _SPY_ENUM_cudnnBackendNormMode_t },
+	[CUDNN_TYPE_NORM_FWD_PHASE] = { V_ENUM, 4, _SPY_ENUM_cudnnBackendNormFwdPhase_t },
+	[CUDNN_TYPE_RNG_DISTRIBUTION] = { V_ENUM, 4, _SPY_ENUM_cudnnRngDistribution_t },
+	[CUDNN_TYPE_MOE_GROUPED_MATMUL_MODE] = { V_ENUM, 4, _SPY_ENUM_cudnnMoeGroupedMatmulMode_t },
+};
+#define NTYPES ((int64_t)(sizeof(types) / sizeof(types[0])))
+
+struct attr {
+	int name;		/* cudnnBackendAttributeName_t */
+	unsigned char type;	/* cudnnBackendAttributeType_t */
+	unsigned char got;	/* read back with GetAttribute rather than set */
+	unsigned short stored;	/* values kept (a fraction takes two) */
+	int64_t count;		/* elements the call carried */
+	unsigned born;		/* the newest backend#N when it was set: a descriptor it names is no newer */
+	int64_t v[VALUES];	/* integers, enum values, pointers; floats and doubles by their double's bits */
+};
+
+struct slot {
+	uintptr_t key;
+	unsigned num;		/* backend#N */
+	int type;		/* cudnnBackendDescriptorType_t, -1 when the spy missed its creation */
+	unsigned char finalized, nattrs;
+	unsigned short dropped;	/* attributes that found no room */
+	short query, rank;	/* engine configs (and their engines): the heuristics query that returned it */
+	unsigned cache_epoch;	/* plans: the choice they ran as, valid while `epoch` stays this */
+	int cache_choice;
+	struct attr attrs[ATTRS];
+};
+
+struct query {
+	unsigned heur, graph, cfg[QUERY_CFGS];
+	int tid;
+	uint64_t t_ns;
+	int64_t mode, requested, returned, engine[QUERY_CFGS];
+	int op;
+	char sig[SPY_SIG_LEN];
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t json_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct slot slots[SLOTS];
+static struct query queries[QUERIES];
+static int nqueries;
+static unsigned newest;		/* the highest backend#N seen created */
+/* Counts changes that could change what a plan resolves to: every one but a variant pack's. */
+static unsigned epoch = 1;
+static char json[JSON_MAX + 1];
+static int full_said, queries_said;
+static int queries_from;	/* in a forked child: the queries before the fork are the parent's to record */
+
+/* ---- The table (lock held) ---- */
+
+static size_t
+hash(uintptr_t p)
+{
+	return (size_t)((p >> 4) * 0x9E3779B97F4A7C15ull) & (SLOTS - 1);
+}
+
+static struct slot *
+find(const void *ptr)
+{
+	uintptr_t key = (uintptr_t)ptr;
+
+	if (key <= KEY_GONE)
+		return NULL;
+	for (size_t i = hash(key), n = 0; n < SLOTS; i = (i + 1) & (SLOTS - 1), n++) {
+		if (slots[i].key == key)
+			return &slots[i];
+		if (slots[i].key == KEY_EMPTY)
+			return NULL;
+	}
+	return NULL;
+}
+
+static struct slot *
+insert(const void *ptr, int type)
+{
+	uintptr_t key = (uintptr_t)ptr;
+	struct slot *s = find(ptr);
+
+	if (s || key <= KEY_GONE)
+		return s;
+	for (size_t i = hash(key), n = 0; n < SLOTS; i = (i + 1) & (SLOTS - 1), n++) {
+		if (slots[i].key != KEY_EMPTY && slots[i].key != KEY_GONE)
+			continue;
+		s = &slots[i];
+		memset(s, 0, sizeof(*s));
+		s->key = key;
+		s->type = type;
+		s->query = -1;
+		s->rank = -1;
+		s->cache_choice = -1;
+		s->num = spy_obj_number(ptr);
+		if (s->num > newest)
+			newest = s->num;
+		return s;
+	}
+	spy_log_once(&full_said, "more than %d live backend descriptors: the others are not decoded", SLOTS);
+	return NULL;
+}
+
+/* Forgets a descriptor; tombstones just before an empty slot become empty, so that misses stay short. */
+static void
+forget(struct slot *s)
+{
+	size_t i = (size_t)(s - slots);
+
+	s->key = KEY_GONE;
+	if (slots[(i + 1) & (SLOTS - 1)].key != KEY_EMPTY)
+		return;
+	while (slots[i].key == KEY_GONE) {
+		slots[i].key = KEY_EMPTY;
+		i = (i - 1) & (SLOTS - 1);
+	}
+}
+
+static struct attr *
+attr_of(const struct slot *s, int name)
+{
+	for (int i = 0; s && i < s->nattrs; i++)
+		if (s->attrs[i].name == name)
+			return (struct attr *)&s->attrs[i];
+	return NULL;
+}
+
+/* The descriptor an attribute names (value k), if it is still the one that was named. */
+static struct slot *
+target(const struct slot *s, int name, int k)
+{
+	const struct attr *a = attr_of(s, name);
+	struct slot *t;
+
+	if (!a || a->type != CUDNN_TYPE_BACKEND_DESCRIPTOR || k >= a->stored)
+		return NULL;
+	t = find((const void *)(uintptr_t)a->v[k]);
+	/* The address was freed and given to a newer descriptor since. */
+	if (t && t->num > a->born)
+		return NULL;
+	return t;
+}
+
+static int
+int_attr(const struct slot *s, int name, int64_t *out)
+{
+	const struct attr *a = attr_of(s, name);
+
+	if (!a || a->stored < 1 || types[a->type].kind == V_FLOAT || types[a->type].kind == V_DOUBLE)
+		return 0;
+	*out = a->v[0];
+	return 1;
+}
+
+static double
+as_double(int64_t bits)
+{
+	double d;
+
+	memcpy(&d, &bits, sizeof(d));
+	return d;
+}
+
+static int64_t
+load(const void *at, unsigned size, int kind)
+{
+	switch (kind) {
+	case V_FLOAT: {
+		double d = *(const float *)at;
+		int64_t bits;
+
+		memcpy(&bits, &d, sizeof(bits));
+		return bits;
+	}
+	case V_BOOL:
+		return *(const unsigned char *)at != 0;
+	}
+	switch (size) {
+	case 1:
+		return *(const signed char *)at;
+	case 4:
+		return *(const int32_t *)at;
+	default:
+		return *(const int64_t *)at;
+	}
+}
+
+/* Keeps what a successful Set (or Get) carried: `count` elements at `array`. */
+static struct attr *
+remember(struct slot *s, int64_t name, int64_t type, int64_t count, const void *array, int got)
+{
+	struct attr *a;
+	unsigned per, size;
+
+	if (!s || type < 0 || type >= NTYPES || types[type].kind == V_CHAR)
+		return NULL;
+	a = attr_of(s, (int)name);
+	if (!a) {
+		if (s->nattrs >= ATTRS) {
+			s->dropped++;
+			return NULL;
+		}
+		a = &s->attrs[s->nattrs++];
+	}
+	a->name = (int)name;
+	a->type = (unsigned char)type;
+	a->got = (unsigned char)got;
+	a->count = count;
+	a->born = newest;
+	a->stored = 0;
+	per = types[type].kind == V_FRACTION ? 2 : 1;
+	size = types[type].size / per;
+	for (int64_t i = 0; array && i < count * per && a->stored < VALUES; i++)
+		a->v[a->stored++] = load((const char *)array + i * size, size, types[type].kind);
+	return a;
+}
+
+/* ---- Heuristics ---- */
+
+/* When a config's engine index becomes known, its query learns it too. */
+static void
+query_learn(const struct slot *engine_or_cfg)
+{
+	const struct slot *s = engine_or_cfg, *e = s;
+	int64_t index;
+
+	if (s->query < 0 || s->query >= nqueries || s->rank < 0 || s->rank >= QUERY_CFGS)
+		return;
+	if (s->type == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR)
+		e = target(s, CUDNN_ATTR_ENGINECFG_ENGINE, 0);
+	if (e && int_attr(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, &index))
+		queries[s->query].engine[s->rank] = index;
+}
+
+/* ---- Signatures ---- */
+
+static int
+conv_roles(int optype, int *x, int *w, int *y, int *conv)
+{
+	switch (optype) {
+	case CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR:
+		*x = CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X;
+		*w = CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W;
+		*y = CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y;
+		*conv = CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC;
+		return SPY_OP_FWD;
+	case CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR:
+		*x = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX;
+		*w = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W;
+		*y = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY;
+		*conv = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC;
+		return SPY_OP_BWD_DATA;
+	case CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR:
+		*x = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X;
+		*w = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW;
+		*y = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY;
+		*conv = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC;
+		return SPY_OP_BWD_FILTER;
+	}
+	return -1;
+}
+
+static void
+text_lower(struct spy_text *t, const char *s, const char *prefix, const char *suffix)
+{
+	char b[96];
+	size_t n = strlen(prefix), i;
+
+	if (!s) {
+		spy_text_add(t, "?");
+		return;
+	}
+	if (strncmp(s, prefix, n) == 0)
+		s += n;
+	for (i = 0; s[i] && i < sizeof(b) - 1; i++)
+		b[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i]);
+	b[i] = 0;
+	n = strlen(suffix);
+	if (i > n && strcmp(b + i - n, suffix) == 0)
+		b[i - n] = 0;
+	spy_text_add(t, b);
+}
+
+/* A backend tensor as "float:8x16x32x32:NCHW" (the layout from its strides). */
+static void
+tensor_text(struct spy_text *t, const struct slot *s, int64_t *channels)
+{
+	const struct attr *d = attr_of(s, CUDNN_ATTR_TENSOR_DIMENSIONS), *st = attr_of(s, CUDNN_ATTR_TENSOR_STRIDES);
+	int64_t dtype = -1;
+
+	*channels = -1;
+	if (!s || !d || !int_attr(s, CUDNN_ATTR_TENSOR_DATA_TYPE, &dtype)) {
+		spy_text_add(t, "?");
+		return;
+	}
+	if (d->stored >= 2)
+		*channels = d->v[1];
+	spy_text_tensor(t, dtype, d->stored, d->v, st && st->stored == d->stored ? st->v : NULL, NULL);
+}
+
+static void
+conv_text(struct spy_text *t, const struct slot *s)
+{
+	const struct attr *pre = attr_of(s, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS);
+	const struct attr *post = attr_of(s, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS);
+	const struct attr *stride = attr_of(s, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES);
+	const struct attr *dil = attr_of(s, CUDNN_ATTR_CONVOLUTION_DILATIONS);
+	int64_t mode = -1, comp = -1;
+
+	if (!s || !pre || !stride || !dil || stride->stored != pre->stored || dil->stored != pre->stored ||
+	    (post && post->stored != pre->stored) || !int_attr(s, CUDNN_ATTR_CONVOLUTION_CONV_MODE, &mode) ||
+	    !int_attr(s, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, &comp)) {
+		spy_text_add(t, "conv=?");
+		return;
+	}
+	spy_text_conv(t, pre->stored, pre->v, post ? post->v : NULL, stride->v, dil->v, mode, comp);
+}
+
+static const char *
+type_name(int type)
+{
+	return spy_enum_name(_SPY_ENUM_cudnnBackendDescriptorType_t, type, 0);
+}
+
+/* One operation besides the convolution: "pointwise(relu_fwd)", "matmul". */
+static void
+op_text(struct spy_text *t, const struct slot *op)
+{
+	const struct slot *pw;
+	int64_t mode;
+
+	text_lower(t, type_name(op->type), "CUDNN_BACKEND_OPERATION_", "_descriptor");
+	pw = target(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, 0);
+	if (op->type == CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR && pw &&
+	    int_attr(pw, CUDNN_ATTR_POINTWISE_MODE, &mode)) {
+		spy_text_add(t, "(");
+		text_lower(t, spy_enum_name(_SPY_ENUM_cudnnPointwiseMode_t, mode, 0), "CUDNN_POINTWISE_", "");
+		spy_text_add(t, ")");
+	}
+}
+
+/* An operation that is not a convolution, with its tensors: "matmul adesc=half:1x64x32:NCW ...". */
+static void
+op_text_tensors(struct spy_text *t, const struct slot *op)
+{
+	op_text(t, op);
+	for (int i = 0; i < op->nattrs; i++) {
+		const struct attr *a = &op->attrs[i];
+		const struct slot *ts = target(op, a->name, 0);
+		int64_t ch;
+
+		if (!ts || ts->type != CUDNN_BACKEND_TENSOR_DESCRIPTOR)
+			continue;
+		spy_text_add(t, " ");
+		text_lower(t, spy_enum_name(_SPY_ENUM_cudnnBackendAttributeName_t, a->name, 0),
+			   "CUDNN_ATTR_OPERATION_", "");
+		spy_text_add(t, "=");
+		tensor_text(t, ts, &ch);
+	}
+}
+
+/* The convolution operation `op` as a signature; its enum spy_conv_op, or -1 when it is none. */
+static int
+conv_signature(struct spy_text *t, const struct slot *op)
+{
+	int xa, wa, ya, ca, kind = conv_roles(op->type, &xa, &wa, &ya, &ca);
+	int64_t cx = -1, cw = -1, cy;
+
+	if (kind < 0)
+		return -1;
+	spy_text_add(t, spy_op_name(kind));
+	spy_text_add(t, " x=");
+	tensor_text(t, target(op, xa, 0), &cx);
+	spy_text_add(t, " w=");
+	tensor_text(t, target(op, wa, 0), &cw);
+	spy_text_add(t, " y=");
+	tensor_text(t, target(op, ya, 0), &cy);
+	spy_text_add(t, " ");
+	conv_text(t, target(op, ca, 0));
+	/* The graph API has no group count: the channels say it, as the legacy filter's do. */
+	spy_text_add(t, " groups=");
+	spy_text_i64(t, cx > 0 && cw > 0 && cx % cw == 0 ? cx / cw : 1);
+	return kind;
+}
+
+/*
+ * An operation graph as a signature: its convolution like a legacy one
+ * (without a math type), then "+pointwise(add)" for each other operation;
+ * a graph without a convolution lists its operations with their tensors.
+ */
+static int
+graph_signature(const struct slot *g, char *out)
+{
+	struct spy_text t;
+	const struct attr *ops = attr_of(g, CUDNN_ATTR_OPERATIONGRAPH_OPS);
+	int kind = -1, conv = -1;
+
+	spy_text_init(&t, out, SPY_SIG_LEN);
+	if (!g || !ops)
+		return SPY_OP_GRAPH;
+	for (int i = 0; i < ops->stored && kind < 0; i++) {
+		const struct slot *op = target(g, CUDNN_ATTR_OPERATIONGRAPH_OPS, i);
+
+		if (op && (kind = conv_signature(&t, op)) >= 0)
+			conv = i;
+	}
+	if (kind < 0)
+		spy_text_add(&t, "graph");
+	for (int i = 0; i < ops->stored; i++) {
+		const struct slot *op = target(g, CUDNN_ATTR_OPERATIONGRAPH_OPS, i);
+
+		if (i == conv)
+			continue;
+		spy_text_add(&t, kind >= 0 ? " +" : i ? " ; " : " ");
+		if (!op)
+			spy_text_add(&t, "?");
+		else if (kind >= 0)
+			op_text(&t, op);
+		else
+			op_text_tensors(&t, op);
+	}
+	if (ops->count > ops->stored)
+		spy_text_add(&t, " +...");
+	return kind >= 0 ? kind : SPY_OP_GRAPH;
+}
+
+/* ---- Plans ---- */
+
+/* What a plan runs, as far as the program's own calls told (lock held). */
+static void
+resolve_plan(const struct slot *plan, struct spy_graph_run *r)
+{
+	const struct slot *cfg = target(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, 0), *engine = NULL;
+	const struct slot *graph = NULL;
+	const struct attr *knobs;
+	int64_t v;
+
+	memset(r, 0, sizeof(*r));
+	r->engine = -1;
+	r->nknobs = -1;
+	r->rank = -1;
+	r->workspace = -1;
+	r->op = SPY_OP_GRAPH;
+	r->plan = plan->num;
+	if (int_attr(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, &v))
+		r->workspace = v;
+	if (cfg) {
+		r->config = cfg->num;
+		engine = target(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, 0);
+		if (cfg->query >= 0 && cfg->query < nqueries) {
+			r->heur = queries[cfg->query].heur;
+			r->rank = cfg->rank;
+		}
+		knobs = attr_of(cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES);
+		if (knobs) {
+			r->nknobs = 0;
+			for (int k = 0; k < knobs->stored && r->nknobs < SPY_KNOBS_MAX; k++) {
+				const struct slot *kn = target(cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, k);
+				int64_t type, value;
+
+				if (kn && int_attr(kn, CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, &type) &&
+				    int_attr(kn, CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, &value)) {
+					r->knob_type[r->nknobs] = type;
+					r->knob_value[r->nknobs++] = value;
+				}
+			}
+		} else if (cfg->query < 0 && engine) {
+			/* A config the program built itself: no knob chosen means none. */
+			r->nknobs = 0;
+		}
+	}
+	if (engine) {
+		if (int_attr(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, &v))
+			r->engine = v;
+		graph = target(engine, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, 0);
+	}
+	if (graph) {
+		r->graph = graph->num;
+		r->op = graph_signature(graph, r->sig);
+	} else if (cfg && cfg->query >= 0 && cfg->query < nqueries) {
+		/* A ranked config: its query knew the graph. */
+		const struct query *q = &queries[cfg->query];
+
+		r->graph = q->graph;
+		r->op = q->op;
+		snprintf(r->sig, sizeof(r->sig), "%s", q->sig);
+	}
+}
+
+static void
+id_json(struct spy_line *l, unsigned num)
+{
+	char b[32];
+
+	if (!num) {
+		spy_line_lit(l, "null");
+		return;
+	}
+	snprintf(b, sizeof(b), "backend#%u", num);
+	spy_line_name(l, b);
+}
+
+static void
+knobs_json(struct spy_line *l, const struct spy_graph_run *r)
+{
+	if (r->nknobs < 0) {
+		spy_line_lit(l, "null");
+		return;
+	}
+	spy_line_char(l, '[');
+	for (int k = 0; k < r->nknobs; k++) {
+		const char *n = spy_enum_name(_SPY_ENUM_cudnnBackendKnobType_t, r->knob_type[k], 0);
+
+		if (k)
+			spy_line_char(l, ',');
+		spy_line_lit(l, "{\"type\":");
+		if (n)
+			spy_line_name(l, n);
+		else
+			spy_line_i64(l, r->knob_type[k]);
+		spy_line_lit(l, ",\"value\":");
+		spy_line_i64(l, r->knob_value[k]);
+		spy_line_char(l, '}');
+	}
+	spy_line_char(l, ']');
+}
+
+/* "engine", "knobs", "config", "graph", "signature" of a plan, after a comma. */
+static void
+run_json(struct spy_line *l, const struct spy_graph_run *r)
+{
+	spy_line_lit(l, "\"config\":");
+	id_json(l, r->config);
+	spy_line_lit(l, ",\"engine\":");
+	if (r->engine >= 0)
+		spy_line_i64(l, r->engine);
+	else
+		spy_line_lit(l, "null");
+	spy_line_lit(l, ",\"knobs\":");
+	knobs_json(l, r);
+	spy_line_lit(l, ",\"graph\":");
+	id_json(l, r->graph);
+	spy_line_lit(l, ",\"signature\":");
+	spy_line_str(l, r->sig[0] ? r->sig : NULL);
+	spy_line_lit(l, ",\"heuristics\":");
+	if (r->heur) {
+		spy_line_lit(l, "{\"id\":");
+		id_json(l, r->heur);
+		spy_line_lit(l, ",\"rank\":");
+		spy_line_i64(l, r->rank);
+		spy_line_char(l, '}');
+	} else {
+		spy_line_lit(l, "null");
+	}
+	spy_line_lit(l, ",\"workspace\":");
+	if (r->workspace >= 0)
+		spy_line_i64(l, r->workspace);
+	else
+		spy_line_lit(l, "null");
+}
+
+/* ---- Values as JSON ---- */
+
+static void
+value_json(struct spy_line *l, int type, int64_t v, int text)
+{
+	const char *n;
+
+	switch (types[type].kind) {
+	case V_BOOL:
+		spy_line_raw(l, v ? "true" : "false");
+		return;
+	case V_FLOAT:
+	case V_DOUBLE:
+		spy_line_double(l, as_double(v));
+		return;
+	case V_PTR:
+		if (text)
+			spy_line_xdigits(l, (uint64_t)v);
+		else if (v)
+			spy_line_hex(l, (uint64_t)v);
+		else
+			spy_line_lit(l, "null");
+		return;
+	case V_HANDLE:
+		spy_obj_describe(l, (const void *)(uintptr_t)v, "handle", 0, text ? SPY_ARGS_TEXT : 0);
+		return;
+	case V_DESC:
+		spy_obj_describe(l, (const void *)(uintptr_t)v, "backend", 0, text ? SPY_ARGS_TEXT : 0);
+		return;
+	case V_ENUM:
+		n = spy_enum_name(types[type].enum_id, v, 0);
+		if (!n)
+			spy_line_i64(l, v);
+		else if (text)
+			spy_line_raw(l, n);
+		else
+			spy_line_name(l, n);
+		return;
+	default:
+		spy_line_i64(l, v);
+		return;
+	}
+}
+
+static void desc_json(struct spy_line *l, const struct slot *s, int depth, int attrs);
+
+/* One attribute's values: a single element as itself, several as a list; {"count", "values"} when cut. */
+static void
+attr_json(struct spy_line *l, const struct slot *s, const struct attr *a, int depth)
+{
+	int per = types[a->type].kind == V_FRACTION ? 2 : 1;
+	int64_t n = a->stored / per;
+	int cut = a->count > n;
+
+	if (a->count == 1 && n == 1 && per == 1) {
+		const struct slot *t = depth > 0 && types[a->type].kind == V_DESC ? target(s, a->name, 0) : NULL;
+
+		if (t)
+			desc_json(l, t, depth - 1, 1);
+		else
+			value_json(l, a->type, a->v[0], 0);
+		return;
+	}
+	if (cut) {
+		spy_line_lit(l, "{\"count\":");
+		spy_line_i64(l, a->count);
+		spy_line_lit(l, ",\"values\":");
+	}
+	spy_line_char(l, '[');
+	for (int64_t i = 0; i < n; i++) {
+		const struct slot *t = depth > 0 && types[a->type].kind == V_DESC ? target(s, a->name, (int)i) : NULL;
+
+		if (i)
+			spy_line_char(l, ',');
+		if (per == 2) {
+			spy_line_char(l, '[');
+			spy_line_i64(l, a->v[2 * i]);
+			spy_line_char(l, ',');
+			spy_line_i64(l, a->v[2 * i + 1]);
+			spy_line_char(l, ']');
+		} else if (t) {
+			desc_json(l, t, depth - 1, 1);
+		} else {
+			value_json(l, a->type, a->v[i], 0);
+		}
+	}
+	spy_line_char(l, ']');
+	if (cut)
+		spy_line_char(l, '}');
+}
+
+/* `"type":...,"finalized":...,"attrs":{...}` of a descriptor, after a comma or brace. */
+static void
+fields_json(struct spy_line *l, const struct slot *s, int depth, int attrs)
+{
+	spy_line_lit(l, "\"type\":");
+	if (type_name(s->type))
+		spy_line_name(l, type_name(s->type));
+	else
+		spy_line_lit(l, "null");
+	spy_line_lit(l, ",\"finalized\":");
+	spy_line_raw(l, s->finalized ? "true" : "false");
+	if (!attrs)
+		return;
+	spy_line_lit(l, ",\"attrs\":{");
+	for (int i = 0; i < s->nattrs; i++) {
+		const char *n = spy_enum_name(_SPY_ENUM_cudnnBackendAttributeName_t, s->attrs[i].name, 0);
+		char num[24];
+
+		if (i)
+			spy_line_char(l, ',');
+		if (!n) {
+			snprintf(num, sizeof(num), "%d", s->attrs[i].name);
+			n = num;
+		}
+		spy_line_key(l, n);
+		attr_json(l, s, &s->attrs[i], depth);
+	}
+	spy_line_char(l, '}');
+	if (s->dropped) {
+		spy_line_lit(l, ",\"attrs_dropped\":");
+		spy_line_u64(l, s->dropped);
+	}
+}
+
+static void
+desc_json(struct spy_line *l, const struct slot *s, int depth, int attrs)
+{
+	spy_line_lit(l, "{\"id\":");
+	id_json(l, s->num);
+	spy_line_char(l, ',');
+	fields_json(l, s, depth, attrs);
+	spy_line_char(l, '}');
+}
+
+void
+spy_backend_describe(struct spy_line *l, const void *ptr, unsigned mode)
+{
+	const struct slot *s;
+	struct spy_graph_run r;
+	int text = (mode & SPY_ARGS_TEXT) != 0;
+
+	pthread_mutex_lock(&lock);
+	s = find(ptr);
+	if (!s)
+		goto out;
+	if (text) {
+		struct spy_text t;
+		char b[SPY_SIG_LEN];
+		int64_t ch;
+
+		spy_text_init(&t, b, sizeof(b));
+		text_lower(&t, type_name(s->type), "CUDNN_BACKEND_", "_descriptor");
+		if (s->type == CUDNN_BACKEND_TENSOR_DESCRIPTOR) {
+			spy_text_add(&t, " ");
+			tensor_text(&t, s, &ch);
+		} else if (s->type == CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR) {
+			spy_text_add(&t, " ");
+			conv_text(&t, s);
+		} else if (s->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR) {
+			resolve_plan(s, &r);
+			spy_text_add(&t, " engine ");
+			if (r.engine >= 0)
+				spy_text_i64(&t, r.engine);
+			else
+				spy_text_add(&t, "?");
+		}
+		spy_line_char(l, '[');
+		spy_line_raw(l, b);
+		spy_line_char(l, ']');
+		goto out;
+	}
+	spy_line_char(l, ',');
+	/* A traced call names its descriptors briefly; a failure shows every attribute. */
+	fields_json(l, s, 0, !(mode & SPY_ARGS_BRIEF));
+	/* What a plan runs; in a traced call only once it is finalized (before, it is being built). */
+	if (s->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR && (s->finalized || !(mode & SPY_ARGS_BRIEF))) {
+		resolve_plan(s, &r);
+		spy_line_char(l, ',');
+		run_json(l, &r);
+	}
+out:
+	pthread_mutex_unlock(&lock);
+}
+
+/* ---- Call records' arrays ---- */
+
+int
+spy_backend_arg_json(struct spy_line *l, unsigned fn, const union spy_arg *args, int i, unsigned mode)
+{
+	int get = fn == _SPY_FN_cudnnBackendGetAttribute;
+	int64_t type = args[2].i, count, per, size;
+	const char *at = args[get ? 5 : 4].p;
+
+	if (i != (get ? 5 : 4) || !at || (mode & (SPY_ARGS_STORED | SPY_ARGS_TEXT)) ||
+	    !(mode & SPY_ARGS_AFTER_SUCCESS) || type < 0 || type >= NTYPES)
+		return 0;
+	if (get) {
+		if (!args[4].p)
+			return 0;
+		count = *(const int64_t *)args[4].p;
+		if (count > args[3].i)
+			count = args[3].i;
+	} else {
+		count = args[3].i;
+	}
+	if (count < 0)
+		count = 0;
+	spy_line_lit(l, "{\"ptr\":");
+	spy_line_hex(l, (uintptr_t)at);
+	if (types[type].kind == V_CHAR) {
+		char b[STRING_MAX + 1];
+		size_t n = (size_t)(count < STRING_MAX ? count : STRING_MAX);
+
+		memcpy(b, at, n);
+		b[n] = 0;
+		spy_line_lit(l, ",\"string\":");
+		spy_line_str(l, b);
+		if ((size_t)count > n && strlen(b) == n)
+			spy_line_lit(l, ",\"cut\":true");
+		spy_line_char(l, '}');
+		return 1;
+	}
+	per = types[type].kind == V_FRACTION ? 2 : 1;
+	size = types[type].size / per;
+	spy_line_lit(l, ",\"values\":[");
+	for (int64_t k = 0; k < count && k < 16; k++) {
+		if (k)
+			spy_line_char(l, ',');
+		if (per == 2) {
+			spy_line_char(l, '[');
+			spy_line_i64(l, load(at + 2 * k * size, (unsigned)size, V_INT));
+			spy_line_char(l, ',');
+			spy_line_i64(l, load(at + (2 * k + 1) * size, (unsigned)size, V_INT));
+			spy_line_char(l, ']');
+		} else {
+			value_json(l, (int)type, load(at + k * size, (unsigned)size, types[type].kind), 0);
+		}
+	}
+	spy_line_char(l, ']');
+	if (count > 16) {
+		spy_line_lit(l, ",\"count\":");
+		spy_line_i64(l, count);
+	}
+	spy_line_char(l, '}');
+	return 1;
+}
+
+/* ---- Records ---- */
+
+static struct spy_line *
+record_begin(struct spy_thread **th, const char *event, int tid, uint64_t t_ns)
+{
+	struct spy_buf *b;
+	struct spy_line *l;
+
+	if (!spy_sink_enabled())
+		return NULL;
+	*th = spy_thread_get();
+	b = *th ? spy_thread_buf(*th) : NULL;
+	if (!b)
+		return NULL;
+	l = &b->line;
+	spy_line_reset(l);
+	spy_line_lit(l, "{\"event\":\"");
+	spy_line_raw(l, event);
+	spy_line_lit(l, "\",\"tid\":");
+	spy_line_i64(l, tid);
+	spy_line_lit(l, ",\"t_ns\":");
+	spy_line_u64(l, t_ns);
+	return l;
+}
+
+/* The operation graph as finalized: its operations, each with its tensors and convolution. */
+static void
+graph_record(const struct spy_call *c, const struct slot *g)
+{
+	struct spy_thread *th;
+	struct spy_line *l = record_begin(&th, "graph", spy_algo_tid(), c->t0 ? c->t0 : spy_now_ns());
+	const struct attr *ops = attr_of(g, CUDNN_ATTR_OPERATIONGRAPH_OPS);
+	char sig[SPY_SIG_LEN];
+	int op;
+
+	if (!l)
+		return;
+	op = graph_signature(g, sig);
+	spy_line_lit(l, ",\"id\":");
+	id_json(l, g->num);
+	spy_line_lit(l, ",\"op\":");
+	spy_line_name(l, spy_op_name(op));
+	spy_line_lit(l, ",\"signature\":");
+	spy_line_str(l, sig);
+	spy_line_lit(l, ",\"ops\":[");
+	for (int i = 0; ops && i < ops->stored; i++) {
+		const struct slot *o = target(g, CUDNN_ATTR_OPERATIONGRAPH_OPS, i);
+
+		if (i)
+			spy_line_char(l, ',');
+		if (o)
+			desc_json(l, o, DEPTH - 1, 1);
+		else
+			spy_line_lit(l, "null");
+	}
+	spy_line_lit(l, "]}");
+	if (l->overflow) {
+		/* A graph too big for one line: say what it is without its operations. */
+		l = record_begin(&th, "graph", spy_algo_tid(), c->t0 ? c->t0 : spy_now_ns());
+		spy_line_lit(l, ",\"id\":");
+		id_json(l, g->num);
+		spy_line_lit(l, ",\"op\":");
+		spy_line_name(l, spy_op_name(op));
+		spy_line_lit(l, ",\"signature\":");
+		spy_line_str(l, sig);
+		spy_line_lit(l, ",\"ops\":null}");
+	}
+	spy_sink_commit(th, l, 0);
+}
+
+/* A finalized plan's JSON representation, asked of the real library (json_lock held); its length or -1. */
+static long
+plan_json(const void *plan, int64_t *size)
+{
+	typedef cudnnStatus_t (*get_fn)(const cudnnBackendDescriptor_t, cudnnBackendAttributeName_t,
+					cudnnBackendAttributeType_t, int64_t, int64_t *, void *);
+	get_fn get = (get_fn)spy_real[_SPY_FN_cudnnBackendGetAttribute];
+	int64_t n = 0;
+	cudnnStatus_t st;
+
+	*size = -1;
+	if (!get)
+		return -1;
+	/* cuDNN's own calls under this one are internal, like those under the program's calls. */
+	spy_tls.depth++;
+	st = get((cudnnBackendDescriptor_t)plan, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR, 0,
+		 &n, NULL);
+	if (st == 0 && n > 0) {
+		*size = n;
+		st = get((cudnnBackendDescriptor_t)plan, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR,
+			 n < JSON_MAX ? n : JSON_MAX, &n, json);
+	}
+	spy_tls.depth--;
+	if (st != 0 || *size < 0)
+		return -1;
+	json[*size < JSON_MAX ? *size : JSON_MAX] = 0;
+	return (long)strlen(json);
+}
+
+static void
+plan_record(const struct spy_call *c, const void *ptr, const struct spy_graph_run *r, int with_json)
+{
+	struct spy_thread *th;
+	struct spy_line *l = record_begin(&th, "plan", spy_algo_tid(), c->t0 ? c->t0 : spy_now_ns());
+	int64_t size = -1;
+	long len = -1;
+
+	if (!l)
+		return;
+	spy_line_lit(l, ",\"id\":");
+	id_json(l, r->plan);
+	spy_line_char(l, ',');
+	run_json(l, r);
+	spy_line_lit(l, ",\"json\":");
+	if (with_json) {
+		pthread_mutex_lock(&json_lock);
+		len = plan_json(ptr, &size);
+		spy_line_str(l, len >= 0 ? json : NULL);
+		pthread_mutex_unlock(&json_lock);
+	} else {
+		spy_line_lit(l, "null");
+	}
+	spy_line_lit(l, ",\"json_size\":");
+	if (size >= 0)
+		spy_line_i64(l, size);
+	else
+		spy_line_lit(l, "null");
+	spy_line_char(l, '}');
+	spy_sink_commit(th, l, 0);
+}
+
+void
+spy_backend_records(void)
+{
+	pthread_mutex_lock(&lock);
+	for (int q = queries_from; q < nqueries; q++) {
+		const struct query *h = &queries[q];
+		struct spy_thread *th;
+		/* Written at exit, by this thread; the tid is the one that asked. */
+		struct spy_line *l = record_begin(&th, "heuristics", h->tid, h->t_ns);
+		const char *mode = spy_enum_name(_SPY_ENUM_cudnnBackendHeurMode_t, h->mode, 0);
+		int n = (int)(h->returned < QUERY_CFGS ? h->returned : QUERY_CFGS);
+
+		if (!l)
+			break;
+		spy_line_lit(l, ",\"id\":");
+		id_json(l, h->heur);
+		spy_line_lit(l, ",\"graph\":");
+		id_json(l, h->graph);
+		spy_line_lit(l, ",\"op\":");
+		spy_line_name(l, spy_op_name(h->op));
+		spy_line_lit(l, ",\"signature\":");
+		spy_line_str(l, h->sig[0] ? h->sig : NULL);
+		spy_line_lit(l, ",\"mode\":");
+		spy_line_name(l, mode);
+		spy_line_lit(l, ",\"requested\":");
+		spy_line_i64(l, h->requested);
+		spy_line_lit(l, ",\"returned\":");
+		spy_line_i64(l, h->returned);
+		spy_line_lit(l, ",\"configs\":[");
+		for (int i = 0; i < n; i++) {
+			if (i)
+				spy_line_char(l, ',');
+			id_json(l, h->cfg[i]);
+		}
+		spy_line_lit(l, "],\"engines\":[");
+		for (int i = 0; i < n; i++) {
+			if (i)
+				spy_line_char(l, ',');
+			if (h->engine[i] >= 0)
+				spy_line_i64(l, h->engine[i]);
+			else
+				spy_line_lit(l, "null");
+		}
+		spy_line_lit(l, "]}");
+		spy_sink_commit(th, l, 0);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+/* ---- Calls ---- */
+
+static void
+heuristics_results(const struct spy_call *c, struct slot *heur, const union spy_arg *args, int64_t n)
+{
+	void *const *cfgs = args[5].p;
+	const struct slot *g;
+	struct query *q;
+
+	if (nqueries >= QUERIES) {
+		spy_log_once(&queries_said, "more than %d heuristics queries: the others are not recorded", QUERIES);
+		return;
+	}
+	q = &queries[nqueries];
+	memset(q, 0, sizeof(*q));
+	q->heur = heur->num;
+	q->tid = spy_algo_tid();
+	q->t_ns = c->t0 ? c->t0 : spy_now_ns();
+	q->mode = -1;
+	int_attr(heur, CUDNN_ATTR_ENGINEHEUR_MODE, &q->mode);
+	q->requested = args[3].i;
+	q->returned = n;
+	g = target(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, 0);
+	q->op = SPY_OP_GRAPH;
+	if (g) {
+		q->graph = g->num;
+		q->op = graph_signature(g, q->sig);
+	}
+	for (int64_t i = 0; i < n && i < QUERY_CFGS; i++) {
+		struct slot *cfg = insert(cfgs[i], CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+
+		q->engine[i] = -1;
+		if (!cfg)
+			continue;
+		/* Filled by cuDNN, ready to use: the program sets nothing on it. */
+		cfg->finalized = 1;
+		cfg->query = (short)nqueries;
+		cfg->rank = (short)i;
+		q->cfg[i] = cfg->num;
+	}
+	nqueries++;
+}
+
+static void
+got(const struct spy_call *c, struct slot *s, const union spy_arg *args)
+{
+	int64_t name = args[1].i, type = args[2].i, n;
+
+	if (!args[4].p || args[3].i <= 0 || !args[5].p)
+		return;	/* a question about the count only */
+	n = *(const int64_t *)args[4].p;
+	if (n > args[3].i)
+		n = args[3].i;
+	if (n < 0)
+		return;
+	if (name == CUDNN_ATTR_ENGINEHEUR_RESULTS && type == CUDNN_TYPE_BACKEND_DESCRIPTOR)
+		heuristics_results(c, s, args, n);
+	/* Descriptors handed back were created by the program, and come back finalized. */
+	if (type == CUDNN_TYPE_BACKEND_DESCRIPTOR)
+		for (int64_t i = 0; i < n && i < VALUES; i++) {
+			struct slot *t = insert(((void *const *)args[5].p)[i], -1);
+
+			if (t)
+				t->finalized = 1;
+		}
+	remember(s, name, type, n, args[5].p, 1);
+	if (name == CUDNN_ATTR_ENGINECFG_ENGINE && s->query >= 0 && n > 0) {
+		/* The engine of a ranked config: when its index is asked, the query learns it. */
+		struct slot *e = find(((void *const *)args[5].p)[0]);
+
+		if (e) {
+			e->query = s->query;
+			e->rank = s->rank;
+		}
+	}
+	if (name == CUDNN_ATTR_ENGINE_GLOBAL_INDEX || name == CUDNN_ATTR_ENGINECFG_ENGINE)
+		query_learn(s);
+}
+
+void
+spy_backend_call(struct spy_call *c, long status, const union spy_arg *args)
+{
+	struct slot *s;
+	struct spy_graph_run r;
+	int plan = 0;
+
+	if (c->id == _SPY_FN_cudnnBackendExecute) {
+		unsigned e;
+		int have, idx;
+
+		pthread_mutex_lock(&lock);
+		s = find(args[1].p);
+		if (s && s->cache_choice >= 0 && s->cache_epoch == epoch) {
+			/* The same plan again, nothing it is built from changed since: no need to resolve it. */
+			idx = s->cache_choice;
+			pthread_mutex_unlock(&lock);
+			spy_algo_graph_count(idx, c, status);
+			return;
+		}
+		have = s != NULL;
+		e = epoch;
+		if (s)
+			resolve_plan(s, &r);
+		pthread_mutex_unlock(&lock);
+		if (!have) {
+			memset(&r, 0, sizeof(r));
+			r.engine = -1;
+			r.nknobs = -1;
+			r.rank = -1;
+			r.workspace = -1;
+			r.op = SPY_OP_GRAPH;
+			r.plan = spy_obj_number(args[1].p);
+		}
+		idx = spy_algo_graph_run(&r, c, status);
+		pthread_mutex_lock(&lock);
+		if (have && (s = find(args[1].p)) && epoch == e) {
+			s->cache_epoch = e;
+			s->cache_choice = idx;
+		}
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	if (status != 0)
+		return;
+	pthread_mutex_lock(&lock);
+	/*
+	 * Variant packs say what data a plan runs on, not what it runs: they are
+	 * not kept (a framework makes one per execution), and change nothing
+	 * that a plan resolves to.
+	 */
+	if (c->id == _SPY_FN_cudnnBackendCreateDescriptor) {
+		if (args[0].i != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR)
+			epoch++;
+	} else if ((s = find(args[0].p))) {
+		epoch++;
+	}
+	switch (c->id) {
+	case _SPY_FN_cudnnBackendCreateDescriptor:
+		if (args[1].p && *(void *const *)args[1].p) {
+			const void *p = *(void *const *)args[1].p;
+
+			/* A reused address: whatever was there is gone. */
+			if ((s = find(p)))
+				forget(s);
+			if (args[0].i != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR)
+				insert(p, (int)args[0].i);
+		}
+		break;
+	case _SPY_FN_cudnnBackendDestroyDescriptor:
+		if ((s = find(args[0].p))) {
+			query_learn(s);
+			forget(s);
+		}
+		break;
+	case _SPY_FN_cudnnBackendSetAttribute:
+		s = find(args[0].p);
+		if (s && remember(s, args[1].i, args[2].i, args[3].i, args[4].p, 0) &&
+		    (args[1].i == CUDNN_ATTR_ENGINE_GLOBAL_INDEX || args[1].i == CUDNN_ATTR_ENGINECFG_ENGINE))
+			query_learn(s);
+		break;
+	case _SPY_FN_cudnnBackendGetAttribute:
+		if ((s = find(args[0].p)))
+			got(c, s, args);
+		break;
+	case _SPY_FN_cudnnBackendFinalize:
+		if (!(s = find(args[0].p)))
+			break;
+		s->finalized = 1;
+		if (s->type == CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR) {
+			graph_record(c, s);
+		} else if (s->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR) {
+			plan = 1;
+			resolve_plan(s, &r);
+		}
+		break;
+	}
+	pthread_mutex_unlock(&lock);
+	/* Outside the lock: the JSON query calls into cuDNN. */
+	if (plan)
+		plan_record(c, args[0].p, &r, (spy_fn_flags[c->id] & SPY_FN_TRACE) != 0);
+}
+
+void
+spy_backend_fork(int phase)
+{
+	if (phase == 0) {
+		pthread_mutex_lock(&json_lock);
+		pthread_mutex_lock(&lock);
+		return;
+	}
+	if (phase == 2)
+		queries_from = nqueries;
+	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&json_lock);
+}

@@ -1,0 +1,26 @@
+/*
+ * The graph (backend) API: what the program built with
+ * cudnnBackendCreateDescriptor / SetAttribute / Finalize, remembered in a
+ * fixed table (backend.c), decoded by attribute name and type.
+ */
+#ifndef SPY_BACKEND_H
+#define SPY_BACKEND_H
+
+#include "buf.h"
+#include "spy.h"
+
+/* algo.c: a watched backend call returned (any status). */
+void spy_backend_call(struct spy_call *c, long status, const union spy_arg *args);
+/* objects.c: what the spy knows of a backend descriptor, inside its JSON object (or as [text]). */
+void spy_backend_describe(struct spy_line *l, const void *ptr, unsigned mode);
+/*
+ * args.c: argument `i` of cudnnBackendSetAttribute/GetAttribute when it is
+ * the array of elements, decoded by the attribute type; 0 when not handled.
+ */
+int spy_backend_arg_json(struct spy_line *l, unsigned fn, const union spy_arg *args, int i, unsigned mode);
+/* At exit: one `heuristics` record per results query. */
+void spy_backend_records(void);
+/* Around fork (algo.c): 0 before (takes the locks), 1 after in the parent, 2 after in the child. */
+void spy_backend_fork(int phase);
+
+#endif
