@@ -53,7 +53,7 @@ def need_real():
         sys.exit(77)
 
 
-def run(argv, env=None, check_rc=True, complete=True, preexec=None):
+def run(argv, env=None, check_rc=True, complete=True, preexec=None, signal_ok=False):
     """Runs a program; unless the test chose CUDNNSPY_OUTPUT, its records go to a temporary
     directory and every line of every file is checked against the schema (p.records)."""
     base = {k: v for k, v in E.items() if not k.startswith("CUDNNSPY_") and k not in ("LD_PRELOAD",)}
@@ -73,6 +73,9 @@ def run(argv, env=None, check_rc=True, complete=True, preexec=None):
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
+    # A program killed by a signal is a crash, unless the test provokes one.
+    check(signal_ok or p.returncode >= 0, "%s was killed by signal %d" % (argv[0], -p.returncode), p.stdout,
+          p.stderr)
     if check_rc:
         check(p.returncode == 0, "%s exited %d" % (argv[0], p.returncode), p.stdout, p.stderr)
     return p
@@ -663,6 +666,7 @@ def rate_limit():
         p = run([prog("threads"), "50"], {"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": FAKE9, "CUDNNSPY_OUTPUT": d,
                                           "FAKECUDNN_STATUS": "cudnnSetTensor4dDescriptor=2000",
                                           "CUDNNSPY_RATE_LIMIT": "4"}, check_rc=False)
+        check(p.returncode == 1, "the program ran to its end (it exits 1 when calls failed)", str(p.returncode))
         lines = [l for l in p.stderr.splitlines() if l.startswith("cudnnspy: cudnnSetTensor4dDescriptor(")]
         check(len(lines) == 4, "4 lines", p.stderr)
         check(p.stderr.count("suppressing") == 1, "one suppressing line", p.stderr)
@@ -901,8 +905,9 @@ def ending(mode, extra=None, args=(), complete=True, check_rc=True):
     env = {"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": FAKE9}
     env.update(extra or {})
     plain = run([prog("endings"), mode] + list(args), {"LD_LIBRARY_PATH": FAKE9, **(extra or {})},
-                check_rc=check_rc, complete=complete)
-    spied = run([prog("endings"), mode] + list(args), env, check_rc=check_rc, complete=complete)
+                check_rc=check_rc, complete=complete, signal_ok=not check_rc)
+    spied = run([prog("endings"), mode] + list(args), env, check_rc=check_rc, complete=complete,
+                signal_ok=not check_rc)
     check(plain.returncode == spied.returncode and plain.stdout == spied.stdout,
           "%s: the program ends the same way (%d, %d)" % (mode, plain.returncode, spied.returncode),
           plain.stdout, spied.stdout, spied.stderr)
