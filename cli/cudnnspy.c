@@ -21,6 +21,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "cli-util.h"
 
 #ifndef CUDNNSPY_VERSION
 #error "CUDNNSPY_VERSION and CUDNNSPY_LIBDIR_FROM_BINDIR come from the build"
@@ -58,20 +59,6 @@ static const char usage_text[] =
 	"\n"
 	"Relative paths given to --output and --library are made absolute.\n";
 
-static void
-complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void
-complain(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("cudnnspy: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static int
 usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
+#include "cli-util.h"
 
 #define EXIT_USAGE 2
 
@@ -84,20 +85,6 @@ static const char report_usage[] =
 
 /* ---- small helpers ---- */
 
-static void
-complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void
-complain(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("cudnnspy: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static void
 warn_to(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

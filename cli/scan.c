@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "cli-util.h"
 
 #define EXIT_USAGE 2
 #define PROBE_TIMEOUT_MS 5000
@@ -142,20 +143,6 @@ scan_strv_free(struct scan_strv *sv)
 	memset(sv, 0, sizeof(*sv));
 }
 
-static void
-complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void
-complain(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("cudnnspy: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static int
 usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1092,19 +1092,6 @@ spy_algo_gpu_time(unsigned fn, int tid, uint64_t t_ns, uint64_t ns)
 /* ---- At exit ---- */
 
 static void
-backend_id(struct spy_line *l, unsigned num)
-{
-	char b[32];
-
-	if (!num) {
-		spy_line_lit(l, "null");
-		return;
-	}
-	snprintf(b, sizeof(b), "backend#%u", num);
-	spy_line_name(l, b);
-}
-
-static void
 algo_record(const struct choice *ch)
 {
 	const struct sig *g = &sigs[ch->sig];
@@ -1212,15 +1199,15 @@ algo_record(const struct choice *ch)
 		spy_line_lit(l, "null");
 	}
 	spy_line_lit(l, ",\"plan\":");
-	backend_id(l, ch->api == API_GRAPH ? ch->plan : 0);
+	spy_backend_id_json(l, ch->api == API_GRAPH ? ch->plan : 0);
 	spy_line_lit(l, ",\"config\":");
-	backend_id(l, ch->api == API_GRAPH ? ch->config : 0);
+	spy_backend_id_json(l, ch->api == API_GRAPH ? ch->config : 0);
 	spy_line_lit(l, ",\"graph\":");
-	backend_id(l, ch->api == API_GRAPH ? ch->graph : 0);
+	spy_backend_id_json(l, ch->api == API_GRAPH ? ch->graph : 0);
 	spy_line_lit(l, ",\"heuristics\":");
 	if (ch->api == API_GRAPH && ch->heur) {
 		spy_line_lit(l, "{\"id\":");
-		backend_id(l, ch->heur);
+		spy_backend_id_json(l, ch->heur);
 		spy_line_lit(l, ",\"rank\":");
 		spy_line_i64(l, ch->rank);
 		spy_line_char(l, '}');

@@ -555,8 +555,8 @@ resolve_plan(const struct slot *plan, struct spy_graph_run *r)
 	}
 }
 
-static void
-id_json(struct spy_line *l, unsigned num)
+void
+spy_backend_id_json(struct spy_line *l, unsigned num)
 {
 	char b[32];
 
@@ -598,7 +598,7 @@ static void
 run_json(struct spy_line *l, const struct spy_graph_run *r)
 {
 	spy_line_lit(l, "\"config\":");
-	id_json(l, r->config);
+	spy_backend_id_json(l, r->config);
 	spy_line_lit(l, ",\"engine\":");
 	if (r->engine >= 0)
 		spy_line_i64(l, r->engine);
@@ -607,13 +607,13 @@ run_json(struct spy_line *l, const struct spy_graph_run *r)
 	spy_line_lit(l, ",\"knobs\":");
 	knobs_json(l, r);
 	spy_line_lit(l, ",\"graph\":");
-	id_json(l, r->graph);
+	spy_backend_id_json(l, r->graph);
 	spy_line_lit(l, ",\"signature\":");
 	spy_line_str(l, r->sig[0] ? r->sig : NULL);
 	spy_line_lit(l, ",\"heuristics\":");
 	if (r->heur) {
 		spy_line_lit(l, "{\"id\":");
-		id_json(l, r->heur);
+		spy_backend_id_json(l, r->heur);
 		spy_line_lit(l, ",\"rank\":");
 		spy_line_i64(l, r->rank);
 		spy_line_char(l, '}');
@@ -756,7 +756,7 @@ static void
 desc_json(struct spy_line *l, const struct slot *s, int depth, int attrs)
 {
 	spy_line_lit(l, "{\"id\":");
-	id_json(l, s->num);
+	spy_backend_id_json(l, s->num);
 	spy_line_char(l, ',');
 	fields_json(l, s, depth, attrs);
 	spy_line_char(l, '}');
@@ -914,7 +914,7 @@ graph_record(const struct spy_call *c, const struct slot *g)
 		return;
 	op = graph_signature(g, sig);
 	spy_line_lit(l, ",\"id\":");
-	id_json(l, g->num);
+	spy_backend_id_json(l, g->num);
 	spy_line_lit(l, ",\"op\":");
 	spy_line_name(l, spy_op_name(op));
 	spy_line_lit(l, ",\"signature\":");
@@ -935,7 +935,7 @@ graph_record(const struct spy_call *c, const struct slot *g)
 		/* A graph too big for one line: say what it is without its operations. */
 		l = record_begin(&th, "graph", spy_algo_tid(), c->t0 ? c->t0 : spy_now_ns());
 		spy_line_lit(l, ",\"id\":");
-		id_json(l, g->num);
+		spy_backend_id_json(l, g->num);
 		spy_line_lit(l, ",\"op\":");
 		spy_line_name(l, spy_op_name(op));
 		spy_line_lit(l, ",\"signature\":");
@@ -985,7 +985,7 @@ plan_record(const struct spy_call *c, const void *ptr, const struct spy_graph_ru
 	if (!l)
 		return;
 	spy_line_lit(l, ",\"id\":");
-	id_json(l, r->plan);
+	spy_backend_id_json(l, r->plan);
 	spy_line_char(l, ',');
 	run_json(l, r);
 	spy_line_lit(l, ",\"json\":");
@@ -1021,9 +1021,9 @@ spy_backend_records(void)
 		if (!l)
 			break;
 		spy_line_lit(l, ",\"id\":");
-		id_json(l, h->heur);
+		spy_backend_id_json(l, h->heur);
 		spy_line_lit(l, ",\"graph\":");
-		id_json(l, h->graph);
+		spy_backend_id_json(l, h->graph);
 		spy_line_lit(l, ",\"op\":");
 		spy_line_name(l, spy_op_name(h->op));
 		spy_line_lit(l, ",\"signature\":");
@@ -1038,7 +1038,7 @@ spy_backend_records(void)
 		for (int i = 0; i < n; i++) {
 			if (i)
 				spy_line_char(l, ',');
-			id_json(l, h->cfg[i]);
+			spy_backend_id_json(l, h->cfg[i]);
 		}
 		spy_line_lit(l, "],\"engines\":[");
 		for (int i = 0; i < n; i++) {

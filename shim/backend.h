@@ -23,4 +23,7 @@ void spy_backend_records(void);
 /* Around fork (algo.c): 0 before (takes the locks), 1 after in the parent, 2 after in the child. */
 void spy_backend_fork(int phase);
 
+/* A backend descriptor's id as JSON ("backend#3"), or null for 0. */
+void spy_backend_id_json(struct spy_line *l, unsigned num);
+
 #endif

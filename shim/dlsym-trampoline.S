@@ -1,20 +1,20 @@
 /*
- * The exported dlsym and dlopen of the preload library. It asks spy_dlsym_hook()
- * (dlsym.c) and either returns its answer or jumps to the real dlsym with
- * the caller's return address still in place: glibc decides what RTLD_NEXT
- * means from that address, so a call from C would make every library's
- * RTLD_NEXT lookups relative to the spy. dlopen likewise: glibc searches the
- * caller's RPATH/RUNPATH ($ORIGIN), so a name without a slash must be
- * opened from the caller's frame (spy_dlopen_hook in dlsym.c).
+ * The exported dlsym and dlopen of the preload library. Each asks its hook
+ * in dlsym.c first and either returns the hook's answer or jumps to the real
+ * function with the caller's return address still in place. glibc decides
+ * what RTLD_NEXT means from that address, and where a dlopen'ed name is
+ * searched for (the caller's RPATH/RUNPATH, $ORIGIN): a call from C would
+ * make both relative to the spy.
  */
 #if defined(__x86_64__)
+	.macro TRAMPOLINE name, hook, real
 	.text
-	.hidden spy_dlsym_hook
+	.hidden \hook
+	.hidden \real
 	.hidden spy_dlsym_pass
-	.hidden spy_real_dlsym_ptr
-	.globl dlsym
-	.type dlsym, @function
-dlsym:
+	.globl \name
+	.type \name, @function
+\name:
 	.cfi_startproc
 	pushq %rdi
 	.cfi_adjust_cfa_offset 8
@@ -23,7 +23,7 @@ dlsym:
 	subq $8, %rsp
 	.cfi_adjust_cfa_offset 8
 	movq 24(%rsp), %rdx
-	call spy_dlsym_hook
+	call \hook
 	addq $8, %rsp
 	.cfi_adjust_cfa_offset -8
 	popq %rsi
@@ -34,44 +34,19 @@ dlsym:
 	cmpq %rcx, %rax
 	je 1f
 	ret
-1:	jmp *spy_real_dlsym_ptr(%rip)
+1:	jmp *\real(%rip)
 	.cfi_endproc
-	.size dlsym, .-dlsym
-	.hidden spy_dlopen_hook
-	.hidden spy_real_dlopen_ptr
-	.globl dlopen
-	.type dlopen, @function
-dlopen:
-	.cfi_startproc
-	pushq %rdi
-	.cfi_adjust_cfa_offset 8
-	pushq %rsi
-	.cfi_adjust_cfa_offset 8
-	subq $8, %rsp
-	.cfi_adjust_cfa_offset 8
-	movq 24(%rsp), %rdx
-	call spy_dlopen_hook
-	addq $8, %rsp
-	.cfi_adjust_cfa_offset -8
-	popq %rsi
-	.cfi_adjust_cfa_offset -8
-	popq %rdi
-	.cfi_adjust_cfa_offset -8
-	leaq spy_dlsym_pass(%rip), %rcx
-	cmpq %rcx, %rax
-	je 1f
-	ret
-1:	jmp *spy_real_dlopen_ptr(%rip)
-	.cfi_endproc
-	.size dlopen, .-dlopen
+	.size \name, .-\name
+	.endm
 #elif defined(__aarch64__)
+	.macro TRAMPOLINE name, hook, real
 	.text
-	.hidden spy_dlsym_hook
+	.hidden \hook
+	.hidden \real
 	.hidden spy_dlsym_pass
-	.hidden spy_real_dlsym_ptr
-	.globl dlsym
-	.type dlsym, %function
-dlsym:
+	.globl \name
+	.type \name, %function
+\name:
 	.cfi_startproc
 	stp x29, x30, [sp, #-32]!
 	.cfi_def_cfa_offset 32
@@ -80,7 +55,7 @@ dlsym:
 	mov x29, sp
 	stp x0, x1, [sp, #16]
 	mov x2, x30
-	bl spy_dlsym_hook
+	bl \hook
 	adrp x9, spy_dlsym_pass
 	add x9, x9, :lo12:spy_dlsym_pass
 	cmp x0, x9
@@ -89,39 +64,17 @@ dlsym:
 	ret
 1:	ldp x0, x1, [sp, #16]
 	ldp x29, x30, [sp], #32
-	adrp x9, spy_real_dlsym_ptr
-	ldr x9, [x9, :lo12:spy_real_dlsym_ptr]
+	adrp x9, \real
+	ldr x9, [x9, :lo12:\real]
 	br x9
 	.cfi_endproc
-	.size dlsym, .-dlsym
-	.hidden spy_dlopen_hook
-	.hidden spy_real_dlopen_ptr
-	.globl dlopen
-	.type dlopen, %function
-dlopen:
-	.cfi_startproc
-	stp x29, x30, [sp, #-32]!
-	.cfi_def_cfa_offset 32
-	.cfi_offset 29, -32
-	.cfi_offset 30, -24
-	mov x29, sp
-	stp x0, x1, [sp, #16]
-	mov x2, x30
-	bl spy_dlopen_hook
-	adrp x9, spy_dlsym_pass
-	add x9, x9, :lo12:spy_dlsym_pass
-	cmp x0, x9
-	b.eq 1f
-	ldp x29, x30, [sp], #32
-	ret
-1:	ldp x0, x1, [sp, #16]
-	ldp x29, x30, [sp], #32
-	adrp x9, spy_real_dlopen_ptr
-	ldr x9, [x9, :lo12:spy_real_dlopen_ptr]
-	br x9
-	.cfi_endproc
-	.size dlopen, .-dlopen
+	.size \name, .-\name
+	.endm
 #else
 #error "the dlsym trampoline exists for x86_64 and aarch64 only"
 #endif
+
+	TRAMPOLINE dlsym, spy_dlsym_hook, spy_real_dlsym_ptr
+	TRAMPOLINE dlopen, spy_dlopen_hook, spy_real_dlopen_ptr
+
 	.section .note.GNU-stack,"",%progbits
