@@ -120,24 +120,6 @@ get16(const unsigned char *p)
 	return v;
 }
 
-static uint32_t
-get32(const unsigned char *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint64_t
-get64(const unsigned char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 /* The file offset of a virtual address, through the PT_LOAD segments. */
 static int
 vaddr_to_offset(const struct phdr *ph, size_t n, uint64_t vaddr, uint64_t *off, uint64_t *room)

@@ -8,7 +8,27 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/types.h>
+
+/* Unaligned native-endian reads from file bytes (ELF headers, the loader cache). */
+static inline uint32_t
+get32(const unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline uint64_t
+get64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
 
 /* Longest string taken from a file (SONAME, RPATH): hostile files are not trusted to end theirs. */
 #define SCAN_STR_MAX 4096

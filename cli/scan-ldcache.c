@@ -41,24 +41,6 @@
 
 #define LDCONFIG_TIMEOUT_MS 10000
 
-static uint32_t
-get32(const unsigned char *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint64_t
-get64(const unsigned char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 static void
 add_entry(struct scan_cache *c, const char *name, const char *path)
 {

@@ -1118,26 +1118,8 @@ algo_record(const struct choice *ch)
 	else
 		spy_line_lit(l, "null");
 	spy_line_lit(l, ",\"knobs\":");
-	if (ch->api == API_GRAPH && ch->nknobs >= 0) {
-		spy_line_char(l, '[');
-		for (int k = 0; k < ch->nknobs && k < SPY_KNOBS_MAX; k++) {
-			const char *kn = spy_enum_name(_SPY_ENUM_cudnnBackendKnobType_t, ch->knob_type[k], 0);
-
-			if (k)
-				spy_line_char(l, ',');
-			spy_line_lit(l, "{\"type\":");
-			if (kn)
-				spy_line_name(l, kn);
-			else
-				spy_line_i64(l, ch->knob_type[k]);
-			spy_line_lit(l, ",\"value\":");
-			spy_line_i64(l, ch->knob_value[k]);
-			spy_line_char(l, '}');
-		}
-		spy_line_char(l, ']');
-	} else {
-		spy_line_lit(l, "null");
-	}
+	spy_backend_knobs_json(l, ch->knob_type, ch->knob_value,
+			       ch->api == API_GRAPH ? (ch->nknobs < SPY_KNOBS_MAX ? ch->nknobs : SPY_KNOBS_MAX) : -1);
 	spy_line_lit(l, ",\"calls\":");
 	spy_line_u64(l, ch->calls);
 	spy_line_lit(l, ",\"failures\":");

@@ -568,26 +568,26 @@ spy_backend_id_json(struct spy_line *l, unsigned num)
 	spy_line_name(l, b);
 }
 
-static void
-knobs_json(struct spy_line *l, const struct spy_graph_run *r)
+void
+spy_backend_knobs_json(struct spy_line *l, const int64_t *kinds, const int64_t *values, int n)
 {
-	if (r->nknobs < 0) {
+	if (n < 0) {
 		spy_line_lit(l, "null");
 		return;
 	}
 	spy_line_char(l, '[');
-	for (int k = 0; k < r->nknobs; k++) {
-		const char *n = spy_enum_name(_SPY_ENUM_cudnnBackendKnobType_t, r->knob_type[k], 0);
+	for (int k = 0; k < n; k++) {
+		const char *name = spy_enum_name(_SPY_ENUM_cudnnBackendKnobType_t, kinds[k], 0);
 
 		if (k)
 			spy_line_char(l, ',');
 		spy_line_lit(l, "{\"type\":");
-		if (n)
-			spy_line_name(l, n);
+		if (name)
+			spy_line_name(l, name);
 		else
-			spy_line_i64(l, r->knob_type[k]);
+			spy_line_i64(l, kinds[k]);
 		spy_line_lit(l, ",\"value\":");
-		spy_line_i64(l, r->knob_value[k]);
+		spy_line_i64(l, values[k]);
 		spy_line_char(l, '}');
 	}
 	spy_line_char(l, ']');
@@ -605,7 +605,7 @@ run_json(struct spy_line *l, const struct spy_graph_run *r)
 	else
 		spy_line_lit(l, "null");
 	spy_line_lit(l, ",\"knobs\":");
-	knobs_json(l, r);
+	spy_backend_knobs_json(l, r->knob_type, r->knob_value, r->nknobs);
 	spy_line_lit(l, ",\"graph\":");
 	spy_backend_id_json(l, r->graph);
 	spy_line_lit(l, ",\"signature\":");

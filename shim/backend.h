@@ -26,4 +26,7 @@ void spy_backend_fork(int phase);
 /* A backend descriptor's id as JSON ("backend#3"), or null for 0. */
 void spy_backend_id_json(struct spy_line *l, unsigned num);
 
+/* Knob choices as JSON: [{"type": name, "value": n}, ...], or null when n < 0. */
+void spy_backend_knobs_json(struct spy_line *l, const int64_t *kinds, const int64_t *values, int n);
+
 #endif
