@@ -37,6 +37,7 @@ struct entry {
 	long long version;	/* -1: not asked or not known */
 	int check_status;	/* a sub-library's own version check: -1 when not asked */
 	int reported;
+	int copy_reported;	/* 1 + the copy id its last library record named, 0 for none */
 };
 
 #define MAX_LOADS 128
@@ -63,6 +64,7 @@ static struct entry entries[MAX_ENTRIES];
 static int nentries;
 static unsigned long long seen_adds, seen_subs;
 static unsigned findings[MAX_FINDINGS];
+static unsigned copies_seen;
 static int nfindings;
 
 static const char *
@@ -234,16 +236,24 @@ scan_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+/* The copy id of a mapped dispatcher that answers calls, or -1. */
+static int
+copy_of(const struct entry *e)
+{
+	unsigned n = spy_copy_count();
+
+	if (e->kind != K_CUDNN)
+		return -1;
+	for (unsigned k = 0; k < n; k++)
+		if (spy_copies[k].handle && spy_copies[k].base == e->base)
+			return (int)k;
+	return -1;
+}
+
 static int
 answers(const struct entry *e)
 {
-	Dl_info di;
-	void *v;
-
-	if (e->kind != K_CUDNN || !spy_lib.handle)
-		return 0;
-	v = spy_dlsym(spy_lib.handle, "cudnnGetVersion");
-	return v && dladdr(v, &di) && di.dli_fbase == e->base;
+	return copy_of(e) >= 0;
 }
 
 static void
@@ -282,6 +292,18 @@ library_record(struct spy_thread *th, const struct entry *e)
 		spy_line_lit(l, "null");
 	spy_line_lit(l, ",\"answers\":");
 	spy_line_raw(l, answers(e) ? "true" : "false");
+	spy_line_lit(l, ",\"copy\":");
+	if (copy_of(e) >= 0) {
+		const struct spy_real_lib *c = &spy_copies[copy_of(e)];
+
+		spy_line_i64(l, copy_of(e));
+		spy_line_lit(l, ",\"how\":");
+		spy_line_str(l, c->how);
+		spy_line_lit(l, ",\"loaded_by\":");
+		spy_line_str(l, c->who[0] ? c->who : NULL);
+	} else {
+		spy_line_lit(l, "null");
+	}
 	spy_line_char(l, '}');
 	spy_sink_commit(th, l, 0);
 }
@@ -371,18 +393,115 @@ major_of(const struct entry *e)
 	return s ? atoi(s + 4) : 0;
 }
 
+/* Who reaches a copy, in words: the exported names for copy 0, dlsym(handle) by whom for the others. */
+static void
+copy_words(int k, char *out, size_t size)
+{
+	if (k == 0)
+		snprintf(out, size, "the program's calls by name (copy 0)");
+	else if (k > 0)
+		snprintf(out, size, "calls through dlsym(handle) by %s (copy %d)",
+			 spy_copies[k].who[0] ? spy_copies[k].who : "?", k);
+	else
+		snprintf(out, size, "no calls");
+}
+
+/*
+ * Said again when another copy starts answering calls: the attribution is a
+ * fact that changes while the program runs.
+ */
+static void
+multiple_copies(void)
+{
+	const char *paths[MAX_ENTRIES];
+	char message[1536], who[320], key[32];
+	size_t len = 0;
+	int n = 0;
+
+	for (int i = 0; i < nentries; i++) {
+		int dup = 0;
+
+		if (entries[i].kind != K_CUDNN)
+			continue;
+		for (int j = 0; j < n; j++)
+			dup |= strcmp(paths[j], entries[i].real) == 0;
+		if (!dup)
+			paths[n++] = entries[i].real;
+	}
+	if (n < 2)
+		return;
+	len += (size_t)snprintf(message + len, sizeof(message) - len, "%d cuDNN copies are mapped:", n);
+	for (int i = 0, shown = 0; i < nentries && len < sizeof(message); i++) {
+		const struct entry *e = &entries[i];
+		int dup = 0;
+
+		if (e->kind != K_CUDNN)
+			continue;
+		for (int j = 0; j < i; j++)
+			dup |= entries[j].kind == K_CUDNN && strcmp(entries[j].real, e->real) == 0;
+		if (dup)
+			continue;
+		copy_words(copy_of(e), who, sizeof(who));
+		len += (size_t)snprintf(message + len, sizeof(message) - len, "%s %s (%lld) answers %s",
+					shown++ ? ";" : "", e->real, e->version, who);
+	}
+	snprintf(key, sizeof(key), "%u:%d", spy_copy_count(), n);
+	finding("runtime-multiple-copies", "error", key, paths, n, "%s", message);
+}
+
+/*
+ * A sub-library serves every answering copy of its major: one from another
+ * directory than a copy's own dispatcher is that copy running another
+ * install's code (the loader matches sub-libraries by SONAME).
+ */
+static void
+sublib_rules(const struct entry *e)
+{
+	char d1[PATH_MAX], d2[PATH_MAX];
+
+	for (int i = 0; i < nentries; i++) {
+		const struct entry *a = &entries[i];
+		const char *paths[2] = { e->real, a->real };
+
+		if (!answers(a) || major_of(a) != major_of(e))
+			continue;
+		if (strcmp(dir_of(e->real, d1, sizeof(d1)), dir_of(a->real, d2, sizeof(d2))) != 0) {
+			int twin = 0;
+
+			/* Its own sub-library of that name, mapped from its own directory: this one is another copy's. */
+			for (int j = 0; j < nentries; j++)
+				twin |= entries[j].kind == K_SUBLIB && strcmp(base_of(entries[j].real), base_of(e->real)) == 0 &&
+					strcmp(dir_of(entries[j].real, d1, sizeof(d1)), d2) == 0;
+			dir_of(e->real, d1, sizeof(d1));
+			if (!twin)
+				finding("sublib-version-mismatch", "error", e->real, paths, 2,
+					"%s comes from %s, but the answering %s from %s", base_of(e->real), d1,
+					base_of(a->real), d2);
+		} else if (e->version >= 0 && a->version >= 0 && e->version != a->version) {
+			finding("sublib-version-mismatch", "error", e->real, paths, 2, "%s is cuDNN %lld, %s is %lld",
+				e->real, e->version, a->real, a->version);
+		}
+	}
+	if (e->check_status > 0) {
+		const char *paths[1] = { e->real };
+
+		finding("version-check-failed", "error", e->real, paths, 1,
+			"the version check of %s failed with %s (%d)", e->real,
+			spy_status_name(e->check_status) ? spy_status_name(e->check_status) : "?", e->check_status);
+	}
+}
+
 static void
 rules(void)
 {
 	const struct entry *answer = NULL;
-	char d1[PATH_MAX], d2[PATH_MAX];
 	int have8 = 0, have9 = 0;
 	const struct entry *cudart = NULL, *cuda = NULL;
 
 	for (int i = 0; i < nentries; i++) {
 		const struct entry *e = &entries[i];
 
-		if (answers(e))
+		if (copy_of(e) == 0)
 			answer = e;
 		if (e->kind == K_CUDNN || e->kind == K_SUBLIB) {
 			have8 |= major_of(e) == 8;
@@ -393,18 +512,7 @@ rules(void)
 		if (e->kind == K_CUDA)
 			cuda = e;
 	}
-	for (int i = 0; i < nentries; i++) {
-		for (int j = i + 1; j < nentries; j++) {
-			const struct entry *a = &entries[i], *b = &entries[j];
-			const char *paths[2] = { a->real, b->real };
-
-			if (a->kind != K_CUDNN || b->kind != K_CUDNN || strcmp(a->real, b->real) == 0)
-				continue;
-			finding("runtime-multiple-copies", "error", b->real, paths, 2,
-				"%d cuDNN copies are mapped: %s (%lld) and %s (%lld); calls go to %s", 2, a->real,
-				a->version, b->real, b->version, answer ? answer->real : "neither");
-		}
-	}
+	multiple_copies();
 	if (have8 && have9) {
 		const char *paths[MAX_ENTRIES];
 		int n = 0;
@@ -415,24 +523,11 @@ rules(void)
 		finding("runtime-mixed-majors", "error", "", paths, n,
 			"cuDNN 8 and cuDNN 9 libraries are both mapped in this process");
 	}
-	for (int i = 0; i < nentries && answer; i++) {
+	for (int i = 0; i < nentries; i++) {
 		const struct entry *e = &entries[i];
-		const char *paths[2] = { e->real, answer->real };
 
-		if (e->kind != K_SUBLIB)
-			continue;
-		if (strcmp(dir_of(e->real, d1, sizeof(d1)), dir_of(answer->real, d2, sizeof(d2))) != 0)
-			finding("sublib-version-mismatch", "error", e->real, paths, 2,
-				"%s comes from %s, but the answering %s from %s", base_of(e->real), d1,
-				base_of(answer->real), d2);
-		else if (e->version >= 0 && answer->version >= 0 && e->version != answer->version)
-			finding("sublib-version-mismatch", "error", e->real, paths, 2, "%s is cuDNN %lld, %s is %lld",
-				e->real, e->version, answer->real, answer->version);
-		if (e->check_status > 0)
-			finding("version-check-failed", "error", e->real, paths, 1,
-				"the version check of %s failed with %s (%d)", e->real,
-				spy_status_name(e->check_status) ? spy_status_name(e->check_status) : "?",
-				e->check_status);
+		if (e->kind == K_SUBLIB)
+			sublib_rules(e);
 	}
 	if (answer && cudart && cudart->version > 0 && spy_lib.cudart > 0 &&
 	    (long long)spy_lib.cudart / 1000 != cudart->version / 1000) {
@@ -618,11 +713,14 @@ spy_audit(void)
 
 	pthread_mutex_lock(&lock);
 	dl_iterate_phdr(scan_cb, &sc);
-	if (sc.changed) {
+	if (sc.changed || copies_seen != spy_copy_count()) {
+		copies_seen = spy_copy_count();
 		th = spy_thread_get();
 		for (int i = 0; i < nentries; i++) {
-			if (entries[i].reported)
+			/* A copy that answers calls since its last record is declared again, with its id. */
+			if (entries[i].reported && entries[i].copy_reported == 1 + copy_of(&entries[i]))
 				continue;
+			entries[i].copy_reported = 1 + copy_of(&entries[i]);
 			if (entries[i].version < 0 && entries[i].check_status < 0)
 				ask_version(&entries[i]);
 			entries[i].reported = 1;
@@ -632,7 +730,7 @@ spy_audit(void)
 		rules();
 	}
 	for (int i = 0; i < nentries; i++) {
-		if (answers(&entries[i])) {
+		if (copy_of(&entries[i]) == 0) {
 			check_device(&entries[i]);
 			break;
 		}
@@ -651,8 +749,9 @@ spy_audit_fork_child(void)
 	pthread_mutex_init(&lock, &a);
 	pthread_mutexattr_destroy(&a);
 	for (int i = 0; i < nentries; i++)
-		entries[i].reported = 0;
+		entries[i].reported = entries[i].copy_reported = 0;
 	nfindings = 0;
+	copies_seen = 0;
 	seen_adds = seen_subs = 0;
 	nloads = 0;
 }

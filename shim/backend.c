@@ -947,11 +947,11 @@ graph_record(const struct spy_call *c, const struct slot *g)
 
 /* A finalized plan's JSON representation, asked of the real library (json_lock held); its length or -1. */
 static long
-plan_json(const void *plan, int64_t *size)
+plan_json(unsigned copy, const void *plan, int64_t *size)
 {
 	typedef cudnnStatus_t (*get_fn)(const cudnnBackendDescriptor_t, cudnnBackendAttributeName_t,
 					cudnnBackendAttributeType_t, int64_t, int64_t *, void *);
-	get_fn get = (get_fn)spy_real[_SPY_FN_cudnnBackendGetAttribute];
+	get_fn get = (get_fn)spy_copy_real[copy][_SPY_FN_cudnnBackendGetAttribute];
 	int64_t n = 0;
 	cudnnStatus_t st;
 
@@ -991,7 +991,7 @@ plan_record(const struct spy_call *c, const void *ptr, const struct spy_graph_ru
 	spy_line_lit(l, ",\"json\":");
 	if (with_json) {
 		pthread_mutex_lock(&json_lock);
-		len = plan_json(ptr, &size);
+		len = plan_json(c->copy, ptr, &size);
 		spy_line_str(l, len >= 0 ? json : NULL);
 		pthread_mutex_unlock(&json_lock);
 	} else {

@@ -73,18 +73,33 @@ void spy_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 			spy_log(__VA_ARGS__); \
 	} while (0)
 
-/* resolve.c: the real cuDNN. */
+/* resolve.c and copies.c: the real cuDNN copies. */
 struct spy_real_lib {
 	void *handle;
+	void *base;		/* its load address: what tells copies apart */
 	char path[PATH_MAX];
 	const char *how;	/* which rule found it */
+	char who[256];		/* for copies reached through dlsym(handle): who asked */
 	size_t version;		/* cudnnGetVersion() */
 	size_t cudart;		/* cudnnGetCudartVersion() */
 	int major;
 };
-extern struct spy_real_lib spy_lib;
+/* [0]: the copy the exported definitions serve (spy_resolve); [1..]: registered by copies.c. */
+extern struct spy_real_lib spy_copies[SPY_MAX_COPIES];
+#define spy_lib (spy_copies[0])
+/* Copies 0..spy_ncopies-1 are usable; 1 once copy 0 is resolved. */
+unsigned spy_copy_count(void);
+/*
+ * The copy id of the dispatcher mapped at `base` (file `fname`), registering
+ * it at its first use: -1 when every slot is taken (said once).
+ */
+int spy_copy_for(void *base, const char *fname, const void *caller);
+/* The cuDNN major of a copy: 8 or 9; the spy's own flavor's when not known. */
+int spy_copy_major(unsigned copy);
+/* Fills a copy's table of real functions and asks its versions. */
+void spy_copy_fill(unsigned copy);
 
-/* Finds and opens the real library and fills spy_real[]; 0 on success. */
+/* Finds and opens copy 0, the one the exported definitions serve, and fills its table; 0 on success. */
 int spy_resolve(void);
 /* The real dlsym, whatever interposes it (never the spy's own). */
 void *spy_dlsym(void *handle, const char *name);
@@ -107,7 +122,7 @@ void spy_thread_fork_child(void);
 /* record.c */
 void spy_state_flags_init(void);
 /* Copies the cuDNN message the spy read at this thread's last failure, once; 0 when there is none. */
-int spy_take_last_error(char *message, size_t max_size);
+int spy_take_last_error(unsigned copy, char *message, size_t max_size);
 
 /* summary.c */
 void spy_summary_print(void);

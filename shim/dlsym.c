@@ -6,9 +6,10 @@
  *  - anything but a cudnn* name looked up through an explicit handle is
  *    passed on by a tail jump, so the real dlsym sees the caller's return
  *    address and RTLD_NEXT keeps its meaning for every other library;
- *  - a cudnn* function found in a cuDNN dispatcher gets the spy's wrapper,
- *    unless the caller is cuDNN itself (the dispatcher reaching its own
- *    sub-libraries must not loop back into the spy).
+ *  - a cudnn* function found in a cuDNN dispatcher gets the spy's wrapper
+ *    bound to that dispatcher's copy (copies.c), unless the caller is cuDNN
+ *    itself (the dispatcher reaching its own sub-libraries must not loop
+ *    back into the spy).
  */
 #include "core.h"
 #include "audit.h"
@@ -40,32 +41,57 @@ is_cudnn_object(const void *addr)
 	       strncmp(base_of(di.dli_fname), "libcudnn", 8) == 0 && di.dli_fbase != spy_self_base();
 }
 
+/*
+ * dlsym(RTLD_DEFAULT, "cudnn...") reaches the preload's own definition
+ * first. Without the spy it would find the next definition, or none: a
+ * program that probes for cuDNN must still find none when there is none
+ * (the loader's message then names the spy, the one difference left).
+ */
+static void *
+default_lookup(const char *name)
+{
+	void *sym = spy_dlsym(RTLD_DEFAULT, name);
+	Dl_info di;
+
+	if (!sym || !dladdr(sym, &di) || di.dli_fbase != spy_self_base())
+		return &spy_dlsym_pass;
+	if (spy_dlsym(RTLD_NEXT, name))
+		return sym;	/* the spy's definition stands in front of a real one, as it does for linked callers */
+	return NULL;
+}
+
 void *
 spy_dlsym_hook(void *handle, const char *name, void *caller)
 {
 	void *sym;
 	Dl_info di;
-	int id;
+	int id, copy;
 
 	if (!spy_real_dlsym_ptr) {
 		spy_real_dlsym_ptr = spy_dlsym_real_fn();
 		if (!spy_real_dlsym_ptr)
 			return NULL;	/* no dlsym in the process: nothing better to say */
 	}
-	if (handle == RTLD_NEXT || handle == RTLD_DEFAULT || !name || strncmp(name, "cudnn", 5) != 0)
+	if (!name || strncmp(name, "cudnn", 5) != 0)
+		return &spy_dlsym_pass;
+	if (handle == RTLD_DEFAULT)
+		return spy_fn_lookup(name) >= 0 ? default_lookup(name) : &spy_dlsym_pass;
+	if (handle == RTLD_NEXT)
 		return &spy_dlsym_pass;
 	id = spy_fn_lookup(name);
 	if (id < 0)
 		return &spy_dlsym_pass;
 	sym = spy_dlsym(handle, name);
-	if (!sym || sym == (void *)spy_wrapper[id])
-		return sym;
-	if (!dladdr(sym, &di) || !di.dli_fname || di.dli_fbase == spy_self_base() ||
+	if (!sym || dladdr(sym, &di) == 0 || !di.dli_fname || di.dli_fbase == spy_self_base() ||
 	    !spy_is_dispatcher_name(base_of(di.dli_fname)))
 		return sym;
 	if (is_cudnn_object(caller))
 		return sym;
-	return (void *)spy_wrapper[id];
+	/* The wrapper bound to the copy behind this handle; past the last slot, the real function. */
+	copy = spy_copy_for(di.dli_fbase, di.dli_fname, caller);
+	if (copy < 0 || !spy_copy_wrapper[copy][id])
+		return sym;
+	return (void *)spy_copy_wrapper[copy][id];
 }
 
 /*

@@ -7,20 +7,23 @@
  * failure for the record, so it hands the same text to the program, once,
  * exactly as cuDNN would have.
  */
-SPY_EXPORT void
-cudnnGetLastErrorString(char *message, size_t max_size)
+void spy_hw_cudnnGetLastErrorString(unsigned copy, const void *caller, char *message, size_t max_size);
+
+/* The generator's entry points (every copy's) call this body. */
+void
+spy_hw_cudnnGetLastErrorString(unsigned copy, const void *caller, char *message, size_t max_size)
 {
 	struct spy_call c;
 	_spy_pfn_cudnnGetLastErrorString f =
-		(_spy_pfn_cudnnGetLastErrorString)spy_call_begin(&c, _SPY_FN_cudnnGetLastErrorString);
+		(_spy_pfn_cudnnGetLastErrorString)spy_call_begin(&c, _SPY_FN_cudnnGetLastErrorString, copy, caller);
 
-	if (!c.nested && spy_take_last_error(message, max_size))
+	if (!c.nested && spy_take_last_error(c.copy, message, max_size))
 		;
 	else if (f)
 		f(message, max_size);
 	else
 		spy_fail_last_error(message, max_size);
-	if (spy_call_end(&c, 0)) {
+	if (spy_call_end(&c, 0, copy)) {
 		const union spy_arg a[2] = { { .p = message }, { .u = max_size } };
 
 		spy_call_slow(&c, 0, a);

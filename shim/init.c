@@ -47,7 +47,8 @@ at_exit(void)
  * The spy cannot prevent that, but it can say so before that call.
  */
 static int fork_inside, fork_hazard;
-static spy_fnptr saved_real[_SPY_FN_COUNT];
+static spy_fnptr saved_real[SPY_MAX_COPIES][_SPY_FN_COUNT];
+static pthread_mutex_t hazard_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void
 fork_prepare(void)
@@ -62,25 +63,40 @@ fork_prepare(void)
 static void
 fork_child(void)
 {
+	pthread_mutex_init(&hazard_lock, NULL);
 	spy_thread_fork_child();
 	spy_sink_fork_child();
 	spy_audit_fork_child();
 	if (fork_inside > 0) {
 		/* Every wrapper then takes the slow path once, where the finding is said first. */
-		memcpy(saved_real, spy_real, sizeof(saved_real));
-		memset(spy_real, 0, sizeof(spy_real));
-		fork_hazard = fork_inside;
+		memcpy(saved_real, spy_copy_real, sizeof(saved_real));
+		memset(spy_copy_real, 0, sizeof(spy_copy_real));
+		__atomic_store_n(&fork_hazard, fork_inside, __ATOMIC_RELEASE);
 	}
 }
 
+/*
+ * The tables are restored before the flag is cleared, under a lock: a
+ * thread that finds the flag clear finds the functions too (issue 15, item 10:
+ * clearing first let another thread of the child see no function at all).
+ */
 void
 spy_fork_hazard_check(void)
 {
 	char message[256];
+	int said = 0;
 
-	if (!__atomic_exchange_n(&fork_hazard, 0, __ATOMIC_ACQ_REL))
+	if (!__atomic_load_n(&fork_hazard, __ATOMIC_ACQUIRE))
 		return;
-	memcpy(spy_real, saved_real, sizeof(saved_real));
+	pthread_mutex_lock(&hazard_lock);
+	if (__atomic_load_n(&fork_hazard, __ATOMIC_ACQUIRE)) {
+		memcpy(spy_copy_real, saved_real, sizeof(saved_real));
+		__atomic_store_n(&fork_hazard, 0, __ATOMIC_RELEASE);
+		said = 1;
+	}
+	pthread_mutex_unlock(&hazard_lock);
+	if (!said)
+		return;
 	snprintf(message, sizeof(message),
 		 "this process was forked while %d other thread%s of its parent %s inside cuDNN; cuDNN takes a "
 		 "lock in every call, so this call may never return", fork_inside, fork_inside == 1 ? "" : "s",
@@ -166,39 +182,55 @@ spy_init(void)
 }
 
 static int
-fail_status(unsigned id)
+fail_status(unsigned copy, unsigned id)
 {
-	int major = spy_lib.major ? spy_lib.major : spy_flavor.major;
+	const struct spy_real_lib *lib = &spy_copies[copy];
+	int major = lib->major ? lib->major : spy_flavor.major;
 
-	if (!spy_lib.major && spy_fn_info[id].majors == SPY_MAJOR_8)
+	if (!lib->major && spy_fn_info[id].majors == SPY_MAJOR_8)
 		major = 8;
 	return major == 8 ? 1 : 1001;	/* CUDNN_STATUS_NOT_INITIALIZED */
+}
+
+/* Counters for the thread's calls to copies other than 0; shared when none can be allocated. */
+static void
+copy_counters(struct spy_thread *th, unsigned copy)
+{
+	static struct spy_counts shared[SPY_MAX_COPIES][_SPY_FN_COUNT];
+
+	if (th->copy_n[copy])
+		return;
+	th->copy_n[copy] = calloc(_SPY_FN_COUNT, sizeof(struct spy_counts));
+	if (!th->copy_n[copy])
+		th->copy_n[copy] = shared[copy];
 }
 
 spy_fnptr
 spy_call_setup(struct spy_call *c)
 {
-	static int missing_said[_SPY_FN_COUNT];
+	static int missing_said[SPY_MAX_COPIES][_SPY_FN_COUNT];
+	const struct spy_real_lib *lib = &spy_copies[c->copy];
 	int saved = errno;
 
 	if (!spy_tls.thread)
 		spy_thread_get();
-	if (!c->real && fork_hazard) {
+	if (c->copy)
+		copy_counters(spy_tls.thread, c->copy);
+	if (!c->real && __atomic_load_n(&fork_hazard, __ATOMIC_ACQUIRE)) {
 		spy_fork_hazard_check();
-		c->real = __atomic_load_n(&spy_real[c->id], __ATOMIC_ACQUIRE);
+		c->real = __atomic_load_n(&spy_copy_real[c->copy][c->id], __ATOMIC_ACQUIRE);
 	}
 	if (!c->real) {
-		if (spy_init() == 0)
-			c->real = __atomic_load_n(&spy_real[c->id], __ATOMIC_ACQUIRE);
+		if (spy_init() == 0 || c->copy)
+			c->real = __atomic_load_n(&spy_copy_real[c->copy][c->id], __ATOMIC_ACQUIRE);
 		if (!c->real) {
-			c->fail_status = fail_status(c->id);
-			if (resolved_ok)
-				spy_log_once(&missing_said[c->id],
+			c->fail_status = fail_status(c->copy, c->id);
+			if (lib->handle)
+				spy_log_once(&missing_said[c->copy][c->id],
 					     "%s is not in %s (cuDNN %zu): returning %s", spy_fn_info[c->id].name,
-					     spy_lib.path, spy_lib.version, spy_status_name(c->fail_status));
+					     lib->path, lib->version, spy_status_name(c->fail_status));
 		}
 	}
 	errno = saved;
 	return c->real;
 }
-

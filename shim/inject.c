@@ -126,21 +126,21 @@ spy_inject_init(const char *spec)
 }
 
 static long
-status_value(const struct rule *r)
+status_value(const struct rule *r, int major)
 {
 	const struct spy_enum_info *e = &spy_enum_info[_SPY_ENUM_cudnnStatus_t];
-	unsigned want = spy_lib.major == 8 ? SPY_MAJOR_8 : SPY_MAJOR_9;
+	unsigned want = major == 8 ? SPY_MAJOR_8 : SPY_MAJOR_9;
 
 	if (r->status_number)
 		return r->status_number;
 	for (unsigned i = 0; i < e->count; i++)
 		if (strcmp(e->values[i].name, r->status_name) == 0 && (e->values[i].majors & want))
 			return e->values[i].value;
-	return spy_lib.major == 8 ? 1 : 1001;
+	return major == 8 ? 1 : 1001;
 }
 
 int
-spy_inject_decide(unsigned id, const char **rule_text)
+spy_inject_decide(unsigned id, int major, const char **rule_text)
 {
 	const struct rule *r;
 	unsigned long n;
@@ -155,5 +155,5 @@ spy_inject_decide(unsigned id, const char **rule_text)
 	if (!r->nth && r->percent < 100 && (n * (unsigned long)r->percent) / 100 == ((n - 1) * (unsigned long)r->percent) / 100)
 		return 0;
 	*rule_text = r->text;
-	return (int)status_value(r);
+	return (int)status_value(r, major);
 }

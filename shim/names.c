@@ -3,6 +3,8 @@
 
 #include <stddef.h>
 
+__thread int spy_names_major;
+
 const char *
 spy_enum_name(int enum_id, long long value, int major)
 {
@@ -14,6 +16,8 @@ spy_enum_name(int enum_id, long long value, int major)
 	if (enum_id < 0 || enum_id >= _SPY_ENUM_COUNT)
 		return NULL;
 	e = &spy_enum_info[enum_id];
+	if (!major)
+		major = spy_names_major;
 	want = major == 8 ? SPY_MAJOR_8 : major == 9 ? SPY_MAJOR_9 : 0;
 	lo = 0;
 	hi = (int)e->count - 1;

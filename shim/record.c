@@ -98,6 +98,8 @@ common_fields(struct spy_line *l, const char *event, const struct spy_call *c, l
 	spy_line_i64(l, status);
 	spy_line_lit(l, ",\"status_name\":");
 	spy_line_name(l, name);
+	spy_line_lit(l, ",\"copy\":");
+	spy_line_u64(l, c->copy);
 	spy_line_lit(l, ",\"tid\":");
 	spy_line_i64(l, thread_id());
 	spy_line_lit(l, ",\"t_ns\":");
@@ -111,27 +113,28 @@ common_fields(struct spy_line *l, const char *event, const struct spy_call *c, l
 
 /* cuDNN's message for this failure, kept for the program's own cudnnGetLastErrorString. */
 static const char *
-read_last_error(struct spy_buf *b)
+read_last_error(struct spy_buf *b, unsigned copy)
 {
 	typedef void (*get_fn)(char *, size_t);
-	get_fn get = (get_fn)spy_real[_SPY_FN_cudnnGetLastErrorString];
+	get_fn get = (get_fn)spy_copy_real[copy][_SPY_FN_cudnnGetLastErrorString];
 
-	if (!spy_config.last_error || !get || spy_lib.major < 9)
+	if (!spy_config.last_error || !get || spy_copies[copy].major < 9)
 		return NULL;
 	b->last_error[0] = 0;
 	get(b->last_error, sizeof(b->last_error));
 	b->last_error[sizeof(b->last_error) - 1] = 0;
-	b->last_error_pending = 1;
+	/* Each copy keeps its own message: only the same copy's cudnnGetLastErrorString gets this one. */
+	b->last_error_pending = 1 + (int)copy;
 	return b->last_error;
 }
 
 int
-spy_take_last_error(char *message, size_t max_size)
+spy_take_last_error(unsigned copy, char *message, size_t max_size)
 {
 	struct spy_thread *th = spy_tls.thread;
 	struct spy_buf *b = th ? th->buf : NULL;
 
-	if (!b || !b->last_error_pending)
+	if (!b || b->last_error_pending != 1 + (int)copy)
 		return 0;
 	b->last_error_pending = 0;
 	if (message && max_size) {
@@ -269,7 +272,7 @@ spy_call_pre(struct spy_call *c, const void *handle)
 	c->stream = (void *)-1;
 	if (flags & SPY_FN_INJECT) {
 		const char *rule = NULL;
-		int st = spy_inject_decide(c->id, &rule);
+		int st = spy_inject_decide(c->id, spy_copy_major(c->copy), &rule);
 		struct spy_buf *b = st ? spy_thread_buf(spy_tls.thread) : NULL;
 
 		if (st) {
@@ -281,7 +284,7 @@ spy_call_pre(struct spy_call *c, const void *handle)
 					 "cudnnspy: %s injected into %s by CUDNNSPY_INJECT rule '%s'",
 					 spy_status_name(st) ? spy_status_name(st) : "a failure", spy_fn_info[c->id].name,
 					 rule);
-				b->last_error_pending = 1;
+				b->last_error_pending = 1 + (int)c->copy;
 			}
 			errno = saved;
 			return NULL;
@@ -306,6 +309,8 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 	char cuda_message[160];
 	int nips = 0, cuda_err = 0, failed;
 
+	/* Enums in the numbering of the copy that answered (names.c). */
+	spy_names_major = spy_copy_major(c->copy);
 	if ((flags & SPY_FN_STATE) && status == 0 && args)
 		track_state(c->id, args);
 	/* Before the GPU timing is resolved (spy_gpu_post), which may hand its time to the algorithm at once. */
@@ -331,7 +336,7 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 		message = b->last_error;
 		nips = spy_stack_capture(ips, SPY_STACK_MAX);
 	} else if (status != 0) {
-		message = read_last_error(b);
+		message = read_last_error(b, c->copy);
 		nips = spy_stack_capture(ips, SPY_STACK_MAX);
 		spy_audit();
 		if (message && strstr(message, ".so") &&

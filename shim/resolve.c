@@ -1,9 +1,10 @@
 /*
  * Finding the real cuDNN, in the documented order:
  *   a) CUDNNSPY_LIBRARY (a file or a directory); no fallback when unusable;
- *   b) a cuDNN the process already has mapped (dl_iterate_phdr): covers
+ *   b) dlsym(RTLD_NEXT): the first cuDNN in the global scope, which the
+ *      program's own references reach without the spy;
+ *   c) a cuDNN the process already has mapped (dl_iterate_phdr): covers
  *      programs that opened it with dlopen(RTLD_LOCAL), such as ctypes;
- *   c) dlsym(RTLD_NEXT);
  *   d) the loader's directories, searched for another file than the spy.
  * Never the spy itself: objects are compared by address and inode, since a
  * drop-in has the very name it searches for.
@@ -21,8 +22,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-struct spy_real_lib spy_lib;
-spy_fnptr spy_real[_SPY_FN_COUNT];
 
 typedef void *(*dlsym_fn)(void *, const char *);
 static dlsym_fn real_dlsym;
@@ -155,8 +154,11 @@ take(void *h, const char *path, const char *how)
 
 	spy_lib.handle = h;
 	spy_lib.how = how;
-	if (v && dladdr(v, &di) && di.dli_fname && di.dli_fname[0] == '/')
-		path = di.dli_fname;
+	if (v && dladdr(v, &di)) {
+		spy_lib.base = di.dli_fbase;
+		if (di.dli_fname && di.dli_fname[0] == '/')
+			path = di.dli_fname;
+	}
 	/* A library found through a relative LD_LIBRARY_PATH entry is named absolutely. */
 	if (path[0] == '/' || !realpath(path, spy_lib.path))
 		snprintf(spy_lib.path, sizeof(spy_lib.path), "%s", path);
@@ -230,7 +232,7 @@ from_setting(void)
 	return -1;
 }
 
-/* b) */
+/* c) */
 struct mapped {
 	char path[PATH_MAX];
 	void *self;
@@ -266,10 +268,10 @@ from_mapped(void)
 			dlclose(h);
 		return -1;
 	}
-	return take(h, m.path, "loaded by the program");
+	return take(h, m.path, "opened by the program (dlopen)");
 }
 
-/* c) */
+/* b) */
 static int
 from_next(void)
 {
@@ -285,7 +287,7 @@ from_next(void)
 			dlclose(h);
 		return -1;
 	}
-	return take(h, di.dli_fname, "next in the loader's order");
+	return take(h, di.dli_fname, "loaded by the program");
 }
 
 /* d) */
@@ -421,20 +423,6 @@ from_search(char *tried, size_t triedlen)
 	return rc;
 }
 
-static void
-fill_table(void)
-{
-	for (int i = 0; i < _SPY_FN_COUNT; i++) {
-		void *p = spy_dlsym(spy_lib.handle, spy_fn_info[i].name);
-		Dl_info di;
-
-		/* Paranoia: a handle's search never reaches the spy, but a copy must not either. */
-		if (p && dladdr(p, &di) && di.dli_fbase == spy_self_base())
-			p = NULL;
-		__atomic_store_n(&spy_real[i], (spy_fnptr)p, __ATOMIC_RELEASE);
-	}
-}
-
 int
 spy_resolve(void)
 {
@@ -448,9 +436,10 @@ spy_resolve(void)
 	} else if (spy_config.library[0]) {
 		rc = from_setting();
 	} else {
-		rc = from_mapped();
+		/* The first cuDNN in the global scope is what the program's own names reach without the spy. */
+		rc = from_next();
 		if (rc != 0)
-			rc = from_next();
+			rc = from_mapped();
 		if (rc != 0)
 			rc = from_search(tried, sizeof(tried));
 		if (rc != 0)
@@ -460,11 +449,6 @@ spy_resolve(void)
 	}
 	if (rc != 0)
 		return -1;
-	fill_table();
-	if (spy_real[_SPY_FN_cudnnGetVersion])
-		spy_lib.version = ((size_t (*)(void))spy_real[_SPY_FN_cudnnGetVersion])();
-	if (spy_real[_SPY_FN_cudnnGetCudartVersion])
-		spy_lib.cudart = ((size_t (*)(void))spy_real[_SPY_FN_cudnnGetCudartVersion])();
-	spy_lib.major = spy_lib.version >= 10000 ? (int)(spy_lib.version / 10000) : (int)(spy_lib.version / 1000);
+	spy_copy_fill(0);
 	return 0;
 }

@@ -89,7 +89,9 @@ int spy_fn_lookup(const char *name);
  * The name of an enum value, preferring the spelling of cuDNN major `major`
  * (8 or 9; 0 for either), or NULL when the value has no name.
  */
+/* `major` 0: this thread's spy_names_major, the major of the copy whose call is being decoded (0: either). */
 const char *spy_enum_name(int enum_id, long long value, int major);
+extern __thread int spy_names_major;
 
 /* The name of a cudnnStatus_t value in either numbering, or NULL. */
 const char *spy_status_name(long long status);

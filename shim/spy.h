@@ -51,6 +51,14 @@ struct spy_counts {
 	struct spy_timing *timing;	/* allocated at the first measured call */
 };
 
+/*
+ * Every cuDNN dispatcher the process maps that answers calls gets a copy id
+ * (docs/architecture.md, "Several copies"): 0 is the copy the exported
+ * definitions serve, 1..SPY_MAX_COPIES-1 the copies reached through
+ * dlsym(handle). Each has its own table of real functions and counters.
+ */
+#define SPY_MAX_COPIES 8
+
 /* The flight recorder: this thread's last calls, function id and status. */
 #define SPY_FLIGHT_MAX 256
 
@@ -64,12 +72,14 @@ struct spy_thread {
 	unsigned flight_pos;
 	uint32_t flight[SPY_FLIGHT_MAX];
 	struct spy_buf *buf;	/* records waiting to be written; NULL until the first */
-	struct spy_counts n[_SPY_FN_COUNT];
+	struct spy_counts n[_SPY_FN_COUNT];	/* copy 0 */
+	struct spy_counts *copy_n[SPY_MAX_COPIES];	/* copies 1..: allocated at the thread's first call */
 };
 
 struct spy_tls {
 	unsigned depth;			/* wrappers of this thread now inside a real call */
 	unsigned char resolving;	/* this thread is inside the one-time resolution */
+	unsigned char copy;		/* the copy of this thread's outermost call in progress */
 	int tid;			/* the kernel's thread id, once read; 0 again in a forked child */
 	struct spy_thread *thread;
 };
@@ -78,6 +88,7 @@ struct spy_call {
 	spy_fnptr real;
 	unsigned id;
 	unsigned nested;
+	unsigned copy;		/* the copy that answers; for a nested call, the outer call's */
 	int fail_status;	/* what to return when the real function is missing */
 	unsigned char pre;	/* spy_call_pre() has work: injection, GPU timing, synchronizing */
 	unsigned char injected;	/* the status is the spy's: the real function was not called */
@@ -87,10 +98,16 @@ struct spy_call {
 };
 
 extern __thread struct spy_tls spy_tls __attribute__((tls_model("initial-exec")));
-extern spy_fnptr spy_real[_SPY_FN_COUNT];	/* filled once by the resolution */
-extern const spy_fnptr spy_wrapper[_SPY_FN_COUNT];
+/* Per copy: filled once when the copy is resolved or registered (copies.c, resolve.c). */
+extern spy_fnptr spy_copy_real[SPY_MAX_COPIES][_SPY_FN_COUNT];
+#define spy_real (spy_copy_real[0])
+/* Per copy: the wrappers that answer with that copy; [0] are the exported definitions. */
+extern const spy_fnptr spy_copy_wrapper[SPY_MAX_COPIES][_SPY_FN_COUNT];
+#define spy_wrapper (spy_copy_wrapper[0])
 
 spy_fnptr spy_call_setup(struct spy_call *c);
+/* A call made from inside another cuDNN call: what the caller reaches without the spy. */
+spy_fnptr spy_nested_real(struct spy_call *c, const void *caller);
 void spy_call_slow(struct spy_call *c, long status, const union spy_arg *args);
 const char *spy_fail_error_string(long status);
 void spy_fail_last_error(char *message, size_t max_size);
@@ -122,17 +139,33 @@ spy_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static inline struct spy_counts *
+spy_counts_of(struct spy_thread *th, unsigned copy, unsigned id)
+{
+	return copy ? &th->copy_n[copy][id] : &th->n[id];
+}
+
+/*
+ * `copy` is a constant in the exported wrappers (0), so that the per-copy
+ * tables cost nothing there; a nested call (cuDNN's sub-libraries calling
+ * each other through the exported names) belongs to the outer call's copy.
+ */
 static inline spy_fnptr
-spy_call_begin(struct spy_call *c, unsigned id)
+spy_call_begin(struct spy_call *c, unsigned id, unsigned copy, const void *caller)
 {
 	struct spy_tls *t = &spy_tls;
 
 	c->id = id;
 	c->nested = t->depth++;
-	c->real = spy_real[id];
+	c->copy = copy;
+	c->real = spy_copy_real[copy][id];
 	c->t0 = 0;
 	c->pre = 0;
-	if (SPY_UNLIKELY(c->real == NULL || t->thread == NULL))
+	if (SPY_UNLIKELY(c->nested))
+		spy_nested_real(c, caller);
+	else
+		t->copy = (unsigned char)copy;
+	if (SPY_UNLIKELY(c->real == NULL || t->thread == NULL || (copy && t->thread->copy_n[copy] == NULL)))
 		spy_call_setup(c);
 	t->thread->inside = 1;
 	if (SPY_UNLIKELY(spy_fn_flags[id] & SPY_FN_PRE) && !c->nested)
@@ -141,25 +174,27 @@ spy_call_begin(struct spy_call *c, unsigned id)
 	 * Reading the clock costs more than the rest of the wrapper: time the
 	 * first call and one in 16 after it, and every call of a traced or watched function.
 	 */
-	if (SPY_UNLIKELY(((t->thread->n[id].calls & 15) == 0 || (spy_fn_flags[id] & (SPY_FN_TRACE | SPY_FN_WATCH))) &&
-			 !c->nested))
+	if (SPY_UNLIKELY(((spy_counts_of(t->thread, copy, id)->calls & 15) == 0 ||
+			  (spy_fn_flags[id] & (SPY_FN_TRACE | SPY_FN_WATCH))) && !c->nested))
 		c->t0 = spy_now_ns();
 	return c->real;
 }
 
 /* Returns nonzero when the call wants the slow path (a failure, a record, remembered state). */
 static inline int
-spy_call_end(struct spy_call *c, long status)
+spy_call_end(struct spy_call *c, long status, unsigned copy)
 {
 	struct spy_tls *t = &spy_tls;
 	struct spy_thread *th = t->thread;
-	struct spy_counts *n = &th->n[c->id];
+	struct spy_counts *n;
 
 	t->depth--;
 	if (SPY_UNLIKELY(c->nested)) {
-		SPY_INC(n->internal);
+		/* The outer call of this thread set up its copy's counters. */
+		SPY_INC(spy_counts_of(th, c->copy, c->id)->internal);
 		return 0;
 	}
+	n = spy_counts_of(th, copy, c->id);
 	if (SPY_UNLIKELY(c->t0)) {
 		c->t1 = spy_now_ns();
 		spy_time_add(n, c->t1 - c->t0);

@@ -89,9 +89,11 @@ by_calls(const void *a, const void *b)
 	return strcmp(spy_fn_info[x->id].name, spy_fn_info[y->id].name);
 }
 
+/* One row per function with calls: of one copy, or of all of them (copy -1). */
 static int
-collect(struct row *rows, struct row *total, int sort)
+collect(struct row *rows, struct row *total, int sort, int copy)
 {
+	unsigned ncopies = spy_copy_count();
 	int nrows = 0;
 
 	memset(total, 0, sizeof(*total));
@@ -101,9 +103,15 @@ collect(struct row *rows, struct row *total, int sort)
 		memset(&r, 0, sizeof(r));
 		r.id = id;
 		r.min = UINT64_MAX;
+		for (unsigned k = 0; k < ncopies; k++)
 		for (struct spy_thread *th = spy_thread_list(); th; th = th->next) {
-			const struct spy_counts *n = &th->n[id];
-			const struct spy_timing *t = __atomic_load_n(&n->timing, __ATOMIC_ACQUIRE);
+			const struct spy_counts *n;
+			const struct spy_timing *t;
+
+			if ((copy >= 0 && k != (unsigned)copy) || (k && !th->copy_n[k]))
+				continue;
+			n = k ? &th->copy_n[k][id] : &th->n[id];
+			t = __atomic_load_n(&n->timing, __ATOMIC_ACQUIRE);
 
 			r.calls += __atomic_load_n(&n->calls, __ATOMIC_RELAXED);
 			r.fails += __atomic_load_n(&n->fails, __ATOMIC_RELAXED);
@@ -135,7 +143,10 @@ collect(struct row *rows, struct row *total, int sort)
 	return nrows;
 }
 
-static int collect(struct row *rows, struct row *total, int sort);
+static int collect(struct row *rows, struct row *total, int sort, int copy);
+
+/* Per copy, when a process has more than one: which copy answered how many calls of what. */
+static void copies_fields(struct spy_line *l);
 
 static void
 summary_fields(struct spy_line *l, const struct row *rows, int nrows, const struct row *total)
@@ -190,7 +201,7 @@ spy_summary_crash(int fd, int sig)
 	static struct row rows[_SPY_FN_COUNT];
 	static struct spy_line l;
 	struct row total;
-	int nrows = collect(rows, &total, 0);
+	int nrows = collect(rows, &total, 0, -1);
 
 	spy_line_reset(&l);
 	summary_fields(&l, rows, nrows, &total);
@@ -199,6 +210,78 @@ spy_summary_crash(int fd, int sig)
 	spy_line_lit(&l, "}\n");
 	if (!l.overflow && write(fd, l.data, l.len) < 0)
 		(void)0;
+}
+
+static void
+copies_fields(struct spy_line *l)
+{
+	static struct row rows[_SPY_FN_COUNT];
+	unsigned n = spy_copy_count();
+
+	spy_line_lit(l, ",\"copies\":[");
+	for (unsigned k = 0; k < n; k++) {
+		const struct spy_real_lib *c = &spy_copies[k];
+		struct row total;
+		int nrows = collect(rows, &total, 1, (int)k);
+
+		if (k)
+			spy_line_char(l, ',');
+		spy_line_lit(l, "{\"copy\":");
+		spy_line_u64(l, k);
+		spy_line_lit(l, ",\"path\":");
+		spy_line_str(l, c->handle ? c->path : NULL);
+		spy_line_lit(l, ",\"version\":");
+		if (c->handle)
+			spy_line_u64(l, c->version);
+		else
+			spy_line_lit(l, "null");
+		spy_line_lit(l, ",\"calls\":");
+		spy_line_u64(l, total.calls);
+		spy_line_lit(l, ",\"failures\":");
+		spy_line_u64(l, total.fails);
+		spy_line_lit(l, ",\"internal\":");
+		spy_line_u64(l, total.internal);
+		spy_line_lit(l, ",\"functions\":[");
+		for (int i = 0; i < nrows; i++) {
+			if (i)
+				spy_line_char(l, ',');
+			spy_line_lit(l, "{\"fn\":");
+			spy_line_name(l, spy_fn_info[rows[i].id].name);
+			spy_line_lit(l, ",\"calls\":");
+			spy_line_u64(l, rows[i].calls);
+			spy_line_lit(l, ",\"failures\":");
+			spy_line_u64(l, rows[i].fails);
+			spy_line_lit(l, ",\"internal\":");
+			spy_line_u64(l, rows[i].internal);
+			spy_line_char(l, '}');
+		}
+		spy_line_lit(l, "]}");
+	}
+	spy_line_char(l, ']');
+}
+
+/* On stderr only when several copies answered: each with its own counts. */
+static void
+copies_print(void)
+{
+	static struct row rows[_SPY_FN_COUNT];
+	unsigned n = spy_copy_count();
+
+	if (n < 2)
+		return;
+	for (unsigned k = 0; k < n; k++) {
+		const struct spy_real_lib *c = &spy_copies[k];
+		struct row total;
+		int nrows = collect(rows, &total, 1, (int)k);
+
+		spy_log("copy %u: %s (%zu): %llu call%s, %llu failed, %llu internal", k, c->handle ? c->path : "none",
+			c->version, (unsigned long long)total.calls, total.calls == 1 ? "" : "s",
+			(unsigned long long)total.fails, (unsigned long long)total.internal);
+		for (int i = 0; i < nrows; i++)
+			spy_log("  copy %u  %-41s %10llu %8llu %9llu", k, spy_fn_info[rows[i].id].name,
+				(unsigned long long)rows[i].calls, (unsigned long long)rows[i].fails,
+				(unsigned long long)rows[i].internal);
+	}
 }
 
 static void
@@ -213,6 +296,7 @@ summary_record(const struct row *rows, int nrows, const struct row *total)
 	l = &b->line;
 	spy_line_reset(l);
 	summary_fields(l, rows, nrows, total);
+	copies_fields(l);
 	if (spy_config.gpu_time || spy_config.sync[0]) {
 		struct spy_gpu_stats g;
 
@@ -238,7 +322,7 @@ spy_summary_print(void)
 {
 	static struct row rows[_SPY_FN_COUNT];
 	struct row total;
-	int nrows = collect(rows, &total, 1);
+	int nrows = collect(rows, &total, 1, -1);
 
 	/* A file once opened always ends with a summary, even when no call was counted. */
 	if (spy_sink_path() || (nrows > 0 && spy_sink_enabled())) {
@@ -257,6 +341,7 @@ spy_summary_print(void)
 		spy_log("  %-48s %10llu %8llu %9llu %10llu", spy_fn_info[rows[i].id].name,
 			(unsigned long long)rows[i].calls, (unsigned long long)rows[i].fails,
 			(unsigned long long)rows[i].internal, (unsigned long long)quantile(&rows[i], 0.5));
+	copies_print();
 	spy_algo_print();
 	if (spy_sink_dropped())
 		spy_log("%llu records could not be written", spy_sink_dropped());

@@ -96,14 +96,18 @@ spy_thread_fork_child(void)
 {
 	spy_tls.tid = 0;
 	for (struct spy_thread *th = threads; th; th = th->next) {
-		for (int i = 0; i < _SPY_FN_COUNT; i++) {
-			struct spy_timing *t = th->n[i].timing;
+		for (unsigned k = 0; k < SPY_MAX_COPIES; k++) {
+			struct spy_counts *n = k ? th->copy_n[k] : th->n;
 
-			memset(&th->n[i], 0, sizeof(th->n[i]));
-			if (t) {
-				memset(t, 0, sizeof(*t));
-				t->min_ns = UINT64_MAX;
-				th->n[i].timing = t;
+			for (int i = 0; n && i < _SPY_FN_COUNT; i++) {
+				struct spy_timing *t = n[i].timing;
+
+				memset(&n[i], 0, sizeof(n[i]));
+				if (t) {
+					memset(t, 0, sizeof(*t));
+					t->min_ns = UINT64_MAX;
+					n[i].timing = t;
+				}
 			}
 		}
 		th->flight_pos = 0;

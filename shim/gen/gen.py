@@ -267,57 +267,94 @@ def arg_init(api, p):
     return "{ .%s = (%s)%s }" % (field, cast, p.name)
 
 
+COPIES = 8  # SPY_MAX_COPIES in shim/spy.h
+
+
 def emit_wrappers(api, path):
+    """One body per function, inlined with copy 0 into the exported definition and, with the copy as a
+    run-time value, into one shared instance that the thin entry points of copies 1..COPIES-1 call."""
     out = []
     banner(out, path)
-    out += ['#include "spy.h"', '#include "g_prototypes.h"', ""]
+    out += ['#include "spy.h"', '#include "g_prototypes.h"', "",
+            "#define _SPY_CALLER __builtin_return_address(0)", ""]
     for fn in api.declared():
-        if fn.name in HANDWRITTEN:
-            continue
         args = ", ".join(p.name for p in fn.params)
-        status = fn.ret == "cudnnStatus_t"
-        out += ["SPY_EXPORT %s" % fn.ret, "%s(%s)" % (fn.name, fn.proto_params()), "{",
-                "\tstruct spy_call _spy_c;"]
-        if fn.ret != "void":
-            out.append("\t%s _spy_r;" % fn.ret)
-        out += ["\t_spy_pfn_%s _spy_f = (_spy_pfn_%s)spy_call_begin(&_spy_c, _SPY_FN_%s);"
-                % (fn.name, fn.name, fn.name), ""]
-        handle = fn.params[0].name if fn.params and fn.params[0].base == "cudnnHandle_t" else "NULL"
-        out += ["\tif (SPY_UNLIKELY(_spy_c.pre))",
-                "\t\t_spy_f = (_spy_pfn_%s)spy_call_pre(&_spy_c, %s);" % (fn.name, handle)]
-        call = "_spy_f(%s)" % args
-        if fn.ret == "void":
-            out += ["\tif (_spy_f)", "\t\t%s;" % call, "\telse", "\t\t%s;" % FALLBACK[fn.name]]
+        params = fn.proto_params()
+        ret = "" if fn.ret == "void" else "return "
+        cargs = "_spy_copy, _SPY_CALLER" + (", " + args if args else "")
+        if fn.name in HANDWRITTEN:
+            out += ["%s spy_hw_%s(unsigned _spy_copy, const void *_spy_caller%s);" % (
+                fn.ret, fn.name, ", " + params if fn.params else "")]
+            body = "spy_hw_%s" % fn.name
         else:
-            fallback = FALLBACK.get(fn.name)
-            if fallback is None:
-                fallback = "(cudnnStatus_t)_spy_c.fail_status" if status else "0"
-            out += ["\tif (_spy_f)", "\t\t_spy_r = %s;" % call, "\telse", "\t\t_spy_r = %s;" % fallback]
-        st = "(long)_spy_r" if status else "0"
-        out.append("\tif (spy_call_end(&_spy_c, %s)) {" % st)
-        if fn.params:
-            out.append("\t\tconst union spy_arg _spy_a[%d] = {" % len(fn.params))
-            for p in fn.params:
-                out.append("\t\t\t%s," % arg_init(api, p))
-            out += ["\t\t};", "", "\t\tspy_call_slow(&_spy_c, %s, _spy_a);" % st]
-        else:
-            out.append("\t\tspy_call_slow(&_spy_c, %s, NULL);" % st)
-        out.append("\t}")
-        if fn.ret != "void":
-            out.append("\treturn _spy_r;")
-        out += ["}", ""]
+            body = "_spy_body_%s" % fn.name
+            out += emit_body(api, fn)
+        out += ["SPY_EXPORT %s" % fn.ret, "%s(%s)" % (fn.name, params), "{",
+                "\tconst unsigned _spy_copy = 0;", "",
+                "\t%s%s(%s);" % (ret, body, cargs), "}", "",
+                "static __attribute__((noinline)) %s" % fn.ret,
+                "_spy_any_%s(unsigned _spy_copy, const void *_spy_caller%s)" % (fn.name, ", " + params if fn.params else ""),
+                "{", "\t%s%s(_spy_copy, _spy_caller%s);" % (ret, body, ", " + args if args else ""), "}", ""]
+        for k in range(1, COPIES):
+            out += ["static %s" % fn.ret, "_spy_k%d_%s(%s)" % (k, fn.name, params), "{",
+                    "\t%s_spy_any_%s(%d, _SPY_CALLER%s);" % (ret, fn.name, k, ", " + args if args else ""), "}", ""]
     out += ["/* The jump stubs of undeclared names (g_stubs.S) exist where there is a thunk for them. */",
             "#if defined(__x86_64__) || defined(__aarch64__)"]
     for fn in api.stubs():
         out.append("void _spy_stub_%s(void);" % fn.name)
     out += ["#define _SPY_STUB(x) ((spy_fnptr)x)", "#else", "#define _SPY_STUB(x) NULL", "#endif", ""]
-    out.append("const spy_fnptr spy_wrapper[_SPY_FN_COUNT] = {")
-    for fn in api.functions:
-        if fn.stub:
-            out.append("\t_SPY_STUB(_spy_stub_%s)," % fn.name)
-        else:
-            out.append("\t(spy_fnptr)%s," % fn.name)
+    out.append("/* Undeclared names have no wrapper but copy 0's jump stub: other copies hand out the real one. */")
+    out.append("const spy_fnptr spy_copy_wrapper[SPY_MAX_COPIES][_SPY_FN_COUNT] = {")
+    for k in range(COPIES):
+        out.append("\t{")
+        for fn in api.functions:
+            if fn.stub:
+                out.append("\t\t%s," % ("_SPY_STUB(_spy_stub_%s)" % fn.name if k == 0 else "NULL"))
+            elif k == 0:
+                out.append("\t\t(spy_fnptr)%s," % fn.name)
+            else:
+                out.append("\t\t(spy_fnptr)_spy_k%d_%s," % (k, fn.name))
+        out.append("\t},")
     out.append("};")
+    out += ["", "_Static_assert(SPY_MAX_COPIES == %d, \"shim/gen/gen.py COPIES\");" % COPIES]
+    return out
+
+
+def emit_body(api, fn):
+    args = ", ".join(p.name for p in fn.params)
+    status = fn.ret == "cudnnStatus_t"
+    out = ["static inline __attribute__((always_inline)) %s" % fn.ret,
+           "_spy_body_%s(const unsigned _spy_copy, const void *_spy_caller%s)" % (
+               fn.name, ", " + fn.proto_params() if fn.params else ""), "{",
+           "\tstruct spy_call _spy_c;"]
+    if fn.ret != "void":
+        out.append("\t%s _spy_r;" % fn.ret)
+    out += ["\t_spy_pfn_%s _spy_f = (_spy_pfn_%s)spy_call_begin(&_spy_c, _SPY_FN_%s, _spy_copy, _spy_caller);"
+            % (fn.name, fn.name, fn.name), ""]
+    handle = fn.params[0].name if fn.params and fn.params[0].base == "cudnnHandle_t" else "NULL"
+    out += ["\tif (SPY_UNLIKELY(_spy_c.pre))",
+            "\t\t_spy_f = (_spy_pfn_%s)spy_call_pre(&_spy_c, %s);" % (fn.name, handle)]
+    call = "_spy_f(%s)" % args
+    if fn.ret == "void":
+        out += ["\tif (_spy_f)", "\t\t%s;" % call, "\telse", "\t\t%s;" % FALLBACK[fn.name]]
+    else:
+        fallback = FALLBACK.get(fn.name)
+        if fallback is None:
+            fallback = "(cudnnStatus_t)_spy_c.fail_status" if status else "0"
+        out += ["\tif (_spy_f)", "\t\t_spy_r = %s;" % call, "\telse", "\t\t_spy_r = %s;" % fallback]
+    st = "(long)_spy_r" if status else "0"
+    out.append("\tif (spy_call_end(&_spy_c, %s, _spy_copy)) {" % st)
+    if fn.params:
+        out.append("\t\tconst union spy_arg _spy_a[%d] = {" % len(fn.params))
+        for p in fn.params:
+            out.append("\t\t\t%s," % arg_init(api, p))
+        out += ["\t\t};", "", "\t\tspy_call_slow(&_spy_c, %s, _spy_a);" % st]
+    else:
+        out.append("\t\tspy_call_slow(&_spy_c, %s, NULL);" % st)
+    out.append("\t}")
+    if fn.ret != "void":
+        out.append("\treturn _spy_r;")
+    out += ["}", ""]
     return out
 
 
@@ -349,21 +386,21 @@ def emit_stubs(api, path):
     out = []
     banner(out, path)
     stubs = api.stubs()
-    out += ["#if defined(__x86_64__)", "\t.text", "\t.hidden spy_real", "\t.hidden _spy_stub_resolve_x86_64"]
+    out += ["#if defined(__x86_64__)", "\t.text", "\t.hidden spy_copy_real", "\t.hidden _spy_stub_resolve_x86_64"]
     for fn in stubs:
         out += ["\t.globl %s" % fn.name, "\t.type %s, @function" % fn.name,
                 "\t.globl _spy_stub_%s" % fn.name, "\t.hidden _spy_stub_%s" % fn.name,
                 "_spy_stub_%s:" % fn.name, "%s:" % fn.name,
-                "\tmovq spy_real+%d(%%rip), %%r11" % (8 * fn.index),
+                "\tmovq spy_copy_real+%d(%%rip), %%r11" % (8 * fn.index),
                 "\ttestq %r11, %r11", "\tjz 1f", "\tjmp *%r11",
                 "1:\tmovl $%d, %%r11d" % fn.index, "\tjmp _spy_stub_resolve_x86_64",
                 "\t.size %s, .-%s" % (fn.name, fn.name)]
-    out += ["#elif defined(__aarch64__)", "\t.text", "\t.hidden spy_real", "\t.hidden _spy_stub_resolve_aarch64"]
+    out += ["#elif defined(__aarch64__)", "\t.text", "\t.hidden spy_copy_real", "\t.hidden _spy_stub_resolve_aarch64"]
     for fn in stubs:
         out += ["\t.globl %s" % fn.name, "\t.type %s, %%function" % fn.name,
                 "\t.globl _spy_stub_%s" % fn.name, "\t.hidden _spy_stub_%s" % fn.name,
                 "_spy_stub_%s:" % fn.name, "%s:" % fn.name,
-                "\tadrp x16, spy_real", "\tadd x16, x16, :lo12:spy_real",
+                "\tadrp x16, spy_copy_real", "\tadd x16, x16, :lo12:spy_copy_real",
                 "\tldr x16, [x16, #%d]" % (8 * fn.index),
                 "\tcbz x16, 1f", "\tbr x16",
                 "1:\tmov x16, #%d" % fn.index, "\tb _spy_stub_resolve_aarch64",

@@ -112,13 +112,41 @@ fakecudnn_calls(const char *name)
 	return id >= 0 ? __atomic_load_n(&calls_of[id], __ATOMIC_RELAXED) : 0;
 }
 
+/*
+ * FAKECUDNN_VERSION, else a file "fakecudnn-version" beside the library: each
+ * copy of the fake in its own directory can then say which one it is, in a
+ * process with several.
+ */
+static size_t
+version_beside_me(void)
+{
+	static size_t version;
+	Dl_info di;
+	char path[4096], text[32] = "";
+	const char *slash;
+	FILE *f;
+
+	if (version || !dladdr((void *)version_beside_me, &di) || !di.dli_fname ||
+	    !(slash = strrchr(di.dli_fname, '/')))
+		return version ? version : FAKE_VERSION;
+	snprintf(path, sizeof(path), "%.*s/fakecudnn-version", (int)(slash - di.dli_fname), di.dli_fname);
+	f = fopen(path, "r");
+	if (f) {
+		if (!fgets(text, sizeof(text), f))
+			text[0] = 0;
+		fclose(f);
+	}
+	version = text[0] ? strtoul(text, NULL, 10) : FAKE_VERSION;
+	return version;
+}
+
 FAKE_EXPORT size_t
 cudnnGetVersion(void)
 {
 	const char *v = getenv("FAKECUDNN_VERSION");
 
 	fake_enter(_SPY_FN_cudnnGetVersion);
-	return v ? strtoul(v, NULL, 10) : FAKE_VERSION;
+	return v ? strtoul(v, NULL, 10) : version_beside_me();
 }
 
 FAKE_EXPORT size_t

@@ -22,7 +22,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (unsigned id = 0; id < _SPY_FN_COUNT; id++) {
 		for (int call = 0; call < 3; call++) {
 			const char *rule = NULL;
-			int st = spy_inject_decide(id, &rule);
+			int st = spy_inject_decide(id, 9, &rule);
 
 			if (st) {
 				FUZZ_ASSERT(spy_fn_flags[id] & SPY_FN_INJECT);

@@ -713,8 +713,10 @@ def audit_two_copies_real():
         paths = f["runtime-multiple-copies"]["paths"]
         check(copy in paths and os.path.realpath(os.path.join(REAL, "libcudnn.so.9")) in paths,
               "both paths named", repr(paths))
-        check("calls go to %s" % os.path.realpath(os.path.join(REAL, "libcudnn.so.9"))
-              in f["runtime-multiple-copies"]["message"], "the answering copy named", repr(f))
+        check("%s (91900) answers the program's calls by name (copy 0)" % os.path.realpath(
+              os.path.join(REAL, "libcudnn.so.9")) in f["runtime-multiple-copies"]["message"] and
+              "%s (91900) answers no calls" % copy in f["runtime-multiple-copies"]["message"],
+              "the answering copy named, and the one that answers none", repr(f))
         check(len([l for l in p.stderr.splitlines() if "runtime-multiple-copies" in l]) == 1, "said once on stderr",
               p.stderr)
         q = run([prog("load-copies")], {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD, "CUDNNSPY_LIBRARY": copy})
@@ -1400,6 +1402,166 @@ def backend_names_real():
         fin = only(events(p.records, "call", "cudnnBackendFinalize"), "finalize")
         check(fin["args"]["descriptor"]["type"] == "CUDNN_BACKEND_TENSOR_DESCRIPTOR" and
               fin["args"]["descriptor"]["finalized"] is True, "the descriptor's type remembered", repr(fin))
+
+
+# Several copies in one process (issue 13): each call answered by the copy the program reached.
+
+def fake_copy(directory, major=9, version=None):
+    """A copy of the fake cuDNN in its own directory; `version` goes into the file it reads beside itself."""
+    os.makedirs(directory, exist_ok=True)
+    name = "libcudnn.so.%d" % major
+    path = os.path.join(directory, name)
+    shutil.copy(os.path.join(FAKE8 if major == 8 else FAKE9, name), path)
+    if version:
+        with open(os.path.join(directory, "fakecudnn-version"), "w") as f:
+            f.write("%d\n" % version)
+    return path
+
+
+def copy_calls(p):
+    """{copy id: {fn: (calls, failures, internal)}} from the summary record of the one records file."""
+    summary = [r for r in only_file(p) if r["event"] == "summary"][-1]
+    return {c["copy"]: {f["fn"]: (f["calls"], f["failures"], f["internal"]) for f in c["functions"]}
+            for c in summary["copies"]}
+
+
+def normalized(text, paths):
+    for name, path in paths.items():
+        text = text.replace(os.path.realpath(path), name).replace(path, name)
+    return re.sub(r"pid \d+", "pid N", text)
+
+
+def same_output(plain, spied, what):
+    check(plain.stdout == spied.stdout, "stdout changed %s" % what, plain.stdout, spied.stdout)
+    check(plain.returncode == spied.returncode, "exit status changed %s" % what)
+
+
+def all_calls_attributed(p, expect_copies):
+    calls = [r for r in only_file(p) if r["event"] in ("call", "failure")]
+    check(calls and all("copy" in r for r in calls), "every call record names its copy", repr(calls[:3]))
+    check({r["copy"] for r in calls} == set(expect_copies), "the copies that answered",
+          repr(sorted({r["copy"] for r in calls})))
+    return calls
+
+
+@scenario
+def copies_real_and_fake():
+    """Linked to the real 9.19, a second (fake) copy opened by path: its calls answered by it, under preload and
+    drop-in; the records, the summary and the finding say which copy answered what."""
+    need_real()
+    with tempfile.TemporaryDirectory() as d:
+        other = fake_copy(os.path.join(d, "other"), 9, 90100)
+        argv = [prog("copies-client"), other]
+        plain = run(argv, {"LD_LIBRARY_PATH": REAL})
+        check("copy 1: version 90100, FAKE_STATUS_0" in plain.stdout, "the second copy answers for itself",
+              plain.stdout)
+        spied = run(argv, {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD, "CUDNNSPY_TRACE": "*"})
+        same_output(plain, spied, "under preload")
+        calls = all_calls_attributed(spied, [0, 1])
+        by_copy = copy_calls(spied)
+        check(by_copy[0].get("cudnnGetVersion") == (2, 0, 0) and by_copy[1].get("cudnnGetVersion") == (1, 0, 0),
+              "GetVersion counted per copy", repr(by_copy))
+        # The fake's own call by name is bound by the loader to the linked copy's definition, spy or not
+        # (the plain run's "set bad 2000", "own Ex calls 0"): counted as internal calls of the copy that made them.
+        check(by_copy[1].get("cudnnSetTensor4dDescriptor") == (2, 1, 0) and
+              by_copy[1].get("cudnnSetTensor4dDescriptorEx") == (0, 0, 2) and
+              "cudnnSetTensor4dDescriptorEx" not in by_copy[0], "the copy's internal calls are its own", repr(by_copy))
+        check(by_copy[0].get("cudnnSetTensor4dDescriptor") is None, "nothing of copy 1 counted as copy 0's",
+              repr(by_copy))
+        fail = [r for r in calls if r["event"] == "failure" and r["fn"] == "cudnnCreateTensorDescriptor"]
+        check(not fail, "no failure invented", repr(fail))
+        libs = [l for l in libraries(spied) if l["kind"] == "cudnn" and l.get("copy") == 1]
+        check(libs and libs[-1]["real_path"] == os.path.realpath(other) and libs[-1]["loaded_by"] == "copies-client"
+              and libs[-1]["version"] == 90100, "a library record declares copy 1", repr(libraries(spied)))
+        names = {"REAL": os.path.join(REAL, "libcudnn.so.9"), "OTHER": other}
+        err = normalized(spied.stderr, names)
+        check("cudnnspy: preload: copy 1: cuDNN 9.1.0 (90100) from OTHER [reached through dlsym(handle) by "
+              "copies-client]" in err, "the banner lists the second copy", err)
+        lines = [l for l in err.splitlines() if "runtime-multiple-copies" in l]
+        check(lines and lines[-1] == "cudnnspy: error runtime-multiple-copies: 2 cuDNN copies are mapped: REAL "
+              "(91900) answers the program's calls by name (copy 0); OTHER (90100) answers calls through "
+              "dlsym(handle) by copies-client (copy 1) (docs/conflicts.md#runtime-multiple-copies)",
+              "the finding says who went to which copy", err)
+        check("copy 1: OTHER (90100): 6 calls, 1 failed, 2 internal" in err, "per-copy summary on stderr", err)
+        # The drop-in: the linked name reaches the drop-in, the copy opened by path is the program's own business.
+        dropin = run(argv, {"LD_LIBRARY_PATH": DROPIN9 + ":" + REAL})
+        same_output(plain, dropin, "under the drop-in")
+
+
+@scenario
+def copies_nine_and_eight():
+    """A 9.x copy linked and an 8.x copy by path: each answers in its own numbering, decoded in it."""
+    with tempfile.TemporaryDirectory() as d:
+        eight = fake_copy(os.path.join(d, "eight"), 8)
+        argv = [prog("copies-client"), eight]
+        env = {"LD_LIBRARY_PATH": FAKE9, "FAKECUDNN_STATUS": "cudnnSetTensor4dDescriptorEx=3"}
+        plain = run(argv, env)
+        check("copy 1: version 8907" in plain.stdout and "linked: version 91900" in plain.stdout, "two majors",
+              plain.stdout)
+        spied = run(argv, dict(env, LD_PRELOAD=PRELOAD, CUDNNSPY_TRACE="*"))
+        same_output(plain, spied, "under preload")
+        calls = all_calls_attributed(spied, [0, 1])
+        fails = [r for r in calls if r["event"] == "failure" and r["fn"] == "cudnnSetTensor4dDescriptor"]
+        check(fails and all(r["copy"] == 1 and r["status_name"] == "CUDNN_STATUS_BAD_PARAM" and r["message"] is None
+                            for r in fails), "the 8.x copy's failures in 8.x numbering, no 9.x message asked",
+              repr(fails))
+        check(copy_calls(spied)[1].get("cudnnGetVersion") == (1, 0, 0), "counted", repr(copy_calls(spied)))
+        f = findings(spied)
+        check("runtime-mixed-majors" in f and "runtime-multiple-copies" in f, "mixed majors said", repr(sorted(f)))
+
+
+@scenario
+def copies_three():
+    """The real 9.19 linked, a fake 9.x and a fake 8.x by path: three copies, each answering its own calls."""
+    need_real()
+    with tempfile.TemporaryDirectory() as d:
+        argv = [prog("copies-client"), fake_copy(os.path.join(d, "nine"), 9, 90100),
+                fake_copy(os.path.join(d, "eight"), 8)]
+        plain = run(argv, {"LD_LIBRARY_PATH": REAL})
+        spied = run(argv, {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD, "CUDNNSPY_TRACE": "*"})
+        same_output(plain, spied, "under preload")
+        all_calls_attributed(spied, [0, 1, 2])
+        by_copy = copy_calls(spied)
+        check(all(by_copy[k].get("cudnnGetVersion") == (2 if k == 0 else 1, 0, 0) for k in (0, 1, 2)),
+              "GetVersion per copy", repr(by_copy))
+        dropin = run(argv, {"LD_LIBRARY_PATH": DROPIN9 + ":" + REAL})
+        same_output(plain, dropin, "under the drop-in")
+
+
+@scenario
+def copies_ctypes():
+    """Python ctypes opening two copies by path: each handle's calls answered by its own copy."""
+    with tempfile.TemporaryDirectory() as d:
+        argv = [sys.executable, os.path.join(HERE, "ctypes_client.py"), fake_copy(os.path.join(d, "a"), 9, 90100),
+                fake_copy(os.path.join(d, "b"), 9, 90200)]
+        plain = run(argv)
+        check("version 90100" in plain.stdout and "version 90200" in plain.stdout, "two versions", plain.stdout)
+        spied = run(argv, {"LD_PRELOAD": PRELOAD})
+        same_output(plain, spied, "under preload")
+        by_copy = copy_calls(spied)
+        check(sorted(by_copy) == [0, 1] and all(by_copy[k].get("cudnnCreate") == (1, 0, 0) for k in (0, 1)),
+              "one copy each", repr(by_copy))
+        paths = {l["copy"]: l["real_path"] for l in libraries(spied) if l.get("copy") is not None}
+        check(paths == {0: os.path.realpath(argv[2]), 1: os.path.realpath(argv[3])}, "each copy declared",
+              repr(paths))
+
+
+@scenario
+def copies_nine():
+    """Nine copies (linked + eight by path): eight watched, the ninth passed through unwatched and said once."""
+    with tempfile.TemporaryDirectory() as d:
+        paths = [fake_copy(os.path.join(d, "c%d" % i), 9, 90000 + i) for i in range(1, 9)]
+        argv = [prog("copies-client")] + paths
+        env = {"LD_LIBRARY_PATH": FAKE9}
+        plain = run(argv, env)
+        spied = run(argv, dict(env, LD_PRELOAD=PRELOAD))
+        same_output(plain, spied, "under preload")
+        by_copy = copy_calls(spied)
+        check(sorted(by_copy) == list(range(8)), "copies 0..7 watched", repr(sorted(by_copy)))
+        check(all(by_copy[k].get("cudnnGetVersion") == (1, 0, 0) for k in range(1, 8)), "each counted once",
+              repr(by_copy))
+        lines = [l for l in spied.stderr.splitlines() if "more than 8 cuDNN copies" in l]
+        check(len(lines) == 1 and paths[7] in lines[0], "the ninth copy said once", spied.stderr)
 
 
 def main():

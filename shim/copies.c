@@ -1,0 +1,201 @@
+/*
+ * Several cuDNN copies in one process (docs/architecture.md, "Several
+ * copies"). Copy 0 is the one resolve.c finds for the exported definitions;
+ * a dispatcher reached through dlsym(handle, "cudnn...") is registered here
+ * at its first lookup and gets the next id, its own table of real functions
+ * and its own wrappers (spy_copy_wrapper[id]), so that every call is
+ * answered by the copy the program reached, as it would be without the spy.
+ */
+#include "core.h"
+#include "audit.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct spy_real_lib spy_copies[SPY_MAX_COPIES];
+spy_fnptr spy_copy_real[SPY_MAX_COPIES][_SPY_FN_COUNT];
+
+/* Copies 1..nextra are registered; written under the lock, read without it. */
+static unsigned nextra;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* What nested calls reach, per copy and function, found at the first such call. */
+static spy_fnptr nested_real[SPY_MAX_COPIES][_SPY_FN_COUNT];
+
+static const char *
+base_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+unsigned
+spy_copy_count(void)
+{
+	return 1 + __atomic_load_n(&nextra, __ATOMIC_ACQUIRE);
+}
+
+int
+spy_copy_major(unsigned copy)
+{
+	int major = copy < SPY_MAX_COPIES ? spy_copies[copy].major : 0;
+
+	return major == 8 || major == 9 ? major : spy_flavor.major;
+}
+
+static int
+in_spy(const void *p)
+{
+	Dl_info di;
+
+	return p && dladdr(p, &di) && di.dli_fbase == spy_self_base();
+}
+
+void
+spy_copy_fill(unsigned copy)
+{
+	struct spy_real_lib *lib = &spy_copies[copy];
+	spy_fnptr *real = spy_copy_real[copy];
+
+	for (int i = 0; i < _SPY_FN_COUNT; i++) {
+		void *p = spy_dlsym(lib->handle, spy_fn_info[i].name);
+
+		/* Paranoia: a handle's search never reaches the spy, but a copy must not either. */
+		if (in_spy(p))
+			p = NULL;
+		__atomic_store_n(&real[i], (spy_fnptr)p, __ATOMIC_RELEASE);
+	}
+	if (real[_SPY_FN_cudnnGetVersion])
+		lib->version = ((size_t (*)(void))real[_SPY_FN_cudnnGetVersion])();
+	if (real[_SPY_FN_cudnnGetCudartVersion])
+		lib->cudart = ((size_t (*)(void))real[_SPY_FN_cudnnGetCudartVersion])();
+	lib->major = lib->version >= 10000 ? (int)(lib->version / 10000) : (int)(lib->version / 1000);
+}
+
+static void
+copy_banner(unsigned k)
+{
+	const struct spy_real_lib *c = &spy_copies[k];
+
+	if (!(spy_config.stderr_mask & SPY_STDERR_BANNER))
+		return;
+	spy_log("%s: copy %u: cuDNN %d.%d.%d (%zu) from %s [%s by %s]", spy_flavor.name, k, c->major,
+		(int)(c->major >= 9 ? c->version / 100 % 100 : c->version / 100 % 10), (int)(c->version % 100),
+		c->version, c->path, c->how, c->who[0] ? c->who : "?");
+}
+
+int
+spy_copy_for(void *base, const char *fname, const void *caller)
+{
+	static int full_said;
+	struct spy_real_lib *c;
+	Dl_info di;
+	unsigned n, k;
+	void *h;
+
+	/* Copy 0 first: the exported definitions' copy is settled before any other. */
+	spy_init();
+	if (spy_lib.handle && base == spy_lib.base)
+		return 0;
+	n = __atomic_load_n(&nextra, __ATOMIC_ACQUIRE);
+	for (k = 1; k <= n; k++)
+		if (spy_copies[k].base == base)
+			return (int)k;
+	pthread_mutex_lock(&lock);
+	for (k = n + 1; k <= nextra; k++) {
+		if (spy_copies[k].base == base) {
+			pthread_mutex_unlock(&lock);
+			return (int)k;
+		}
+	}
+	k = nextra + 1;
+	if (k >= SPY_MAX_COPIES) {
+		pthread_mutex_unlock(&lock);
+		spy_log_once(&full_said, "more than %d cuDNN copies answer calls in this process: %s and any later "
+			     "copy are passed through unwatched (their calls are neither counted nor recorded)",
+			     SPY_MAX_COPIES, fname);
+		return -1;
+	}
+	h = spy_dlopen(fname, RTLD_NOW | RTLD_NOLOAD);
+	if (!h) {
+		pthread_mutex_unlock(&lock);
+		return -1;
+	}
+	c = &spy_copies[k];
+	memset(c, 0, sizeof(*c));
+	c->handle = h;
+	c->base = base;
+	c->how = "reached through dlsym(handle)";
+	if (fname[0] != '/' || !realpath(fname, c->path))
+		snprintf(c->path, sizeof(c->path), "%s", fname);
+	snprintf(c->who, sizeof(c->who), "%s",
+		 caller && dladdr(caller, &di) && di.dli_fname && di.dli_fname[0] ? base_of(di.dli_fname)
+										   : program_invocation_short_name);
+	spy_copy_fill(k);
+	__atomic_store_n(&nextra, k, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&lock);
+	copy_banner(k);
+	/* The audit names which copy each library record is, and who reaches which copy. */
+	spy_audit();
+	return (int)k;
+}
+
+/*
+ * A sub-library's call, without the spy, is bound as the loader binds it: the
+ * global scope first (a copy linked by the program answers the references of
+ * a copy opened by path with RTLD_LOCAL), then the caller's own dependencies
+ * (libcudnn_cnn.so.9 needs libcudnn_ops.so.9). cuDNN tags its exports with
+ * each library's SONAME, which the caller's reference carries as its version:
+ * the definition in the caller's dependencies names that version.
+ */
+static spy_fnptr
+nested_lookup(unsigned k, unsigned id, const void *caller)
+{
+	const char *name = spy_fn_info[id].name;
+	struct link_map *lm = NULL;
+	Dl_info di;
+	void *local = NULL, *global = NULL;
+
+	/* The caller's link map is its dlopen handle. */
+	if (caller && dladdr1(caller, &di, (void **)&lm, RTLD_DL_LINKMAP) && lm && di.dli_fname &&
+	    di.dli_fbase != spy_self_base() && strncmp(base_of(di.dli_fname), "libcudnn", 8) == 0)
+		local = spy_dlsym(lm, name);
+	if (in_spy(local))
+		local = NULL;
+	if (local && dladdr(local, &di) && di.dli_fname) {
+		global = dlvsym(RTLD_NEXT, name, base_of(di.dli_fname));
+		if (in_spy(global))
+			global = NULL;
+	}
+	if (global)
+		return (spy_fnptr)global;
+	if (local)
+		return (spy_fnptr)local;
+	return __atomic_load_n(&spy_copy_real[k][id], __ATOMIC_ACQUIRE);
+}
+
+spy_fnptr
+spy_nested_real(struct spy_call *c, const void *caller)
+{
+	unsigned k = spy_tls.copy;
+	spy_fnptr f = __atomic_load_n(&nested_real[k][c->id], __ATOMIC_ACQUIRE);
+
+	c->copy = k;
+	if (!f && spy_resolved()) {
+		int saved = errno;
+
+		f = nested_lookup(k, c->id, caller);
+		__atomic_store_n(&nested_real[k][c->id], f, __ATOMIC_RELEASE);
+		errno = saved;
+	}
+	if (f)
+		c->real = f;
+	else
+		c->real = __atomic_load_n(&spy_copy_real[k][c->id], __ATOMIC_ACQUIRE);
+	return c->real;
+}
