@@ -55,9 +55,8 @@ default_lookup(const char *name)
 
 	if (!sym || !dladdr(sym, &di) || di.dli_fbase != spy_self_base())
 		return &spy_dlsym_pass;
-	if (spy_dlsym(RTLD_NEXT, name))
-		return sym;	/* the spy's definition stands in front of a real one, as it does for linked callers */
-	return NULL;
+	/* The spy's definition stands in front of a real one, as it does for linked callers. */
+	return spy_dlsym(RTLD_NEXT, name) ? sym : NULL;
 }
 
 void *
@@ -82,8 +81,12 @@ spy_dlsym_hook(void *handle, const char *name, void *caller)
 	if (id < 0)
 		return &spy_dlsym_pass;
 	sym = spy_dlsym(handle, name);
-	if (!sym || dladdr(sym, &di) == 0 || !di.dli_fname || di.dli_fbase == spy_self_base() ||
-	    !spy_is_dispatcher_name(base_of(di.dli_fname)))
+	if (!sym || dladdr(sym, &di) == 0 || !di.dli_fname)
+		return sym;
+	/* A handle whose scope holds the preload (dlopen(NULL)): found only where a real cuDNN stands behind it. */
+	if (di.dli_fbase == spy_self_base())
+		return spy_dlsym(RTLD_NEXT, name) ? sym : NULL;
+	if (!spy_is_dispatcher_name(base_of(di.dli_fname)))
 		return sym;
 	if (is_cudnn_object(caller))
 		return sym;

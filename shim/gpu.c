@@ -42,7 +42,7 @@ struct cuda {
 struct slot {
 	void *ev[2];
 	int busy;
-	unsigned fn;
+	unsigned fn, copy;
 	int tid;
 	uint64_t t_ns;
 	struct slot *next_pending;
@@ -228,6 +228,7 @@ gpu_record(struct slot *s, uint64_t ns)
 	struct spy_thread *th = spy_thread_get();
 	struct spy_buf *b;
 
+	/* GPU totals are kept in the copy-0 block of the thread that reads them: the summary adds them up. */
 	SPY_INC(th->n[s->fn].gpu_timed);
 	__atomic_store_n(&th->n[s->fn].gpu_total_ns, th->n[s->fn].gpu_total_ns + ns, __ATOMIC_RELAXED);
 	n_timed++;
@@ -238,6 +239,8 @@ gpu_record(struct slot *s, uint64_t ns)
 	spy_line_reset(&b->line);
 	spy_line_lit(&b->line, "{\"event\":\"gpu\",\"fn\":");
 	spy_line_name(&b->line, spy_fn_info[s->fn].name);
+	spy_line_lit(&b->line, ",\"copy\":");
+	spy_line_u64(&b->line, s->copy);
 	spy_line_lit(&b->line, ",\"tid\":");
 	spy_line_i64(&b->line, s->tid);
 	spy_line_lit(&b->line, ",\"t_ns\":");
@@ -290,6 +293,7 @@ spy_gpu_post(struct spy_call *c)
 
 		if (cu.event_record(s->ev[1], c->stream) == CUDA_SUCCESS) {
 			s->fn = c->id;
+			s->copy = c->copy;
 			s->tid = (int)syscall(SYS_gettid);
 			s->t_ns = c->t0;
 			s->next_pending = NULL;

@@ -1564,6 +1564,31 @@ def copies_nine():
         check(len(lines) == 1 and paths[7] in lines[0], "the ninth copy said once", spied.stderr)
 
 
+@scenario
+def fork_race():
+    """Children forked while parent threads are inside cuDNN, 8 threads each calling at once: every call answered."""
+    env = {"LD_LIBRARY_PATH": FAKE9, "FAKECUDNN_SLEEP_US": "3000000"}
+    plain = run([prog("fork-race"), "100"], env)
+    # The children end with _exit: their files have no summary.
+    spied = run([prog("fork-race"), "100"], dict(env, LD_PRELOAD=PRELOAD, CUDNNSPY_STDERR="none"), complete=False)
+    check(plain.stdout == "100 children, 0 wrong\n", "without the spy", plain.stdout)
+    same_output(plain, spied, "under preload")
+
+
+@scenario
+def probe_no_cudnn():
+    """A program without cuDNN probes for it with dlsym(RTLD_DEFAULT) and dlsym(dlopen(NULL)): none, as without
+    the spy; with cuDNN linked in the process, found as before."""
+    plain = run([prog("probe-cudnn")], check_rc=False)
+    spied = run([prog("probe-cudnn")], {"LD_PRELOAD": PRELOAD}, check_rc=False)
+    check(plain.returncode == 3 and "RTLD_DEFAULT: none" in plain.stdout, "no cuDNN without the spy", plain.stdout)
+    same_output(plain, spied, "under preload")
+    env = {"LD_PRELOAD": os.path.join(FAKE9, "libcudnn.so.9")}
+    with_cudnn = run([prog("probe-cudnn")], env)
+    both = run([prog("probe-cudnn")], {"LD_PRELOAD": PRELOAD + ":" + os.path.join(FAKE9, "libcudnn.so.9")})
+    same_output(with_cudnn, both, "with cuDNN in the process")
+
+
 def main():
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
         print("usage: scenarios.py {%s}" % ",".join(sorted(SCENARIOS)))

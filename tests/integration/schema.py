@@ -26,14 +26,16 @@ HEADER = [("schema", INT, False), ("spy", STR, False), ("mode", STR, False), ("p
           ("argv", (list,), False), ("pid", INT, False), ("ppid", INT, False), ("host", STR, False),
           ("rank", INT, True), ("start_unix_ns", INT, False), ("start_mono_ns", INT, False),
           ("library", (dict,), True)]
-CALL = [("fn", STR, False), ("status", INT, False), ("status_name", STR, True), ("tid", INT, False),
+CALL = [("fn", STR, False), ("status", INT, False), ("status_name", STR, True), ("copy", INT, False), ("tid", INT, False),
         ("t_ns", INT, False), ("dur_ns", INT, True), ("args", (dict,), False)]
 FAILURE = CALL + [("message", STR, True), ("stack", (list,), False), ("recent", (list,), False)]
 SUMMARY = [("calls", INT, False), ("failures", INT, False), ("internal", INT, False), ("dropped", INT, False),
            ("functions", (list,), False)]
 LIBRARY = [("kind", STR, False), ("path", STR, False), ("real_path", STR, False), ("soname", STR, True),
            ("build_id", STR, True), ("size", INT, False), ("mtime", INT, False), ("version", INT, True),
-           ("version_check", INT, True), ("answers", (bool,), False)]
+           ("version_check", INT, True), ("answers", (bool,), False), ("copy", INT, True)]
+COPY = [("copy", INT, False), ("path", STR, True), ("version", INT, True), ("calls", INT, False),
+        ("failures", INT, False), ("internal", INT, False), ("functions", (list,), False)]
 FINDING = [("id", STR, False), ("severity", STR, False), ("message", STR, False), ("paths", (list,), False)]
 MARK = [("label", STR, False), ("tid", INT, False), ("t_ns", INT, False)]
 # Convolution algorithms and engines (issue 5).
@@ -182,7 +184,8 @@ def check_record(obj, where):
         if "injected" in obj and obj["injected"] is not True:
             errors.append("%s: injected is %r" % (where, obj["injected"]))
     elif ev == "gpu":
-        _fields(obj, [("fn", STR, False), ("tid", INT, False), ("t_ns", INT, False), ("gpu_ns", INT, False)], where,
+        _fields(obj, [("fn", STR, False), ("copy", INT, False), ("tid", INT, False), ("t_ns", INT, False),
+                      ("gpu_ns", INT, False)], where,
                 errors)
     elif ev == "load":
         _fields(obj, [("name", STR, False), ("caller", STR, True), ("flags", INT, False), ("count", INT, False),
@@ -192,6 +195,8 @@ def check_record(obj, where):
             errors.append("%s: result %r" % (where, obj.get("result")))
     elif ev == "library":
         _fields(obj, LIBRARY, where, errors)
+        if obj.get("copy") is not None:
+            _fields(obj, [("how", STR, False), ("loaded_by", STR, True)], where, errors)
     elif ev == "finding":
         _fields(obj, FINDING, where, errors)
         if obj.get("severity") not in ("error", "warning", "info"):
@@ -204,6 +209,15 @@ def check_record(obj, where):
         _fields(obj, SUMMARY, where, errors)
         for f in obj.get("functions") or []:
             _fields(f, FUNCTION, where + " function", errors)
+        if "crashed" not in obj:
+            _fields(obj, [("copies", (list,), False)], where, errors)
+        for c in obj.get("copies") or []:
+            _fields(c, COPY, where + " copy", errors)
+            for f in c.get("functions") or []:
+                _fields(f, [("fn", STR, False), ("calls", INT, False), ("failures", INT, False),
+                            ("internal", INT, False)], where + " copy function", errors)
+        if obj.get("copies") and sum(c["calls"] for c in obj["copies"]) != obj.get("calls"):
+            errors.append("%s: the copies' calls do not add up to the total" % where)
     return errors
 
 
