@@ -310,7 +310,7 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 	int nips = 0, cuda_err = 0, failed;
 
 	/* Enums in the numbering of the copy that answered (names.c). */
-	spy_names_major = spy_copy_major(c->copy);
+	spy_names_major = spy_copies[c->copy].major;
 	if ((flags & SPY_FN_STATE) && status == 0 && args)
 		track_state(c->id, args);
 	/* Before the GPU timing is resolved (spy_gpu_post), which may hand its time to the algorithm at once. */

@@ -146,6 +146,13 @@ usable(void *h)
 	return di.dli_fbase != spy_self_base();
 }
 
+/* Every build of the spy exports its public API: a library that defines it is not a real cuDNN. */
+static int
+is_a_spy(void *h)
+{
+	return spy_dlsym(h, "cudnnspy_is_loaded") != NULL;
+}
+
 static int
 take(void *h, const char *path, const char *how)
 {
@@ -188,6 +195,12 @@ open_path(const char *path, const char *how, char *why, size_t whylen)
 
 		snprintf(why, whylen, "%s", e ? e : "dlopen failed");
 		return -1;
+	}
+	if (is_a_spy(h)) {
+		/* Another build of the spy (a drop-in directory named by mistake): it would forward back to a copy of its own. */
+		snprintf(why, whylen, "%s is a cudnnspy library (a drop-in or the preload), not a real cuDNN", path);
+		dlclose(h);
+		return -2;
 	}
 	if (!usable(h)) {
 		snprintf(why, whylen, "%s has no cudnnGetVersion of its own", path);

@@ -1589,6 +1589,39 @@ def probe_no_cudnn():
     same_output(with_cudnn, both, "with cuDNN in the process")
 
 
+@scenario
+def copies_shared_sublibs_real():
+    """A second copy of the real dispatcher opened by path: the loader hands it the first copy's sub-libraries
+    (matched by SONAME), spy or not. Its calls are its own, and sublib-version-mismatch names both places."""
+    need_real()
+    with tempfile.TemporaryDirectory() as d:
+        other = os.path.join(d, "libcudnn.so.9")
+        shutil.copy(os.path.join(REAL, "libcudnn.so.9"), other)
+        argv = [prog("copies-client"), other]
+        plain = run(argv, {"LD_LIBRARY_PATH": REAL})
+        spied = run(argv, {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD})
+        same_output(plain, spied, "under preload")
+        by_copy = copy_calls(spied)
+        check(by_copy[1].get("cudnnSetTensor4dDescriptor") == (2, 1, 0) and
+              by_copy[0].get("cudnnGetVersion") == (2, 0, 0), "each copy's calls", repr(by_copy))
+        msgs = [f["message"] for f in events(spied.records, "finding") if f["id"] == "sublib-version-mismatch"]
+        check(msgs and all(("comes from %s, but the answering libcudnn.so.9 from %s" % (
+            os.path.realpath(REAL), os.path.realpath(d))) in m for m in msgs), "the second copy runs the first's "
+              "sub-libraries, said with both directories", repr(msgs))
+
+
+@scenario
+def library_is_the_dropin():
+    """CUDNNSPY_LIBRARY naming a drop-in's directory under the preload (issue 15, item 25): one clear line, no
+    banner of a cuDNN 0.0.0, no false findings."""
+    for value in (DROPIN9, os.path.join(DROPIN8, "libcudnn.so.8")):
+        p = run([prog("host-calls")], {"LD_LIBRARY_PATH": FAKE9, "LD_PRELOAD": PRELOAD, "CUDNNSPY_LIBRARY": value})
+        check("is a cudnnspy library (a drop-in or the preload), not a real cuDNN" in p.stderr and
+              "not trying any other copy" in p.stderr, "said clearly", p.stderr)
+        check("cuDNN 0.0.0" not in p.stderr and not findings(p), "no banner of nothing, no findings",
+              p.stderr, repr(findings(p)))
+
+
 def main():
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
         print("usage: scenarios.py {%s}" % ",".join(sorted(SCENARIOS)))
