@@ -8,6 +8,7 @@
  */
 #include "core.h"
 #include "audit.h"
+#include "rules.h"
 #include "sink.h"
 
 #include <dlfcn.h>
@@ -343,8 +344,10 @@ finding(const char *id, const char *severity, const char *key, const char *const
 	va_start(ap, fmt);
 	vsnprintf(message, sizeof(message), fmt, ap);
 	va_end(ap);
+	/* The pointer names the installed page: the line must help where the source tree is not. */
 	if (spy_config.stderr_mask & SPY_STDERR_FAILURES)
-		spy_log("%s %s: %s (docs/conflicts.md#%s)", severity, id, message, id);
+		spy_log("%s %s: %s%s%s (%s/conflicts.md#%s)", severity, id, message, spy_rule_fix(id) ? "; fix: " : "",
+			spy_rule_fix(id) ? spy_rule_fix(id) : "", SPY_DOCDIR, id);
 	if (!spy_sink_enabled())
 		return;
 	th = spy_thread_get();
@@ -358,6 +361,8 @@ finding(const char *id, const char *severity, const char *key, const char *const
 	spy_line_name(&b->line, severity);
 	spy_line_lit(&b->line, ",\"message\":");
 	spy_line_str(&b->line, message);
+	spy_line_lit(&b->line, ",\"fix\":");
+	spy_line_str(&b->line, spy_rule_fix(id));
 	spy_line_lit(&b->line, ",\"paths\":[");
 	for (int i = 0; i < npaths; i++) {
 		if (i)

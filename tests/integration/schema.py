@@ -36,7 +36,8 @@ LIBRARY = [("kind", STR, False), ("path", STR, False), ("real_path", STR, False)
            ("version_check", INT, True), ("answers", (bool,), False), ("copy", INT, True)]
 COPY = [("copy", INT, False), ("path", STR, True), ("version", INT, True), ("calls", INT, False),
         ("failures", INT, False), ("internal", INT, False), ("functions", (list,), False)]
-FINDING = [("id", STR, False), ("severity", STR, False), ("message", STR, False), ("paths", (list,), False)]
+FINDING = [("id", STR, False), ("severity", STR, False), ("message", STR, False), ("fix", STR, True),
+           ("paths", (list,), False)]
 MARK = [("label", STR, False), ("tid", INT, False), ("t_ns", INT, False)]
 # Convolution algorithms and engines (issue 5).
 SEARCH = [("fn", STR, False), ("tid", INT, False), ("t_ns", INT, False), ("op", STR, False),

@@ -1,0 +1,55 @@
+/*
+ * The conflict rules' one-line fixes, written once for the library's
+ * run-time findings and the command's report (docs/conflicts.md has each
+ * rule's cause and the longer fix). No I/O: the command links it too.
+ */
+#include "rules.h"
+
+#include <string.h>
+
+static const struct spy_rule rules[] = {
+	/* Found on disk by `cudnnspy scan`. */
+	{ "multiple-copies", "keep the copy your framework was built for and take the others off the search path" },
+	{ "mixed-majors", "give each framework its own environment, so that each process sees one cuDNN major" },
+	{ "sublib-version-mismatch", "reinstall the copy whole and take stray sub-libraries off LD_LIBRARY_PATH" },
+	{ "incomplete-copy", "reinstall the copy (for a missing link alone: ldconfig -n DIR)" },
+	{ "no-sublibraries", "install the whole set of libraries, links included, or point the program at a complete copy" },
+	{ "no-dispatcher", "remove the stray sub-libraries or take their directory off LD_LIBRARY_PATH" },
+	{ "stale-files", "remove the old files or move them out of the directory" },
+	{ "dangling-link", "point the link at the file that is there, or remove it" },
+	{ "unreadable", "make the files readable by the user who runs the program (chmod a+r)" },
+	{ "not-a-library", "replace the file with the real library, or remove it" },
+	{ "soname-mismatch", "install the major the program needs and undo the renaming" },
+	{ "version-unknown", "check the copy's dependencies with ldd; a crash or hang means a damaged file: reinstall it" },
+	/* Said by the library while the program runs. */
+	{ "runtime-multiple-copies", "make every part of the program find the same copy (one LD_LIBRARY_PATH, or "
+				     "remove one copy); cudnnspy run --library DIR tries one copy for the whole program" },
+	{ "runtime-mixed-majors", "one cuDNN major per process: one environment per framework" },
+	{ "sublib-load-failed", "run cudnnspy scan --for on the program, then reinstall the copy whole" },
+	{ "version-check-failed", "reinstall the copy whole: its sub-libraries are not its own" },
+	{ "cuda-major-mismatch", "install the cuDNN build for the CUDA major the process runs" },
+	{ "driver-older-than-runtime", "update the driver, or use a CUDA runtime no newer than the driver supports" },
+	{ "gpu-too-new", "install a newer cuDNN that supports this GPU" },
+	{ "library-not-requested", "to give the whole program only the requested copy, use the drop-in: "
+				   "cudnnspy run --library DIR" },
+	{ "fork-inside-cudnn", "fork before other threads use cuDNN, or start children with spawn" },
+	{ "algo-not-fastest", "use the first search result with status SUCCESS, unless the choice is on purpose" },
+	{ "workspace-too-small", "allocate the workspace the search or the size query gives for the algorithm used" },
+	{ "algo-changed", "search once per problem and keep the choice (torch.backends.cudnn.benchmark does)" },
+};
+
+const char *
+spy_rule_fix(const char *id)
+{
+	for (size_t i = 0; id && i < sizeof(rules) / sizeof(rules[0]); i++)
+		if (strcmp(rules[i].id, id) == 0)
+			return rules[i].fix;
+	return NULL;
+}
+
+const struct spy_rule *
+spy_rule_table(size_t *n)
+{
+	*n = sizeof(rules) / sizeof(rules[0]);
+	return rules;
+}
