@@ -32,6 +32,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 #include "cli-util.h"
+#include "rules.h"
 
 #define EXIT_USAGE 2
 
@@ -50,6 +51,9 @@
  */
 #define MAX_FNS 1024
 #define MAX_GROUPS 1024
+#define MAX_FINDINGS 256
+#define MAX_SIGS 4096
+#define SIG_CAP 1024
 #define MAX_TIDS 4096
 #define STR_CAP 256
 #define MSG_CAP 1024
@@ -560,8 +564,25 @@ struct proc {
 	long long chrome_pid, chrome_first_t, chrome_skipped;
 	int chrome_have_first_t;
 	struct llset tids;
+	/* Findings, once per (id, message), and convolution choices per (api, op, signature, choice). */
+	struct map findings;
+	long long findings_over;
+	struct map sigs;
+	long long sigs_over;
+	/* The answering copy's file, from its library record: one build reached by several names is one. */
+	char *lib_real, *lib_build_id;
 	/* Where build_model put it, for lists of processes. */
 	size_t sorted;
+};
+
+struct pfinding {
+	char *id, *severity, *message, *fix;
+};
+
+struct psig {
+	char *api, *op, *signature, *choice;
+	long long calls, failures, timed, host_ns, gpu_timed, gpu_ns, ws_min, ws_max;
+	int have_ws;
 };
 
 struct report {
@@ -622,9 +643,37 @@ fgroup_free(void *v)
 }
 
 static void
+pfinding_free(void *v)
+{
+	struct pfinding *f = v;
+
+	free(f->id);
+	free(f->severity);
+	free(f->message);
+	free(f->fix);
+	free(f);
+}
+
+static void
+psig_free(void *v)
+{
+	struct psig *g = v;
+
+	free(g->api);
+	free(g->op);
+	free(g->signature);
+	free(g->choice);
+	free(g);
+}
+
+static void
 proc_free(struct proc *p)
 {
 	free(p->path);
+	free(p->lib_real);
+	free(p->lib_build_id);
+	map_free(&p->findings, pfinding_free);
+	map_free(&p->sigs, psig_free);
 	free(p->program);
 	free(p->host);
 	free(p->spy);
@@ -1148,6 +1197,154 @@ on_summary(struct proc *p, json_t *rec)
 	return 0;
 }
 
+/* A finding, kept once per (id, message) in a process. */
+static int
+on_finding(struct proc *p, json_t *rec)
+{
+	char *id = get_clean(rec, "id", 64), *message = get_clean(rec, "message", MSG_CAP);
+	struct pfinding *f;
+	struct sbuf key;
+
+	if (!id || !message) {
+		free(id);
+		free(message);
+		return -1;
+	}
+	sb_init(&key, 2 * MSG_CAP);
+	sb_printf(&key, "%s\x1f%s", id, message);
+	if (map_get(&p->findings, key.p, key.len)) {
+		free(id);
+		free(message);
+	} else if (p->findings.n >= MAX_FINDINGS) {
+		p->findings_over++;
+		free(id);
+		free(message);
+	} else {
+		f = xcalloc(1, sizeof(*f));
+		f->id = id;
+		f->message = message;
+		f->severity = get_clean(rec, "severity", 16);
+		f->fix = get_clean(rec, "fix", MSG_CAP);
+		map_put(&p->findings, key.p, key.len, f);
+	}
+	free(key.p);
+	return 0;
+}
+
+/* What an algo record's choice was, in words: the legacy algorithm, or the engine and its knobs. */
+static char *
+algo_choice(json_t *rec)
+{
+	const char *algo = get_str(rec, "algo");
+	json_t *knobs = json_object_get(rec, "knobs"), *k;
+	long long engine;
+	struct sbuf b;
+	size_t i;
+
+	if (algo)
+		return clean_dup(algo, strlen(algo), STR_CAP);
+	sb_init(&b, STR_CAP);
+	if (get_int(rec, "engine", &engine))
+		sb_printf(&b, "engine %lld", engine);
+	else
+		sb_puts(&b, "engine ?");
+	json_array_foreach(knobs, i, k) {
+		const char *type = get_str(k, "type");
+		long long v;
+
+		if (get_int(k, "value", &v))
+			sb_printf(&b, "%s%s=%lld", i ? "," : " ", type ? type : "?", v);
+	}
+	return b.p;
+}
+
+/* An algo record: the calls of one (signature, choice), summed per process. */
+static int
+on_algo(struct proc *p, json_t *rec)
+{
+	char *api = get_clean(rec, "api", 16), *op = get_clean(rec, "op", 16);
+	char *sig = get_clean(rec, "signature", SIG_CAP), *choice;
+	json_t *ws = json_object_get(rec, "workspace");
+	struct psig *g;
+	struct sbuf key;
+	long long v, lo, hi;
+
+	p->algo_rec++;
+	if (!api || !op || !sig) {
+		/* Not the documented shape: counted, and nothing else. */
+		free(api);
+		free(op);
+		free(sig);
+		return 0;
+	}
+	choice = algo_choice(rec);
+	sb_init(&key, 4 * SIG_CAP);
+	sb_printf(&key, "%s\x1f%s\x1f%s\x1f%s", api, op, sig, choice);
+	g = map_get(&p->sigs, key.p, key.len);
+	if (!g && p->sigs.n >= MAX_SIGS) {
+		p->sigs_over++;
+		free(api);
+		free(op);
+		free(sig);
+		free(choice);
+		free(key.p);
+		return 0;
+	}
+	if (!g) {
+		g = xcalloc(1, sizeof(*g));
+		g->api = api;
+		g->op = op;
+		g->signature = sig;
+		g->choice = choice;
+		map_put(&p->sigs, key.p, key.len, g);
+	} else {
+		free(api);
+		free(op);
+		free(sig);
+		free(choice);
+	}
+	free(key.p);
+	if (get_count(rec, "calls", &v))
+		g->calls = sat_add(g->calls, v);
+	if (get_count(rec, "failures", &v))
+		g->failures = sat_add(g->failures, v);
+	if (get_count(rec, "timed", &v))
+		g->timed = sat_add(g->timed, v);
+	if (get_count(rec, "host_ns", &v))
+		g->host_ns = sat_add(g->host_ns, v);
+	if (get_count(rec, "gpu_timed", &v))
+		g->gpu_timed = sat_add(g->gpu_timed, v);
+	if (get_count(rec, "gpu_ns", &v))
+		g->gpu_ns = sat_add(g->gpu_ns, v);
+	if (json_is_object(ws) && get_count(ws, "min", &lo) && get_count(ws, "max", &hi)) {
+		if (!g->have_ws || lo < g->ws_min)
+			g->ws_min = lo;
+		if (!g->have_ws || hi > g->ws_max)
+			g->ws_max = hi;
+		g->have_ws = 1;
+	}
+	return 0;
+}
+
+/* The answering copy's library record: its real path and build-id say which build it is. */
+static int
+on_library(struct proc *p, json_t *rec)
+{
+	const char *kind = get_str(rec, "kind");
+	json_t *copy = json_object_get(rec, "copy"), *answers = json_object_get(rec, "answers");
+
+	if (!kind)
+		return -1;
+	if (strcmp(kind, "cudnn") != 0 || p->lib_real)
+		return 0;
+	/* Copy 0 serves the program's calls by name; records before copies had only "answers". */
+	if (json_is_integer(copy) ? json_integer_value(copy) != 0 : !json_is_true(answers))
+		return 0;
+	p->lib_real = get_clean(rec, "real_path", 4096);
+	p->lib_build_id = get_clean(rec, "build_id", 64);
+	return 0;
+}
+
 /* ---- reading lines ---- */
 
 enum { LINE_CUT = 1, LINE_LONG = 2 };
@@ -1279,9 +1476,13 @@ handle_line(struct report *r, struct proc *p, const char *line, size_t len, int 
 	else if (strcmp(ev, "summary") == 0)
 		rc = on_summary(p, rec);
 	else if (strcmp(ev, "algo") == 0)
-		p->algo_rec++;
-	else
+		rc = on_algo(p, rec);
+	else if (strcmp(ev, "finding") == 0 || strcmp(ev, "library") == 0) {
 		p->other_rec++;
+		rc = ev[0] == 'f' ? on_finding(p, rec) : on_library(p, rec);
+	} else {
+		p->other_rec++;
+	}
 	if (rc < 0)
 		p->wrong_type++;
 	json_decref(rec);
@@ -1383,6 +1584,14 @@ finish_file(struct report *r, struct proc *p)
 	free(b.p);
 }
 
+/* Lines, and not one of them a record: some other file given by mistake. */
+static int
+not_records(const struct proc *p)
+{
+	return p->lines > p->blank && !p->have_header && !p->have_summary && !p->calls_rec && !p->failures_rec &&
+	       !p->lazy_calls && !p->algo_rec && !p->other_rec && !p->wrong_type && !p->extra_headers;
+}
+
 static int
 needs_pass2(struct report *r, struct proc *p)
 {
@@ -1459,6 +1668,12 @@ report_read_path(struct report *r, const char *path)
 	r->full = saved_full;
 	free(s.buf);
 	close(fd);
+	if (not_records(p)) {
+		complain("%s: not cudnnspy records (no line of it is a record; see docs/output-format.md)", path);
+		r->nprocs--;
+		proc_free(p);
+		return -1;
+	}
 	if (r->chrome)
 		chrome_process(r, p);
 	finish_file(r, p);
@@ -1904,6 +2119,8 @@ library_json(struct proc *p)
 	}
 	jset(lib, "cudart", jint_or_null(p->have_lib_cudart, p->lib_cudart));
 	jset(lib, "how", jstr_or_null(p->lib_how));
+	jset(lib, "real_path", jstr_or_null(p->lib_real));
+	jset(lib, "build_id", jstr_or_null(p->lib_build_id));
 	return lib;
 }
 
@@ -2045,6 +2262,190 @@ who_json(struct proc **procs, size_t n, char **labels)
 	return arr;
 }
 
+/* Findings across processes: each once, with the processes it came from and its fix. */
+struct finding_agg {
+	struct pfinding *f;
+	struct proc **procs;
+	size_t n;
+};
+
+static int
+finding_agg_cmp(const void *a, const void *b)
+{
+	const struct finding_agg *x = *(const struct finding_agg *const *)a, *y = *(const struct finding_agg *const *)b;
+	static const char *const order[] = { "error", "warning", "info" };
+	int sx = 3, sy = 3, c;
+
+	for (int i = 0; i < 3; i++) {
+		if (x->f->severity && strcmp(x->f->severity, order[i]) == 0)
+			sx = i;
+		if (y->f->severity && strcmp(y->f->severity, order[i]) == 0)
+			sy = i;
+	}
+	if (sx != sy)
+		return sx - sy;
+	if ((c = strcmp(x->f->id, y->f->id)) != 0)
+		return c;
+	return strcmp(x->f->message, y->f->message);
+}
+
+static json_t *
+findings_model(struct proc **procs, size_t n, char **labels)
+{
+	struct map m = { 0 };
+	json_t *arr = must(json_array());
+	long long over = 0;
+	void **vals;
+
+	for (size_t i = 0; i < n; i++) {
+		void **fv = map_values(&procs[i]->findings);
+
+		over = sat_add(over, procs[i]->findings_over);
+		for (size_t k = 0; k < procs[i]->findings.n; k++) {
+			struct pfinding *f = fv[k];
+			struct finding_agg *a;
+			struct sbuf key;
+
+			sb_init(&key, 2 * MSG_CAP);
+			sb_printf(&key, "%s\x1f%s", f->id, f->message);
+			a = map_get(&m, key.p, key.len);
+			if (!a) {
+				a = xcalloc(1, sizeof(*a));
+				a->f = f;
+				a->procs = xcalloc(n, sizeof(*a->procs));
+				map_put(&m, key.p, key.len, a);
+			}
+			a->procs[a->n++] = procs[i];
+			free(key.p);
+		}
+		free(fv);
+	}
+	vals = map_values(&m);
+	qsort(vals, m.n, sizeof(*vals), finding_agg_cmp);
+	for (size_t k = 0; k < m.n; k++) {
+		struct finding_agg *a = vals[k];
+		json_t *v = must(json_object());
+		/* Records written before findings carried their fix: the command's own table knows it. */
+		const char *fix = a->f->fix ? a->f->fix : spy_rule_fix(a->f->id);
+
+		jset(v, "id", json_string(a->f->id));
+		jset(v, "severity", jstr_or_null(a->f->severity));
+		jset(v, "message", json_string(a->f->message));
+		jset(v, "fix", jstr_or_null(fix));
+		jset(v, "processes", json_integer((json_int_t)a->n));
+		jset(v, "of", json_integer((json_int_t)n));
+		jset(v, "who", who_json(a->procs, a->n, labels));
+		jpush(arr, v);
+		free(a->procs);
+		free(a);
+	}
+	free(vals);
+	map_free(&m, NULL);
+	if (over) {
+		json_t *o = must(json_object());
+
+		jset(o, "not_kept", json_integer(over));
+		jpush(arr, o);
+	}
+	return arr;
+}
+
+/* Convolution choices across processes, per (api, op, signature, choice), by total time. */
+struct sig_agg {
+	struct psig *g;
+	long long calls, failures, timed, host_ns, gpu_timed, gpu_ns, ws_min, ws_max;
+	int have_ws;
+	struct proc **procs;
+	size_t n;
+};
+
+static int
+sig_agg_cmp(const void *a, const void *b)
+{
+	const struct sig_agg *x = *(const struct sig_agg *const *)a, *y = *(const struct sig_agg *const *)b;
+	long long tx = x->gpu_ns ? x->gpu_ns : x->host_ns, ty = y->gpu_ns ? y->gpu_ns : y->host_ns;
+	int c;
+
+	if (tx != ty)
+		return tx < ty ? 1 : -1;
+	if (x->calls != y->calls)
+		return x->calls < y->calls ? 1 : -1;
+	if ((c = strcmp(x->g->signature, y->g->signature)) != 0)
+		return c;
+	return strcmp(x->g->choice, y->g->choice);
+}
+
+static json_t *
+signatures_model(struct proc **procs, size_t n, char **labels)
+{
+	struct map m = { 0 };
+	json_t *arr = must(json_array());
+	void **vals;
+
+	for (size_t i = 0; i < n; i++) {
+		void **gv = map_values(&procs[i]->sigs);
+
+		for (size_t k = 0; k < procs[i]->sigs.n; k++) {
+			struct psig *g = gv[k];
+			struct sig_agg *a;
+			struct sbuf key;
+
+			sb_init(&key, 4 * SIG_CAP);
+			sb_printf(&key, "%s\x1f%s\x1f%s\x1f%s", g->api, g->op, g->signature, g->choice);
+			a = map_get(&m, key.p, key.len);
+			if (!a) {
+				a = xcalloc(1, sizeof(*a));
+				a->g = g;
+				a->procs = xcalloc(n, sizeof(*a->procs));
+				map_put(&m, key.p, key.len, a);
+			}
+			a->calls = sat_add(a->calls, g->calls);
+			a->failures = sat_add(a->failures, g->failures);
+			a->timed = sat_add(a->timed, g->timed);
+			a->host_ns = sat_add(a->host_ns, g->host_ns);
+			a->gpu_timed = sat_add(a->gpu_timed, g->gpu_timed);
+			a->gpu_ns = sat_add(a->gpu_ns, g->gpu_ns);
+			if (g->have_ws) {
+				if (!a->have_ws || g->ws_min < a->ws_min)
+					a->ws_min = g->ws_min;
+				if (!a->have_ws || g->ws_max > a->ws_max)
+					a->ws_max = g->ws_max;
+				a->have_ws = 1;
+			}
+			a->procs[a->n++] = procs[i];
+			free(key.p);
+		}
+		free(gv);
+	}
+	vals = map_values(&m);
+	qsort(vals, m.n, sizeof(*vals), sig_agg_cmp);
+	for (size_t k = 0; k < m.n; k++) {
+		struct sig_agg *a = vals[k];
+		json_t *v = must(json_object());
+
+		jset(v, "api", json_string(a->g->api));
+		jset(v, "op", json_string(a->g->op));
+		jset(v, "signature", json_string(a->g->signature));
+		jset(v, "choice", json_string(a->g->choice));
+		jset(v, "calls", json_integer(a->calls));
+		jset(v, "failures", json_integer(a->failures));
+		jset(v, "timed", json_integer(a->timed));
+		jset(v, "host_ns", json_integer(a->host_ns));
+		jset(v, "gpu_timed", json_integer(a->gpu_timed));
+		jset(v, "gpu_ns", json_integer(a->gpu_ns));
+		jset(v, "workspace_min", jint_or_null(a->have_ws, a->ws_min));
+		jset(v, "workspace_max", jint_or_null(a->have_ws, a->ws_max));
+		jset(v, "processes", json_integer((json_int_t)a->n));
+		jset(v, "who", who_json(a->procs, a->n, labels));
+		jpush(arr, v);
+		free(a->procs);
+		free(a);
+	}
+	free(vals);
+	map_free(&m, NULL);
+	return arr;
+}
+
 static json_t *
 build_model(struct report *r)
 {
@@ -2089,8 +2490,12 @@ build_model(struct report *r)
 		} else if (!p->have_library) {
 			sb_puts(&key, "\x01none");
 		} else {
+			/* One file reached by several names (cuda/lib64, cuda-13.0/lib) is one build. */
 			sb_printf(&key, "%lld\x1f", p->have_lib_version ? p->lib_version : -1);
-			sb_puts(&key, p->lib_path ? p->lib_path : "");
+			if (p->lib_build_id)
+				sb_printf(&key, "build-id %s", p->lib_build_id);
+			else
+				sb_puts(&key, p->lib_real ? p->lib_real : p->lib_path ? p->lib_path : "");
 		}
 		l = map_get(&libmap, key.p, key.len);
 		if (!l) {
@@ -2200,6 +2605,9 @@ build_model(struct report *r)
 	jset(model, "failures", fails);
 	free(vals);
 	map_free(&grpmap, NULL);
+
+	jset(model, "findings", findings_model(procs, n, labels));
+	jset(model, "signatures", signatures_model(procs, n, labels));
 
 	/* Functions across processes, by total time. */
 	for (size_t i = 0; i < n; i++) {
@@ -2507,6 +2915,82 @@ print_failures(FILE *out, json_t *model)
 	}
 }
 
+/* Each finding once, with where it came from and its fix. */
+static void
+print_findings(FILE *out, json_t *model)
+{
+	json_t *fs = json_object_get(model, "findings"), *f;
+	size_t i, n = 0;
+
+	json_array_foreach(fs, i, f)
+		n += json_is_string(json_object_get(f, "id"));
+	if (!json_array_size(fs))
+		return;
+	fprintf(out, "\nFindings: %zu\n", n);
+	json_array_foreach(fs, i, f) {
+		long long np = jget_int(f, "processes"), of = jget_int(f, "of");
+
+		if (!json_is_string(json_object_get(f, "id"))) {
+			fprintf(out, "  (%lld more not kept)\n", jget_int(f, "not_kept"));
+			continue;
+		}
+		fprintf(out, "  %s %s: %s\n", jget_str(f, "severity", "?"), jget_str(f, "id", "?"),
+			jget_str(f, "message", ""));
+		if (of > 1) {
+			fputs(np == of ? (of == 2 ? "    in both processes" : "    in all processes") : "    in ", out);
+			if (np != of)
+				print_who(out, json_object_get(f, "who"));
+			fputc('\n', out);
+		}
+		if (json_is_string(json_object_get(f, "fix")))
+			fprintf(out, "    fix: %s\n", jget_str(f, "fix", ""));
+	}
+	fprintf(out, "  (causes and longer fixes: docs/conflicts.md, installed under share/doc/cudnnspy)\n");
+}
+
+/* The per-signature table: which algorithm or engine ran for each convolution, how often, how long. */
+static void
+print_signatures(FILE *out, json_t *model)
+{
+	json_t *sigs = json_object_get(model, "signatures"), *g;
+	size_t i, nproc = json_array_size(json_object_get(model, "processes"));
+	char host[32], gpu[32];
+
+	if (!json_array_size(sigs))
+		return;
+	fprintf(out, "\nConvolutions: %zu (signature, choice) pair%s, by time\n", json_array_size(sigs),
+		json_array_size(sigs) == 1 ? "" : "s");
+	json_array_foreach(sigs, i, g) {
+		fmt_ns(host, sizeof(host), jget_int(g, "host_ns"));
+		if (jget_int(g, "gpu_timed"))
+			fmt_ns(gpu, sizeof(gpu), jget_int(g, "gpu_ns"));
+		else
+			snprintf(gpu, sizeof(gpu), "-");
+		/* The signature starts with its operation (fwd, bwd-data, graph ...). */
+		fprintf(out, "  %s %s\n    %s: %lld call%s", jget_str(g, "api", "?"), jget_str(g, "signature", "?"),
+			jget_str(g, "choice", "?"), jget_int(g, "calls"), jget_int(g, "calls") == 1 ? "" : "s");
+		if (jget_int(g, "failures"))
+			fprintf(out, ", %lld failed", jget_int(g, "failures"));
+		fprintf(out, ", host %s, GPU %s", host, gpu);
+		if (json_is_integer(json_object_get(g, "workspace_max"))) {
+			long long lo = jget_int(g, "workspace_min"), hi = jget_int(g, "workspace_max");
+
+			if (lo == hi)
+				fprintf(out, ", workspace %lld", lo);
+			else
+				fprintf(out, ", workspace %lld..%lld", lo, hi);
+		}
+		if (nproc > 1) {
+			fputs(", in ", out);
+			if ((size_t)jget_int(g, "processes") == nproc)
+				fputs(nproc == 2 ? "both processes" : "all processes", out);
+			else
+				print_who(out, json_object_get(g, "who"));
+		}
+		fputc('\n', out);
+	}
+}
+
 static void
 print_functions(FILE *out, json_t *model, int top)
 {
@@ -2568,7 +3052,9 @@ report_write_text(struct report *r, FILE *out, int top)
 	fputc('\n', out);
 	print_processes(out, model);
 	print_cudnn(out, model);
+	print_findings(out, model);
 	print_failures(out, model);
+	print_signatures(out, model);
 	print_functions(out, model, top);
 	json_decref(model);
 	return finish_output(out);
@@ -2597,24 +3083,100 @@ algo_records(struct report *r)
 	return n;
 }
 
+/* One run's choices per signature: {api signature: {"choices": [...], "calls", "time_ns"}}. */
+static json_t *
+signature_rows(struct report *r)
+{
+	json_t *model = build_model(r), *rows = must(json_object()), *g;
+	size_t i;
+
+	json_array_foreach(json_object_get(model, "signatures"), i, g) {
+		char *key;
+		json_t *row;
+		long long t = jget_int(g, "gpu_timed") ? jget_int(g, "gpu_ns") : jget_int(g, "host_ns");
+
+		if (asprintf(&key, "%s %s", jget_str(g, "api", "?"), jget_str(g, "signature", "?")) < 0)
+			out_of_memory();
+		row = json_object_get(rows, key);
+		if (!row) {
+			row = must(json_object());
+			jset(row, "choices", must(json_array()));
+			jset(row, "calls", json_integer(0));
+			jset(row, "time_ns", json_integer(0));
+			jset(rows, key, row);
+		}
+		jpush(json_object_get(row, "choices"), json_string(jget_str(g, "choice", "?")));
+		jset(row, "calls", json_integer(sat_add(jget_int(row, "calls"), jget_int(g, "calls"))));
+		jset(row, "time_ns", json_integer(sat_add(jget_int(row, "time_ns"), t)));
+		free(key);
+	}
+	json_decref(model);
+	return rows;
+}
+
 /*
- * Hook for the per-convolution-signature table (a later issue): null unless
- * a run holds "algo" records, which this version counts without reading
- * them.
+ * Per convolution signature, what each run chose and how long it took: the
+ * "did the other cuDNN pick another algorithm for this layer" question. Null
+ * when neither run holds algo records.
  */
 static json_t *
 compare_signatures(struct report *a, struct report *b)
 {
 	long long na = algo_records(a), nb = algo_records(b);
-	json_t *s;
+	json_t *s, *ra, *rb, *table, *v;
+	const char *key;
 
 	if (!na && !nb)
 		return json_null();
 	s = must(json_object());
 	jset(s, "algo_records_a", json_integer(na));
 	jset(s, "algo_records_b", json_integer(nb));
-	jset(s, "table", json_null());
+	ra = signature_rows(a);
+	rb = signature_rows(b);
+	table = must(json_array());
+	json_object_foreach(ra, key, v) {
+		json_t *row = must(json_object()), *w = json_object_get(rb, key);
+
+		jset(row, "signature", json_string(key));
+		jset(row, "a", json_incref(v));
+		jset(row, "b", w ? json_incref(w) : json_null());
+		jset(row, "changed", json_boolean(!w || !json_equal(json_object_get(v, "choices"),
+								       json_object_get(w, "choices"))));
+		jpush(table, row);
+	}
+	json_object_foreach(rb, key, v) {
+		json_t *row;
+
+		if (json_object_get(ra, key))
+			continue;
+		row = must(json_object());
+		jset(row, "signature", json_string(key));
+		jset(row, "a", json_null());
+		jset(row, "b", json_incref(v));
+		jset(row, "changed", json_true());
+		jpush(table, row);
+	}
+	jset(s, "table", table);
+	json_decref(ra);
+	json_decref(rb);
 	return s;
+}
+
+static void
+print_choices(FILE *out, json_t *side)
+{
+	json_t *c;
+	size_t i;
+	char t[32];
+
+	if (!json_is_object(side)) {
+		fputs("not run", out);
+		return;
+	}
+	json_array_foreach(json_object_get(side, "choices"), i, c)
+		fprintf(out, "%s%s", i ? " + " : "", json_string_value(c));
+	fmt_ns(t, sizeof(t), jget_int(side, "time_ns"));
+	fprintf(out, " (%lld call%s, %s)", jget_int(side, "calls"), jget_int(side, "calls") == 1 ? "" : "s", t);
 }
 
 static json_t *
@@ -2781,9 +3343,24 @@ report_write_compare(struct report *a, const char *name_a, struct report *b, con
 	}
 	sig = json_object_get(c, "signatures");
 	if (json_is_object(sig)) {
-		fprintf(out, "\nConvolution signatures\n");
-		fprintf(out, "  %lld algo records in A, %lld in B; the per-signature table is not in this version\n",
-			jget_int(sig, "algo_records_a"), jget_int(sig, "algo_records_b"));
+		json_t *row, *table = json_object_get(sig, "table");
+		size_t changed = 0;
+
+		json_array_foreach(table, i, row)
+			changed += json_is_true(json_object_get(row, "changed"));
+		fprintf(out, "\nConvolution signatures: %zu, %zu with another choice in B\n", json_array_size(table),
+			changed);
+		if (!json_array_size(table))
+			fprintf(out, "  (%lld algo records in A, %lld in B, none of them usable)\n",
+				jget_int(sig, "algo_records_a"), jget_int(sig, "algo_records_b"));
+		json_array_foreach(table, i, row) {
+			fprintf(out, "  %s%s\n    A: ", json_is_true(json_object_get(row, "changed")) ? "CHANGED " : "",
+				jget_str(row, "signature", "?"));
+			print_choices(out, json_object_get(row, "a"));
+			fputs("\n    B: ", out);
+			print_choices(out, json_object_get(row, "b"));
+			fputc('\n', out);
+		}
 	}
 	json_decref(c);
 	return finish_output(out);

@@ -217,12 +217,19 @@ def main():
                         [("cudnnConvolutionForward", 0)] * 5))
     write(os.path.join(out, "no-summary", name("train", "node01", 600, 3)), recs)
 
-    # algo: a run with records of an event this version only counts.
+    # algo: a run with "algo" records (docs/output-format.md), one of a shape the reader only counts.
+    sig = ("fwd x=float:32x64x56x56:NCHW w=float:64x64x3x3:NCHW y=float:32x64x56x56:NCHW pad=1x1 stride=1x1 "
+           "dilation=1x1 mode=cross_correlation compute=float groups=1 math=default_math")
     for ver, lib in ((91900, lib9),):
         recs = job(700, "node01", 0, lib, ver)
         recs.insert(3, {"event": "algo", "fn": "cudnnFindConvolutionForwardAlgorithm",
                         "signature": {"x": "float NCHW 32x64x56x56"}, "algo": "CUDNN_CONVOLUTION_FWD_ALGO_FFT",
                         "time_ms": 0.25})
+        recs.insert(-1, {"event": "algo", "api": "legacy", "op": "fwd", "signature": sig,
+                         "algo": "CUDNN_CONVOLUTION_FWD_ALGO_FFT", "engine": None, "knobs": None, "calls": 4,
+                         "failures": 0, "timed": 4, "host_ns": 1006000, "gpu_timed": 0, "gpu_ns": 0,
+                         "workspace": {"min": 4096, "max": 4096}, "workspace_needed": 4096, "search": None,
+                         "plan": None, "config": None, "graph": None, "heuristics": None})
         write(os.path.join(out, "algo", name("train", "node01", 700, 0)), recs)
 
     # broken: everything a reader must survive, in two files.

@@ -29,6 +29,8 @@ PRELOAD = E.get("SPY_PRELOAD", "")
 FAKE9 = E.get("FAKE9_DIR", "")
 HOST_CALLS = E.get("HOST_CALLS", "")
 THREADS = E.get("THREADS_EXE", "")
+CONV_LEGACY = E.get("CONV_LEGACY_EXE", "")
+LOAD_COPIES = E.get("LOAD_COPIES_EXE", "")
 GEN = E.get("REPORT_GEN", os.path.join(HERE, "..", "..", "bench", "report-gen.py"))
 
 SCENARIOS = {}
@@ -220,11 +222,13 @@ def compare():
     check(conv["a"] == {"calls": 8, "total_ns": 3212000} and conv["b"] == {"calls": 8, "total_ns": 2012000},
           "calls and time per run", conv)
     check(abs(conv["ratio"] - 2012000 / 3212000) < 1e-4, "the ratio", conv)
-    check(c["signatures"] is None, "the signature hook is empty", j.stdout)
+    check(c["signatures"] is None, "no signature table without algo records", j.stdout)
     # The hook shows up with algo records.
     a = report(["--compare", fixture("run-91900"), fixture("algo")])
     ok(a)
-    check("\nConvolution signatures\n  0 algo records in A, 1 in B" in a.stdout, "the signature hook", a.stdout)
+    check("\nConvolution signatures: 1, 1 with another choice in B\n  CHANGED legacy fwd x=float:32x64x56x56:NCHW "
+          in a.stdout and "\n    A: not run\n    B: CUDNN_CONVOLUTION_FWD_ALGO_FFT (4 calls, 1.01 ms)\n" in a.stdout,
+          "per signature, what each run chose", a.stdout)
 
 
 @scenario
@@ -512,6 +516,68 @@ def real_ranks():
     rows = rest.splitlines()
     norm = head + "Top functions (by name)\n" + "".join(sorted(" ".join(ln.split()[:3]) + "\n" for ln in rows[1:-1]))
     golden("real-ranks.txt", norm)
+
+
+@scenario
+def real_findings():
+    """The job-level answer carries what the processes found: each finding once with the ranks it came from and
+    its fix, the per-signature convolution table summed over ranks, and one cuDNN file reached by three names
+    (cuda/lib, cuda-13.0/lib, cuda/lib64) counted as one build, not three."""
+    need_spy()
+    d = tmpdir()
+    out = os.path.join(d, "job")
+    os.makedirs(out)
+    real = os.path.join(d, "cuda-13.0", "lib")
+    os.makedirs(real)
+    shutil.copy(os.path.join(FAKE9, "libcudnn.so.9"), real)
+    os.symlink("cuda-13.0", os.path.join(d, "cuda"))
+    os.symlink("lib", os.path.join(real, "..", "lib64"))
+    second = os.path.join(d, "conda")
+    os.makedirs(second)
+    shutil.copy(os.path.join(FAKE9, "libcudnn.so.9"), second)
+    names = [os.path.join(d, "cuda", "lib"), real, os.path.join(d, "cuda", "lib64")]
+    for rank, lib in enumerate(names):
+        spy_run([CONV_LEGACY], out, {"RANK": str(rank)}, lib)
+    # Rank 3 maps a second copy beside its own: a finding of that process only.
+    spy_run([LOAD_COPIES, os.path.join(second, "libcudnn.so.9")], out, {"RANK": "3"}, names[0])
+    p = report([out])
+    ok(p)
+    t = p.stdout
+    cudnn = section(t, "cuDNN")
+    check(len(cudnn) == 1 and cudnn[0].startswith("  all processes: cuDNN 9.19.0 (91900) "),
+          "one build under three names", t)
+    f = section(t, [ln for ln in t.splitlines() if ln.startswith("Findings: ")][0])
+    multi = [i for i, ln in enumerate(f) if ln.startswith("  error runtime-multiple-copies: 2 cuDNN copies")]
+    check(multi and f[multi[0] + 1] == "    in rank 3" and f[multi[0] + 2].startswith("    fix: make every part"),
+          "the finding, where it came from, its fix", t)
+    conv = [ln for ln in t.splitlines() if ln.startswith("Convolutions: ")]
+    check(conv, "the per-signature table", t)
+    rows = section(t, conv[0])
+    check(any("in ranks 0, 1, 2" in ln or "all processes" in ln for ln in rows), "summed over the ranks", t)
+    m = json.loads(report(["--json", out]).stdout)
+    sigs = m["signatures"]
+    check(sigs and all(s["calls"] % 3 == 0 and s["processes"] == 3 for s in sigs if s["op"] == "fwd"),
+          "each signature's calls from the three conv ranks", repr(sigs))
+    check(any(x["id"] == "runtime-multiple-copies" and x["fix"] for x in m["findings"]), "findings in JSON",
+          repr(m["findings"]))
+
+
+@scenario
+def not_records():
+    """A file that is not records at all (a C source given by mistake) is an error: exit 2, one line saying why."""
+    d = tmpdir()
+    src = os.path.join(d, "train.c")
+    with open(src, "w") as f:
+        f.write("#include <cudnn.h>\nint main(void) { return 0; }\n")
+    p = report([src], cwd=d)
+    check(p.returncode == 2 and p.stdout == "", "exit 2 and no report, not %d" % p.returncode, p.stdout)
+    check(p.stderr.splitlines() == ["cudnnspy: %s: not cudnnspy records (no line of it is a record; "
+                                    "see docs/output-format.md)" % src, "cudnnspy: nothing could be read"],
+          "one line saying why", p.stderr)
+    good = os.path.join(HERE, "fixtures", "single")
+    q = report([good, src], cwd=d)
+    check(q.returncode == 1 and "not cudnnspy records" in q.stderr and "1 process" in q.stdout,
+          "beside good records: the report, and exit 1", q.stderr)
 
 
 @scenario
