@@ -462,6 +462,18 @@ rules(void)
 					e->real, answer->real);
 		}
 	}
+	/* The drop-in sees only the calls made through it: a dispatcher the program mapped by path bypasses it. */
+	if (answer && strcmp(spy_flavor.name, "drop-in") == 0) {
+		for (int i = 0; i < nentries; i++) {
+			const struct entry *e = &entries[i];
+			const char *paths[2] = { e->real, answer->real };
+
+			if (e->kind == K_CUDNN && e != answer && strcmp(e->real, answer->real) != 0)
+				finding("dropin-bypassed", "warning", e->real, paths, 2,
+					"%s is mapped beside the drop-in, which forwards to %s: calls made through %s "
+					"bypass the spy and are neither counted nor recorded", e->real, answer->real, e->real);
+		}
+	}
 }
 
 void
