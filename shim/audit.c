@@ -451,15 +451,16 @@ rules(void)
 			cuda->version / 1000, cuda->version % 1000 / 10, cuda->real, cudart->version / 1000,
 			cudart->version % 1000 / 10, cudart->real);
 	}
-	if (spy_config.library[0] && answer) {
+	if (spy_config.library[0] && answer && strcmp(spy_flavor.name, "preload") == 0) {
 		for (int i = 0; i < nentries; i++) {
 			const struct entry *e = &entries[i];
 			const char *paths[2] = { e->real, answer->real };
 
 			if (e->kind == K_CUDNN && e != answer && strcmp(e->real, answer->real) != 0)
 				finding("library-not-requested", "warning", e->real, paths, 2,
-					"the program also has %s mapped; its calls go to %s as CUDNNSPY_LIBRARY asks",
-					e->real, answer->real);
+					"the program's own copy %s stays loaded beside %s, which CUDNNSPY_LIBRARY names; "
+					"to give the program only %s, use `cudnnspy run --library %s` (the drop-in)",
+					e->real, answer->real, answer->real, answer->real);
 		}
 	}
 	/* The drop-in sees only the calls made through it: a dispatcher the program mapped by path bypasses it. */

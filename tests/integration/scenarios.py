@@ -1505,6 +1505,29 @@ def dropin_bypassed():
         check("dropin-bypassed" not in pre.stderr, "not under the preload", pre.stderr)
 
 
+@scenario
+def library_not_requested():
+    """Preload with CUDNNSPY_LIBRARY naming another copy than the program's: the spy says once, with the fix,
+    that the program's own copy stays loaded beside it. Under the drop-in, or naming the program's own copy,
+    nothing is said."""
+    own = os.path.realpath(os.path.join(FAKE9, "libcudnn.so.9"))
+    other = os.path.realpath(os.path.join(BUNDLED9, "libcudnn.so.9"))
+    p = run([prog("load-copies")], {"LD_LIBRARY_PATH": FAKE9, "LD_PRELOAD": PRELOAD, "CUDNNSPY_LIBRARY": other})
+    lines = [l for l in p.stderr.splitlines() if "library-not-requested" in l]
+    check(lines == ["cudnnspy: warning library-not-requested: the program's own copy %s stays loaded beside %s, "
+                    "which CUDNNSPY_LIBRARY names; to give the program only %s, use `cudnnspy run --library %s` "
+                    "(the drop-in) (docs/conflicts.md#library-not-requested)" % (own, other, other, other)],
+          "said once, with the fix", p.stderr)
+    f = findings(p)["library-not-requested"]
+    check(f["severity"] == "warning" and f["paths"] == [own, other], "in the records", repr(f))
+    same = run([prog("load-copies")], {"LD_LIBRARY_PATH": FAKE9, "LD_PRELOAD": PRELOAD, "CUDNNSPY_LIBRARY": own})
+    check("library-not-requested" not in same.stderr, "the program's own copy named: nothing to say", same.stderr)
+    drop = run([prog("load-copies")], {"LD_LIBRARY_PATH": DROPIN9 + ":" + FAKE9, "CUDNNSPY_LIBRARY": other})
+    check("version 90300" in drop.stdout, "the drop-in gives the program the copy named", drop.stdout, drop.stderr)
+    check("library-not-requested" not in drop.stderr and "dropin-bypassed" not in drop.stderr and
+          "runtime-multiple-copies" not in drop.stderr, "the drop-in: one copy, nothing to say", drop.stderr)
+
+
 def main():
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
         print("usage: scenarios.py {%s}" % ",".join(sorted(SCENARIOS)))
