@@ -18,10 +18,13 @@
  */
 #include "core.h"
 #include "requester.h"
+#include "stack.h"
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gnu/libc-version.h>
 #include <link.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,6 +42,7 @@ struct obj {
 	char *rpath;
 	char *runpath;
 	char *needed;		/* the DT_NEEDED names, each ending in '\0', then an empty one */
+	uintptr_t lo, hi;	/* where it is mapped */
 	int nodeflib;
 	int is_self;
 };
@@ -127,6 +131,8 @@ collect_cb(struct dl_phdr_info *info, size_t size, void *arg)
 				hi = a + ph->p_memsz;
 		}
 	}
+	ob->lo = lo;
+	ob->hi = hi;
 	if (!dyn)
 		return 0;
 	for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++) {
@@ -234,6 +240,7 @@ struct search {
 	ElfW(Half) machine;
 	char lib[64];		/* $LIB */
 	const char *platform;	/* $PLATFORM */
+	int with_self;		/* the drop-in counts too: where would the loader have found it? */
 	char *out;
 	size_t outlen;
 };
@@ -306,7 +313,7 @@ candidate(const struct search *s, const char *path)
 
 	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
 		return 0;
-	if (s->have_self && st.st_dev == s->self.st_dev && st.st_ino == s->self.st_ino)
+	if (!s->with_self && s->have_self && st.st_dev == s->self.st_dev && st.st_ino == s->self.st_ino)
 		return 0;
 	/* A file of another class or machine is skipped by the loader too. */
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -316,6 +323,14 @@ candidate(const struct search *s, const char *path)
 	     eh.e_ident[EI_CLASS] == s->elf_class && eh.e_machine == s->machine;
 	close(fd);
 	return ok;
+}
+
+static int
+same_as_self(const struct search *s, const char *path)
+{
+	struct stat st;
+
+	return s->have_self && stat(path, &st) == 0 && st.st_dev == s->self.st_dev && st.st_ino == s->self.st_ino;
 }
 
 static int
@@ -340,7 +355,7 @@ try_list(struct search *s, const char *list, const char *seps, const char *origi
 		struct stat st;
 
 		if (len > 0 && expand(s, list, len, origin, dir, sizeof(dir)) &&
-		    !(skip_selfdir && s->have_selfdir && stat(dir, &st) == 0 && st.st_dev == s->selfdir.st_dev &&
+		    !(skip_selfdir && !s->with_self && s->have_selfdir && stat(dir, &st) == 0 && st.st_dev == s->selfdir.st_dev &&
 		      st.st_ino == s->selfdir.st_ino) &&
 		    try_dir(s, dir))
 			return 1;
@@ -490,16 +505,160 @@ origin_of(const struct obj *ob, char *out, size_t len)
 	return out;
 }
 
+/*
+ * glibc's search for s->name as object r, into s->out; the rule that found
+ * it in `why`. 0 when found, 1 when not.
+ */
+static int
+search_as(const struct objs *o, int r, struct search *s, char *why, size_t whylen)
+{
+	const struct obj *req = &o->v[r];
+	const char *rname = base_of(req->name), *origin;
+	char buf[PATH_MAX], cached[PATH_MAX];
+
+	/* 1. DT_RPATH: the requester, its loaders up to the program, then the program. */
+	if (!req->runpath) {
+		int did_main = 0;
+
+		for (int l = r; l >= 0; l = loader_of(o, l)) {
+			origin = origin_of(&o->v[l], buf, sizeof(buf));
+			if (o->v[l].rpath && try_list(s, o->v[l].rpath, ":", origin, 0)) {
+				if (l == r)
+					snprintf(why, whylen, "what %s's RPATH finds", rname);
+				else
+					snprintf(why, whylen, "what %s's RPATH finds for %s", base_of(o->v[l].name), rname);
+				return 0;
+			}
+			did_main |= l == 0;
+		}
+		origin = origin_of(&o->v[0], buf, sizeof(buf));
+		if (!did_main && o->v[0].rpath && try_list(s, o->v[0].rpath, ":", origin, 0)) {
+			snprintf(why, whylen, "what %s's RPATH finds for %s", base_of(o->v[0].name), rname);
+			return 0;
+		}
+	}
+	/* 2. LD_LIBRARY_PATH, whose $ORIGIN is the program's directory, without the drop-in's own directory. */
+	origin = origin_of(&o->v[0], buf, sizeof(buf));
+	if (try_list(s, secure_getenv("LD_LIBRARY_PATH"), ":;", origin, 1)) {
+		snprintf(why, whylen, "what LD_LIBRARY_PATH without the drop-in finds for %s", rname);
+		return 0;
+	}
+	/* 3. The requester's own DT_RUNPATH. */
+	origin = origin_of(req, buf, sizeof(buf));
+	if (req->runpath && try_list(s, req->runpath, ":", origin, 0)) {
+		snprintf(why, whylen, "what %s's RUNPATH finds", rname);
+		return 0;
+	}
+	/* 4. The cache; 5. the default directories. */
+	if (cache_lookup(s->name, cached, sizeof(cached)) && !(req->nodeflib && in_system_dir(cached)) &&
+	    candidate(s, cached)) {
+		snprintf(s->out, s->outlen, "%s", cached);
+		snprintf(why, whylen, "what the loader's cache gives %s", rname);
+		return 0;
+	}
+	for (size_t i = 0; i < N_SYSTEM_DIRS && !req->nodeflib; i++) {
+		if (try_dir(s, system_dirs[i])) {
+			snprintf(why, whylen, "what the default directories give %s", rname);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/*
+ * Where the drop-in's own constructor was called from, when no loaded
+ * object needed it: inside dlopen, so the first frame outside the loader,
+ * libc and libdl is the code that opened it. 0 when not known.
+ */
+static uintptr_t opener_ip;
+
+static int
+in_object(const void *addr, uintptr_t base)
+{
+	Dl_info di;
+
+	return base && dladdr(addr, &di) && (uintptr_t)di.dli_fbase == base;
+}
+
+static uintptr_t
+object_base(const void *addr)
+{
+	Dl_info di;
+
+	return dladdr(addr, &di) ? (uintptr_t)di.dli_fbase : 0;
+}
+
+/* 1 when an object mapped before the drop-in needs it by name; fills *r and s->name. */
+static int
+find_needer(const struct objs *o, int self, struct search *s, int *r)
+{
+	const struct obj *me = &o->v[self];
+
+	/*
+	 * Only an object mapped before the drop-in can have loaded it; a later
+	 * one found it loaded already. The loader searches for the name the
+	 * requester wrote, which is the drop-in's SONAME or its file name.
+	 */
+	for (int i = 0; i < self; i++) {
+		if (needs(&o->v[i], me->soname)) {
+			s->name = me->soname;
+			*r = i;
+			return 1;
+		}
+		if (needs(&o->v[i], base_of(me->name))) {
+			s->name = base_of(me->name);
+			*r = i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+__attribute__((constructor)) static void
+note_opener(void)
+{
+	struct objs o = { .self = (ElfW(Addr))spy_self_base() };
+	struct search s = { .name = NULL };
+	void *ips[SPY_STACK_MAX];
+	uintptr_t ldso = (uintptr_t)getauxval(AT_BASE), libc = object_base((void *)gnu_get_libc_version);
+	uintptr_t libdl = object_base((void *)dlopen);
+	int self = -1, r = -1, n, needed = 0, saved = errno;
+
+	if (strcmp(spy_flavor.name, "drop-in") != 0)
+		return;
+	/* Needed by name: certain, and no stack to take. */
+	dl_iterate_phdr(collect_cb, &o);
+	for (int i = 0; i < o.n && !o.failed; i++)
+		if (o.v[i].is_self)
+			self = i;
+	if (self >= 0)
+		needed = find_needer(&o, self, &s, &r);
+	free_objs(&o);
+	if (needed) {
+		errno = saved;
+		return;
+	}
+	n = spy_stack_capture(ips, SPY_STACK_MAX);
+	for (int i = 0; i < n; i++) {
+		if (in_object(ips[i], ldso) || in_object(ips[i], libc) || in_object(ips[i], libdl) ||
+		    !object_base(ips[i]))
+			continue;
+		opener_ip = (uintptr_t)ips[i];
+		break;
+	}
+	errno = saved;
+}
+
 int
 spy_requester_search(char *out, size_t outlen, char *why, size_t whylen)
 {
 	struct objs o = { .self = (ElfW(Addr))spy_self_base() };
 	struct search s = { .out = out, .outlen = outlen };
 	const ElfW(Ehdr) *self_eh = spy_self_base();
-	char exe[PATH_MAX], buf[PATH_MAX], cached[PATH_MAX];
-	const struct obj *req, *me;
-	const char *rname, *origin;
-	int self = -1, r = -1, rc = 1;
+	char exe[PATH_MAX], buf[PATH_MAX];
+	const struct obj *me;
+	const char *origin, *verb = "needs";
+	int self = -1, r = -1, rc = -1;
 	ssize_t n;
 
 	if (!self_eh)
@@ -522,25 +681,6 @@ spy_requester_search(char *out, size_t outlen, char *why, size_t whylen)
 	if (self < 0)
 		goto done;
 	me = &o.v[self];
-	/*
-	 * Only an object mapped before the drop-in can have loaded it; a later
-	 * one found it loaded already. The loader searches for the name the
-	 * requester wrote, which is the drop-in's SONAME or its file name.
-	 */
-	for (int i = 0; i < self && r < 0; i++) {
-		if (needs(&o.v[i], me->soname)) {
-			r = i;
-			s.name = me->soname;
-		} else if (needs(&o.v[i], base_of(me->name))) {
-			r = i;
-			s.name = base_of(me->name);
-		}
-	}
-	if (r < 0)
-		goto done;
-	req = &o.v[r];
-	rname = base_of(req->name);
-
 	s.have_self = stat(me->name, &s.self) == 0;
 	origin = origin_of(me, buf, sizeof(buf));
 	s.have_selfdir = origin && stat(origin, &s.selfdir) == 0;
@@ -549,62 +689,31 @@ spy_requester_search(char *out, size_t outlen, char *why, size_t whylen)
 	s.platform = (const char *)getauxval(AT_PLATFORM);
 	find_lib(&o, s.lib, sizeof(s.lib));
 
-	/* 1. DT_RPATH: the requester, its loaders up to the program, then the program. */
-	if (!req->runpath) {
-		int did_main = 0;
-
-		for (int l = r; l >= 0; l = loader_of(&o, l)) {
-			origin = origin_of(&o.v[l], buf, sizeof(buf));
-			if (o.v[l].rpath && try_list(&s, o.v[l].rpath, ":", origin, 0)) {
-				if (l == r)
-					snprintf(why, whylen, "what %s's RPATH finds", rname);
-				else
-					snprintf(why, whylen, "what %s's RPATH finds for %s", base_of(o.v[l].name), rname);
-				rc = 0;
-				goto done;
-			}
-			did_main |= l == 0;
-		}
-		origin = origin_of(&o.v[0], buf, sizeof(buf));
-		if (!did_main && o.v[0].rpath && try_list(&s, o.v[0].rpath, ":", origin, 0)) {
-			snprintf(why, whylen, "what %s's RPATH finds for %s", base_of(o.v[0].name), rname);
-			rc = 0;
-			goto done;
-		}
+	if (!find_needer(&o, self, &s, &r) && opener_ip) {
+		/*
+		 * Opened with dlopen: the loader searched as the caller. Only a
+		 * name was searched (glibc names the file dir/NAME); a path was
+		 * not, and then the caller's search would not find the drop-in
+		 * first: nothing to repeat.
+		 */
+		for (int i = 0; i < o.n && r < 0; i++)
+			if (i != self && opener_ip >= o.v[i].lo && opener_ip < o.v[i].hi)
+				r = i;
+		s.name = base_of(me->name);
+		s.with_self = 1;
+		if (r >= 0 && (search_as(&o, r, &s, buf, sizeof(buf)) != 0 || !same_as_self(&s, out)))
+			r = -1;
+		s.with_self = 0;
+		verb = "opens";
 	}
-	/* 2. LD_LIBRARY_PATH, whose $ORIGIN is the program's directory, without the drop-in's own directory. */
-	origin = origin_of(&o.v[0], buf, sizeof(buf));
-	if (try_list(&s, secure_getenv("LD_LIBRARY_PATH"), ":;", origin, 1)) {
-		snprintf(why, whylen, "what LD_LIBRARY_PATH without the drop-in finds for %s", rname);
-		rc = 0;
+	if (r < 0)
 		goto done;
-	}
-	/* 3. The requester's own DT_RUNPATH. */
-	origin = origin_of(req, buf, sizeof(buf));
-	if (req->runpath && try_list(&s, req->runpath, ":", origin, 0)) {
-		snprintf(why, whylen, "what %s's RUNPATH finds", rname);
-		rc = 0;
-		goto done;
-	}
-	/* 4. The cache; 5. the default directories. */
-	if (cache_lookup(s.name, cached, sizeof(cached)) && !(req->nodeflib && in_system_dir(cached)) &&
-	    candidate(&s, cached)) {
-		snprintf(out, outlen, "%s", cached);
-		snprintf(why, whylen, "what the loader's cache gives %s", rname);
-		rc = 0;
-		goto done;
-	}
-	for (size_t i = 0; i < N_SYSTEM_DIRS && !req->nodeflib; i++) {
-		if (try_dir(&s, system_dirs[i])) {
-			snprintf(why, whylen, "what the default directories give %s", rname);
-			rc = 0;
-			goto done;
-		}
-	}
-	snprintf(why, whylen, "%s needs %s, but without the drop-in the loader would find no other copy "
-		 "(its RPATH, LD_LIBRARY_PATH, its RUNPATH, the cache and the default directories searched)",
-		 rname, s.name);
+	rc = search_as(&o, r, &s, why, whylen);
+	if (rc != 0)
+		snprintf(why, whylen, "%s %s %s, but without the drop-in the loader would find no other copy "
+			 "(its RPATH, LD_LIBRARY_PATH, its RUNPATH, the cache and the default directories searched)",
+			 base_of(o.v[r].name), verb, s.name);
 done:
 	free_objs(&o);
-	return r < 0 ? -1 : rc;
+	return rc;
 }

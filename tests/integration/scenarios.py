@@ -1480,6 +1480,24 @@ def dropin_requester_rpath():
 
 
 @scenario
+def dropin_requester_opener():
+    """A library that opens cuDNN by name with dlopen and has a DT_RUNPATH to its bundled copy: the loader
+    searches as the caller, and so does the drop-in. Opened by path, the drop-in has no search to repeat."""
+    with tempfile.TemporaryDirectory() as d:
+        argv = [bundled_app(d, "opener")]
+        check_dropin_follows(argv, {}, os.path.join(d, "bundled", "libcudnn.so.9"), "version 90300, FAKE_STATUS_0\n",
+                             "what libbundled-opener.so's RUNPATH finds")
+        check_dropin_follows(argv, {"LD_LIBRARY_PATH": FAKE9}, os.path.join(FAKE9, "libcudnn.so.9"),
+                             "version 91900, FAKE_STATUS_0\n",
+                             "what LD_LIBRARY_PATH without the drop-in finds for libbundled-opener.so")
+        # The drop-in opened by its path: not found by a search, so the drop-in's own search applies.
+        p = run([prog("dlopen-client"), os.path.join(DROPIN9, "libcudnn.so.9")], {"LD_LIBRARY_PATH": FAKE9})
+        check(re.search(r"^cudnnspy: drop-in: .* from %s \[" % re.escape(os.path.join(FAKE9, "libcudnn.so.9")),
+                        p.stderr, re.M) and "RUNPATH" not in p.stderr and "without the drop-in" not in p.stderr,
+              "opened by path: the usual search", p.stderr)
+
+
+@scenario
 def dropin_bypassed():
     """Under the drop-in, a program that opens other cuDNN dispatchers by path: their calls bypass the spy,
     and the spy says so once per copy; the program's output is unchanged."""
