@@ -1458,6 +1458,10 @@ def dropin_requester_runpath():
         p = run(argv, {"LD_LIBRARY_PATH": "%s:%s" % (DROPIN9, link)})
         check(p.stdout == "version 90300, FAKE_STATUS_0\n", "the drop-in's directory left out", p.stdout,
               p.stderr)
+    # ${ORIGIN}, after a directory that does not exist.
+    with tempfile.TemporaryDirectory() as d:
+        check_dropin_follows([bundled_app(d, "braces")], {}, os.path.join(d, "bundled", "libcudnn.so.9"),
+                             "version 90300, FAKE_STATUS_0\n", "what libbundled-braces.so's RUNPATH finds")
 
 
 @scenario
