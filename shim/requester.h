@@ -9,13 +9,14 @@
 #include <stddef.h>
 
 /*
- * Finds the first loaded object whose DT_NEEDED names the drop-in and
- * repeats glibc's search for that name as that object, skipping the drop-in
- * and its directory. Returns 0 with the file in `out` and a few words for
- * the banner in `why` ("what libfoo.so's RUNPATH finds"); 1 when a
- * requester was found but its search finds no other copy (`why` says so);
- * -1 when no loaded object needed the drop-in (it was opened by name, or
- * preloaded): the caller's own search applies.
+ * Finds the first loaded object whose DT_NEEDED names the drop-in, or else
+ * the caller of the dlopen that loaded it by name, and repeats glibc's
+ * search for that name as that object, skipping the drop-in and its
+ * directory. Returns 0 with the file in `out` and a few words for the
+ * banner in `why` ("what libfoo.so's RUNPATH finds"); 1 when a requester
+ * was found but its search finds no other copy (`why` says so); -1 when
+ * there is no requester (opened by path, or preloaded): the caller's own
+ * search applies.
  */
 int spy_requester_search(char *out, size_t outlen, char *why, size_t whylen);
 
