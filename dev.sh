@@ -60,7 +60,8 @@ asan_known_bugs=""
 # Left out under AddressSanitizer, because they cannot mean the same there:
 #   load-records, load-records-real: the runtime's dlopen interceptor comes before the spy's
 #   dlopen, so the caller that the spy (and glibc) sees is libasan, not the program.
-asan_left_out="load-records load-records-real"
+#   dropin-requester-opener: the same; glibc then searches as libasan, not with the caller's RUNPATH.
+asan_left_out="load-records load-records-real dropin-requester-opener"
 tsan_tests="unit threads-counts threads-records fork-records rate-limit"
 tsan_known_bugs=""
 

@@ -8,6 +8,7 @@
  */
 #include "core.h"
 #include "report.h"
+#include "run-library.h"
 #include "scan.h"
 
 #include <errno.h>
@@ -48,7 +49,8 @@ static const char usage_text[] =
 	"  --output DIR|PATTERN  write JSON Lines records there (CUDNNSPY_OUTPUT)\n"
 	"  --trace GLOBS         record every call of the matching functions (CUDNNSPY_TRACE)\n"
 	"  --library PATH        the real libcudnn.so.N, or a directory holding one\n"
-	"                        (CUDNNSPY_LIBRARY)\n"
+	"                        (CUDNNSPY_LIBRARY); checked first, and run with the\n"
+	"                        drop-in unless --drop-in is given\n"
 	"  --stderr LIST         what the spy writes to stderr (CUDNNSPY_STDERR)\n"
 	"  --drop-in[=9|8]       put the drop-in libcudnn.so.N first on LD_LIBRARY_PATH\n"
 	"                        instead of using LD_PRELOAD (default major: 9)\n"
@@ -418,6 +420,45 @@ say_where_records_are(void)
 		complain("records in files named by %s", out);
 }
 
+/*
+ * --library: checked before anything runs, then given to the spy. Under the
+ * preload the program's own copy would still load beside it; only the
+ * drop-in, standing where the program finds libcudnn.so.N, gives the
+ * program that copy alone, so it is the mode unless --drop-in chose one.
+ */
+static int
+use_library(const char *library, int *dropin)
+{
+	char file[PATH_MAX + 32];
+	char *abs;
+	int major, rc;
+
+	if (!library[0]) {
+		usage_error("--library needs a non-empty value");
+		return -1;
+	}
+	abs = absolute(library);
+	if (!abs) {
+		complain("cannot make %s absolute: %s", library, strerror(errno));
+		return -1;
+	}
+	rc = cli_check_library(abs, file, sizeof(file), &major);
+	if (rc == 0 && !*dropin && major != 8 && major != 9) {
+		complain("--library %s: its name says no cuDNN major; give --drop-in=9 or --drop-in=8 for it", abs);
+		rc = -1;
+	}
+	if (rc == 0 && !*dropin) {
+		*dropin = major;
+		complain("--library: using the drop-in libcudnn.so.%d, so that the program gets only %s", major, file);
+	}
+	if (rc == 0 && setenv("CUDNNSPY_LIBRARY", abs, 1) != 0) {
+		complain("cannot set CUDNNSPY_LIBRARY: %s", strerror(errno));
+		rc = -1;
+	}
+	free(abs);
+	return rc;
+}
+
 static int
 cmd_run(int argc, char **argv)
 {
@@ -467,7 +508,7 @@ cmd_run(int argc, char **argv)
 
 	if (output && set_absolute("CUDNNSPY_OUTPUT", "--output", output) != 0)
 		return EXIT_USAGE;
-	if (library && set_absolute("CUDNNSPY_LIBRARY", "--library", library) != 0)
+	if (library && use_library(library, &dropin) != 0)
 		return EXIT_USAGE;
 	if ((trace && setenv("CUDNNSPY_TRACE", trace, 1) != 0) ||
 	    (stderr_list && setenv("CUDNNSPY_STDERR", stderr_list, 1) != 0)) {

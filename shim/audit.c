@@ -551,15 +551,27 @@ rules(void)
 			cuda->version / 1000, cuda->version % 1000 / 10, cuda->real, cudart->version / 1000,
 			cudart->version % 1000 / 10, cudart->real);
 	}
-	if (spy_config.library[0] && answer) {
+	if (spy_config.library[0] && answer && strcmp(spy_flavor.name, "preload") == 0) {
 		for (int i = 0; i < nentries; i++) {
 			const struct entry *e = &entries[i];
 			const char *paths[2] = { e->real, answer->real };
 
 			if (e->kind == K_CUDNN && e != answer && strcmp(e->real, answer->real) != 0)
 				finding("library-not-requested", "warning", e->real, paths, 2,
-					"the program also has %s mapped; its calls go to %s as CUDNNSPY_LIBRARY asks",
+					"the program's own copy %s stays loaded beside %s, which CUDNNSPY_LIBRARY names",
 					e->real, answer->real);
+		}
+	}
+	/* The drop-in sees only the calls made through it: a dispatcher the program mapped by path bypasses it. */
+	if (answer && strcmp(spy_flavor.name, "drop-in") == 0) {
+		for (int i = 0; i < nentries; i++) {
+			const struct entry *e = &entries[i];
+			const char *paths[2] = { e->real, answer->real };
+
+			if (e->kind == K_CUDNN && e != answer && strcmp(e->real, answer->real) != 0)
+				finding("dropin-bypassed", "warning", e->real, paths, 2,
+					"%s is mapped beside the drop-in, which forwards to %s: calls made through %s "
+					"bypass the spy and are neither counted nor recorded", e->real, answer->real, e->real);
 		}
 	}
 }

@@ -10,6 +10,7 @@
  * drop-in has the very name it searches for.
  */
 #include "core.h"
+#include "requester.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -436,6 +437,24 @@ from_search(char *tried, size_t triedlen)
 	return rc;
 }
 
+/* The drop-in: the copy the object that needed libcudnn.so.N would have loaded without it (requester.c). */
+static int
+from_requester(void)
+{
+	static char how[PATH_MAX + 128];
+	char path[PATH_MAX], why[PATH_MAX + 160];
+	int rc = spy_requester_search(path, sizeof(path), how, sizeof(how));
+
+	if (rc == 1)
+		spy_log("%s; searching the usual directories instead", how);
+	if (rc != 0)
+		return -1;
+	if (open_path(path, how, why, sizeof(why)) == 0)
+		return 0;
+	spy_log("%s is %s, but cannot be used: %s; searching the usual directories instead", how, path, why);
+	return -1;
+}
+
 int
 spy_resolve(void)
 {
@@ -450,7 +469,9 @@ spy_resolve(void)
 		rc = from_setting();
 	} else {
 		/* The first cuDNN in the global scope is what the program's own names reach without the spy. */
-		rc = from_next();
+		rc = strcmp(spy_flavor.name, "drop-in") == 0 ? from_requester() : -1;
+		if (rc != 0)
+			rc = from_next();
 		if (rc != 0)
 			rc = from_mapped();
 		if (rc != 0)

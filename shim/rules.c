@@ -30,8 +30,10 @@ static const struct spy_rule rules[] = {
 	{ "cuda-major-mismatch", "install the cuDNN build for the CUDA major the process runs" },
 	{ "driver-older-than-runtime", "update the driver, or use a CUDA runtime no newer than the driver supports" },
 	{ "gpu-too-new", "install a newer cuDNN that supports this GPU" },
-	{ "library-not-requested", "to give the whole program only the requested copy, use the drop-in: "
-				   "cudnnspy run --library DIR" },
+	{ "library-not-requested", "to give the program only the copy CUDNNSPY_LIBRARY names, run it through the "
+				   "drop-in: cudnnspy run --library PATH" },
+	{ "dropin-bypassed", "the program opens that copy by path itself: point it at the drop-in's copy, or use the "
+			     "preload, which watches every copy" },
 	{ "fork-inside-cudnn", "fork before other threads use cuDNN, or start children with spawn" },
 	{ "algo-not-fastest", "use the first search result with status SUCCESS, unless the choice is on purpose" },
 	{ "workspace-too-small", "allocate the workspace the search or the size query gives for the algorithm used" },

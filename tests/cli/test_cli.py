@@ -24,6 +24,7 @@ PRELOAD = E.get("SPY_PRELOAD", "")
 DROPIN9 = E.get("SPY_DROPIN9_DIR", "")
 DROPIN8 = E.get("SPY_DROPIN8_DIR", "")
 FAKE9 = E.get("FAKE9_DIR", "")
+FAKE8 = E.get("FAKE8_DIR", "")
 HOST_CALLS = E.get("HOST_CALLS", "")
 CONFIG_C = E.get("CONFIG_C", "")
 
@@ -98,12 +99,11 @@ def env():
     """Options become absolute CUDNNSPY_* values; the spy goes first in LD_PRELOAD."""
     d = tmpdir()
     os.mkdir(os.path.join(d, "recs"))
-    p = run(["run", "--output", "recs", "--trace", "*", "--library", "relative/path", "--stderr", "none",
+    p = run(["run", "--output", "recs", "--trace", "*", "--stderr", "none",
              "--", "env"], {"LD_PRELOAD": "libm.so.6"}, cwd=d)
     got = env_of(p)
     check(got.get("CUDNNSPY_OUTPUT") == os.path.join(d, "recs"), "--output made absolute", repr(got))
-    check(got.get("CUDNNSPY_LIBRARY") == os.path.join(d, "relative/path"), "--library made absolute",
-          repr(got))
+    check("CUDNNSPY_LIBRARY" not in got, "no --library, no CUDNNSPY_LIBRARY", repr(got))
     check(got.get("CUDNNSPY_TRACE") == "*", "--trace passed as is", repr(got))
     check(got.get("CUDNNSPY_STDERR") == "none", "--stderr passed as is", repr(got))
     parts = preload_parts(got)
@@ -114,13 +114,12 @@ def env():
     check(p.stderr.splitlines() == ["cudnnspy: records in %s" % os.path.join(d, "recs")],
           "one stderr line says where the records are", p.stderr)
 
-    # --opt=value forms, "./" prefixes, a pattern, an absolute --library, no previous LD_PRELOAD.
-    p = run(["run", "--output=./out/%p.%r.jsonl", "--library=/opt/cudnn/lib", "--trace=cudnnConv*",
+    # --opt=value forms, "./" prefixes, a pattern, no previous LD_PRELOAD (--library: cli-library).
+    p = run(["run", "--output=./out/%p.%r.jsonl", "--trace=cudnnConv*",
              "--", "env"], cwd=d)
     got = env_of(p)
     check(got.get("CUDNNSPY_OUTPUT") == os.path.join(d, "out/%p.%r.jsonl"), "pattern made absolute",
           repr(got))
-    check(got.get("CUDNNSPY_LIBRARY") == "/opt/cudnn/lib", "an absolute --library is kept", repr(got))
     check(got.get("CUDNNSPY_TRACE") == "cudnnConv*", "--trace=", repr(got))
     check("CUDNNSPY_STDERR" not in got, "no --stderr, no CUDNNSPY_STDERR", repr(got))
     check(same_file(got.get("LD_PRELOAD", ""), PRELOAD), "LD_PRELOAD is the spy alone", repr(got))
@@ -450,6 +449,81 @@ def library_not_found():
     check(p.returncode == 2 and "%s/../shim/libcudnnspy.so and " % cli in p.stderr,
           "the build-tree place comes first", p.stderr)
     check(not os.path.exists(marker), "the command did not run")
+
+
+@scenario
+def library():
+    """--library X is checked before the program starts: what is not a usable cuDNN gets one line and exit 2,
+    and the program never runs; a usable X runs the program through the drop-in, said in one line."""
+    d = tmpdir()
+    marker = os.path.join(d, "ran")
+    cmd = ["touch", marker]
+    os.mkdir(os.path.join(d, "empty"))
+    with open(os.path.join(d, "text.so"), "w") as f:
+        f.write("not a library\n")
+    with open(os.path.join(d, "truncated.so"), "wb") as f:
+        with open(os.path.join(FAKE9, "libcudnn.so.9"), "rb") as g:
+            f.write(g.read(100))
+    os.mkfifo(os.path.join(d, "fifo"))
+    os.mkdir(os.path.join(d, "fifo-dir"))
+    os.mkfifo(os.path.join(d, "fifo-dir", "libcudnn.so.9"))
+    os.symlink(os.path.join(d, "nowhere"), os.path.join(d, "dangling.so"))
+    cases = [
+        ("missing.so", "--library %s/missing.so: No such file or directory" % d),
+        ("empty", "--library %s/empty: a directory without libcudnn.so.9, libcudnn.so.8 or libcudnn.so" % d),
+        ("text.so", "--library %s/text.so: not an ELF shared library" % d),
+        ("truncated.so", "--library %s/truncated.so: not an ELF shared library" % d),
+        ("fifo", "--library %s/fifo: a FIFO, not a library" % d),
+        ("fifo-dir", "--library %s/fifo-dir: %s/fifo-dir/libcudnn.so.9: a FIFO, not a library" % (d, d)),
+        ("dangling.so", "--library %s/dangling.so: No such file or directory" % d),
+        (os.path.realpath(shutil.which("true")), "not a cuDNN dispatcher: it defines no cudnnGetVersion"),
+        (os.path.join(DROPIN9, "libcudnn.so.9"), "that is cudnnspy's own library, not a real cuDNN"),
+        (PRELOAD, "that is cudnnspy's own library, not a real cuDNN"),
+    ]
+    libc = [l.split()[-1] for l in open("/proc/self/maps") if re.search(r"/libc\.so\.6$|/libc-[0-9.]+\.so$", l)]
+    if libc:
+        cases.append((libc[0], "not a cuDNN dispatcher: it defines no cudnnGetVersion; its SONAME is libc.so.6"))
+    for value, msg in cases:
+        for extra in ([], ["--drop-in"]):
+            p = run(["run"] + extra + ["--library", value, "--"] + cmd, cwd=d)
+            check(p.returncode == 2, "%s: exit 2, not %d" % (value, p.returncode), p.stderr)
+            lines = p.stderr.splitlines()
+            check(len(lines) == 1 and lines[0].startswith("cudnnspy: ") and msg in lines[0],
+                  "%s: one line that says %r" % (value, msg), p.stderr)
+            check(p.stdout == "", "nothing on stdout", p.stdout)
+            check(not os.path.exists(marker), "%s: the program did not run" % value)
+
+    # Usable: a file by a relative path, a directory, the 8.x copy; the drop-in of its major, said in one line.
+    rel = os.path.relpath(os.path.join(FAKE9, "libcudnn.so.9"), d)
+    for argv, drop, major, lib, named in (
+            (["--library", rel], DROPIN9, 9, os.path.join(d, rel), None),
+            (["--library=" + FAKE9], DROPIN9, 9, FAKE9, os.path.join(FAKE9, "libcudnn.so.9")),
+            (["--library", os.path.join(FAKE8, "libcudnn.so.8")], DROPIN8, 8, os.path.join(FAKE8, "libcudnn.so.8"),
+             None)):
+        named = named or lib
+        p = run(["run"] + argv + ["--", "env"], {"LD_LIBRARY_PATH": "/some/where"}, cwd=d)
+        got = env_of(p)
+        check(got.get("CUDNNSPY_LIBRARY") == lib, "%r: CUDNNSPY_LIBRARY absolute" % argv, repr(got))
+        parts = got.get("LD_LIBRARY_PATH", "").split(":")
+        check(same_file(parts[0], drop) and parts[1:] == ["/some/where"], "%r: the drop-in first" % argv,
+              repr(parts))
+        check("LD_PRELOAD" not in got, "%r: not preloaded" % argv, repr(got))
+        check(p.stderr.splitlines() == ["cudnnspy: --library: using the drop-in libcudnn.so.%d, so that the "
+                                        "program gets only %s" % (major, named)],
+              "%r: one line says so" % argv, p.stderr)
+    # --drop-in given: that one, and nothing said.
+    p = run(["run", "--drop-in=8", "--library", rel, "--", "env"], cwd=d)
+    got = env_of(p)
+    check(same_file(got.get("LD_LIBRARY_PATH", ""), DROPIN8) and p.stderr == "", "--drop-in=8 kept, silent",
+          repr(got.get("LD_LIBRARY_PATH")), p.stderr)
+    # The program itself: the copy named answers through the drop-in, its output unchanged.
+    plain = subprocess.run([HOST_CALLS], env=clean_env({"LD_LIBRARY_PATH": FAKE9}), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
+    p = run(["run", "--library", FAKE9, "--", HOST_CALLS], {"LD_LIBRARY_PATH": FAKE9})
+    check(p.returncode == 0 and p.stdout == plain.stdout, "same output", plain.stdout, p.stdout, p.stderr)
+    m = banner(p.stderr, "drop-in")
+    check(m and same_file(m.group(1), os.path.join(FAKE9, "libcudnn.so.9")) and m.group(2) == "CUDNNSPY_LIBRARY",
+          "the drop-in forwards to the copy named", p.stderr)
 
 
 def main():

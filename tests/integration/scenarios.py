@@ -23,6 +23,7 @@ DROPIN9 = E.get("SPY_DROPIN9_DIR", "")
 DROPIN8 = E.get("SPY_DROPIN8_DIR", "")
 FAKE9 = E.get("FAKE9_DIR", "")
 FAKE8 = E.get("FAKE8_DIR", "")
+BUNDLED9 = E.get("BUNDLED9_DIR", "")
 FAKE_CUDART = E.get("FAKE_CUDART_DIR", "")
 FAKE_CUDA = E.get("FAKE_CUDA_DIR", "")
 REAL = E.get("REAL_CUDNN_DIR", "")
@@ -145,10 +146,12 @@ def preload_linked():
 
 @scenario
 def dropin_linked():
-    """The same program with only the drop-in directory first on the library path."""
+    """The same program with the drop-in directory first on the library path: it forwards to the copy the
+    program would have loaded without it (the real one, next on LD_LIBRARY_PATH; the program's own RUNPATH
+    names the fake, which comes after)."""
     need_real()
     plain = run([prog("host-calls")], {"LD_LIBRARY_PATH": REAL})
-    spied = run([prog("host-calls")], {"LD_LIBRARY_PATH": DROPIN9})
+    spied = run([prog("host-calls")], {"LD_LIBRARY_PATH": DROPIN9 + ":" + REAL})
     check(plain.stdout == spied.stdout, "stdout changed under the drop-in", plain.stdout, spied.stdout)
     path = banner_path(spied.stderr, "drop-in")
     check(path is not None and os.path.basename(path) == "libcudnn.so.9" and
@@ -1622,6 +1625,150 @@ def library_is_the_dropin():
               "not trying any other copy" in p.stderr, "said clearly", p.stderr)
         check("cuDNN 0.0.0" not in p.stderr and not findings(p), "no banner of nothing, no findings",
               p.stderr, repr(findings(p)))
+def bundled_app(d, kind):
+    """bundled-KIND and its library in d, with the bundled9 fake (version 90300) in d/bundled."""
+    for f in ("bundled-" + kind, "libbundled-%s.so" % kind):
+        shutil.copy(os.path.join(PROGS, f), d)
+    os.mkdir(os.path.join(d, "bundled"))
+    shutil.copy(os.path.join(BUNDLED9, "libcudnn.so.9"), os.path.join(d, "bundled"))
+    return os.path.join(d, "bundled-" + kind)
+
+
+def loader_choice(argv, env, name="libcudnn.so.9"):
+    """The file the loader itself maps for name in a run without the spy (LD_DEBUG=libs): the ground truth."""
+    p = run(argv, dict(env, LD_DEBUG="libs"))
+    found = re.findall(r"calling init: (\S*/%s)$" % re.escape(name), p.stderr, re.M)
+    check(len(found) == 1, "LD_DEBUG=libs names one %s" % name, p.stderr)
+    return found[0]
+
+
+def check_dropin_follows(argv, env, expect_file, expect_stdout, how=None):
+    """Without the drop-in the loader maps expect_file; with the drop-in first on LD_LIBRARY_PATH the program
+    prints the same, and the drop-in says it forwards to that file."""
+    plain = run(argv, env)
+    check(plain.stdout == expect_stdout, "without the spy", plain.stdout, plain.stderr)
+    check(same_file(loader_choice(argv, env), expect_file), "the loader's own choice", expect_file)
+    lib = env.get("LD_LIBRARY_PATH")
+    spied = run(argv, dict(env, LD_LIBRARY_PATH=DROPIN9 + (":" + lib if lib else "")))
+    check(plain.stdout == spied.stdout, "stdout changed under the drop-in", plain.stdout, spied.stdout, spied.stderr)
+    path = banner_path(spied.stderr, "drop-in")
+    check(path and same_file(path, expect_file), "the drop-in forwards to %s" % expect_file, spied.stderr)
+    if how:
+        check(re.search(r"^cudnnspy: drop-in: .* \[%s\]$" % re.escape(how), spied.stderr, re.M),
+              "the banner says why: %s" % how, spied.stderr)
+    check(summary_row(spied.stderr, "cudnnGetVersion") == (1, 0, 0), "the call counted", spied.stderr)
+    check("dropin-bypassed" not in spied.stderr, "nothing bypassed", spied.stderr)
+    return spied
+
+
+@scenario
+def dropin_requester_runpath():
+    """A library with a DT_RUNPATH to its own bundled copy: the drop-in forwards to that copy, the one the
+    loader maps without the drop-in; with LD_LIBRARY_PATH naming another copy, to that one (it comes first)."""
+    with tempfile.TemporaryDirectory() as d:
+        argv = [bundled_app(d, "runpath")]
+        check_dropin_follows(argv, {}, os.path.join(d, "bundled", "libcudnn.so.9"),
+                             "version 90300, FAKE_STATUS_0\n", "what libbundled-runpath.so's RUNPATH finds")
+        check_dropin_follows(argv, {"LD_LIBRARY_PATH": FAKE9}, os.path.join(FAKE9, "libcudnn.so.9"),
+                             "version 91900, FAKE_STATUS_0\n",
+                             "what LD_LIBRARY_PATH without the drop-in finds for libbundled-runpath.so")
+        # The drop-in's directory named twice, through a link: still left out, by device and inode.
+        link = os.path.join(d, "dropin-link")
+        os.symlink(DROPIN9, link)
+        p = run(argv, {"LD_LIBRARY_PATH": "%s:%s" % (DROPIN9, link)})
+        check(p.stdout == "version 90300, FAKE_STATUS_0\n", "the drop-in's directory left out", p.stdout,
+              p.stderr)
+    # ${ORIGIN}, after a directory that does not exist.
+    with tempfile.TemporaryDirectory() as d:
+        check_dropin_follows([bundled_app(d, "braces")], {}, os.path.join(d, "bundled", "libcudnn.so.9"),
+                             "version 90300, FAKE_STATUS_0\n", "what libbundled-braces.so's RUNPATH finds")
+
+
+@scenario
+def dropin_requester_rpath():
+    """A library with a DT_RPATH to its bundled copy: the loader takes that copy before LD_LIBRARY_PATH, so
+    the drop-in is not even loaded and the output is unchanged. With nothing bundled, the drop-in is loaded
+    and forwards to what LD_LIBRARY_PATH without it finds."""
+    with tempfile.TemporaryDirectory() as d:
+        argv = [bundled_app(d, "rpath")]
+        env = {"LD_LIBRARY_PATH": FAKE9}
+        plain = run(argv, env)
+        check(plain.stdout == "version 90300, FAKE_STATUS_0\n", "the RPATH copy answers", plain.stdout)
+        check(same_file(loader_choice(argv, env), os.path.join(d, "bundled", "libcudnn.so.9")), "RPATH first")
+        spied = run(argv, {"LD_LIBRARY_PATH": DROPIN9 + ":" + FAKE9})
+        check(plain.stdout == spied.stdout, "stdout unchanged", plain.stdout, spied.stdout)
+        check("cudnnspy" not in spied.stderr, "the drop-in is not loaded", spied.stderr)
+        os.unlink(os.path.join(d, "bundled", "libcudnn.so.9"))
+        check_dropin_follows(argv, env, os.path.join(FAKE9, "libcudnn.so.9"), "version 91900, FAKE_STATUS_0\n",
+                             "what LD_LIBRARY_PATH without the drop-in finds for libbundled-rpath.so")
+
+
+@scenario
+def dropin_requester_opener():
+    """A library that opens cuDNN by name with dlopen and has a DT_RUNPATH to its bundled copy: the loader
+    searches as the caller, and so does the drop-in. Opened by path, the drop-in has no search to repeat."""
+    with tempfile.TemporaryDirectory() as d:
+        argv = [bundled_app(d, "opener")]
+        check_dropin_follows(argv, {}, os.path.join(d, "bundled", "libcudnn.so.9"), "version 90300, FAKE_STATUS_0\n",
+                             "what libbundled-opener.so's RUNPATH finds")
+        check_dropin_follows(argv, {"LD_LIBRARY_PATH": FAKE9}, os.path.join(FAKE9, "libcudnn.so.9"),
+                             "version 91900, FAKE_STATUS_0\n",
+                             "what LD_LIBRARY_PATH without the drop-in finds for libbundled-opener.so")
+        # The drop-in opened by its path: not found by a search, so the drop-in's own search applies.
+        p = run([prog("dlopen-client"), os.path.join(DROPIN9, "libcudnn.so.9")], {"LD_LIBRARY_PATH": FAKE9})
+        check(re.search(r"^cudnnspy: drop-in: .* from %s \[" % re.escape(os.path.join(FAKE9, "libcudnn.so.9")),
+                        p.stderr, re.M) and "RUNPATH" not in p.stderr and "without the drop-in" not in p.stderr,
+              "opened by path: the usual search", p.stderr)
+
+
+@scenario
+def dropin_bypassed():
+    """Under the drop-in, a program that opens other cuDNN dispatchers by path: their calls bypass the spy,
+    and the spy says so once per copy; the program's output is unchanged."""
+    with tempfile.TemporaryDirectory() as d:
+        copy = os.path.join(d, "libcudnn.so.9")
+        shutil.copy(os.path.join(BUNDLED9, "libcudnn.so.9"), copy)
+        argv = [prog("load-copies"), os.path.join(FAKE8, "libcudnn.so.8"), copy]
+        plain = run(argv, {"LD_LIBRARY_PATH": FAKE9})
+        spied = run(argv, {"LD_LIBRARY_PATH": DROPIN9 + ":" + FAKE9})
+        check(plain.stdout == spied.stdout, "stdout changed", plain.stdout, spied.stdout)
+        lines = [l for l in spied.stderr.splitlines() if "dropin-bypassed" in l]
+        check(len(lines) == 2, "said once for each bypassed copy", spied.stderr)
+        real9 = os.path.realpath(os.path.join(FAKE9, "libcudnn.so.9"))
+        for other in (os.path.realpath(os.path.join(FAKE8, "libcudnn.so.8")), copy):
+            check(any(l.startswith("cudnnspy: warning dropin-bypassed: %s is mapped beside the drop-in, which "
+                                   "forwards to %s: calls made through %s bypass the spy" % (other, real9, other))
+                      for l in lines), "names %s and the copy it forwards to" % other, spied.stderr)
+        f = [r for r in events(spied.records, "finding") if r["id"] == "dropin-bypassed"]
+        check(len(f) == 2 and all(r["severity"] == "warning" and r["paths"][1] == real9 for r in f),
+              "in the records too", repr(f))
+        # The same program under the preload: the drop-in's finding is the drop-in's only.
+        pre = run(argv, {"LD_LIBRARY_PATH": FAKE9, "LD_PRELOAD": PRELOAD})
+        check("dropin-bypassed" not in pre.stderr, "not under the preload", pre.stderr)
+
+
+@scenario
+def library_not_requested():
+    """Preload with CUDNNSPY_LIBRARY naming another copy than the program's: the spy says once, with the fix,
+    that the program's own copy stays loaded beside it. Under the drop-in, or naming the program's own copy,
+    nothing is said."""
+    own = os.path.realpath(os.path.join(FAKE9, "libcudnn.so.9"))
+    other = os.path.realpath(os.path.join(BUNDLED9, "libcudnn.so.9"))
+    p = run([prog("load-copies")], {"LD_LIBRARY_PATH": FAKE9, "LD_PRELOAD": PRELOAD, "CUDNNSPY_LIBRARY": other})
+    lines = [l for l in p.stderr.splitlines() if "library-not-requested" in l]
+    check(len(lines) == 1 and re.fullmatch(
+        r"cudnnspy: warning library-not-requested: the program's own copy %s stays loaded beside %s, which "
+        r"CUDNNSPY_LIBRARY names; fix: to give the program only the copy CUDNNSPY_LIBRARY names, run it through "
+        r"the drop-in: cudnnspy run --library PATH \(/\S+/share/doc/cudnnspy/conflicts\.md#library-not-requested\)"
+        % (re.escape(own), re.escape(other)), lines[0]), "said once, with the fix", p.stderr)
+    f = findings(p)["library-not-requested"]
+    check(f["severity"] == "warning" and f["paths"] == [own, other], "in the records", repr(f))
+    same = run([prog("load-copies")], {"LD_LIBRARY_PATH": FAKE9, "LD_PRELOAD": PRELOAD, "CUDNNSPY_LIBRARY": own})
+    check("library-not-requested" not in same.stderr, "the program's own copy named: nothing to say", same.stderr)
+    drop = run([prog("load-copies")], {"LD_LIBRARY_PATH": DROPIN9 + ":" + FAKE9, "CUDNNSPY_LIBRARY": other})
+    check("version 90300" in drop.stdout, "the drop-in gives the program the copy named", drop.stdout, drop.stderr)
+    check("library-not-requested" not in drop.stderr and "dropin-bypassed" not in drop.stderr and
+          "runtime-multiple-copies" not in drop.stderr, "the drop-in: one copy, nothing to say", drop.stderr)
 
 
 def main():

@@ -764,7 +764,8 @@ def conflicts_doc():
         check(i in sections and "### `%s`" % i in ondisk, "docs/conflicts.md has a section for %s" % i)
         check("```sh" in sections[i] or "`rm " in sections[i] or "Fix" in sections[i], "%s says how to fix it" % i)
     for i in ("runtime-multiple-copies", "runtime-mixed-majors", "sublib-load-failed", "version-check-failed",
-              "cuda-major-mismatch", "driver-older-than-runtime", "gpu-too-new", "library-not-requested"):
+              "cuda-major-mismatch", "driver-older-than-runtime", "gpu-too-new", "library-not-requested",
+              "dropin-bypassed"):
         check(i in sections and "### `%s`" % i in runtime and "Reported by the library at run time" in sections[i],
               "%s: a section marked as reported at run time" % i)
     with open(__file__) as f:
