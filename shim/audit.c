@@ -756,6 +756,78 @@ spy_audit(void)
 	pthread_mutex_unlock(&lock);
 }
 
+/* What the spy sees that explains a CUDA that cannot start: the driver library, its device nodes, the GPUs. */
+static size_t
+device_nodes(void)
+{
+	static const char *const nodes[] = { "/dev/nvidiactl", "/dev/nvidia0", "/dev/nvidia1", "/dev/nvidia-uvm" };
+	size_t n = 0;
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++)
+		n += stat(nodes[i], &st) == 0 && S_ISCHR(st.st_mode);
+	return n;
+}
+
+/* "-1", "", or a list whose first entry is not a device: CUDA then sees no GPU at all. */
+static int
+hides_every_gpu(const char *v)
+{
+	while (*v == ' ')
+		v++;
+	return !*v || *v == '-' || *v == ',';
+}
+
+#define WHY(...) \
+	do { \
+		if (len < size) \
+			len += (size_t)snprintf(out + len, size - len, "%s", len ? "; " : ""); \
+		if (len < size) \
+			len += (size_t)snprintf(out + len, size - len, __VA_ARGS__); \
+	} while (0)
+
+size_t
+spy_audit_why_not_initialized(char *out, size_t size, unsigned copy)
+{
+	const struct entry *cuda = NULL, *cudart = NULL;
+	const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+	size_t len = 0, cudnn_cuda = copy < spy_copy_count() ? spy_copies[copy].cudart : 0;
+	struct scan sc = { 0 };
+
+	out[0] = 0;
+	pthread_mutex_lock(&lock);
+	dl_iterate_phdr(scan_cb, &sc);
+	for (int i = 0; i < nentries; i++) {
+		struct entry *e = &entries[i];
+
+		if ((e->kind == K_CUDA || e->kind == K_CUDART) && e->version < 0 && !e->reported)
+			ask_version(e);
+		if (e->kind == K_CUDA && !cuda)
+			cuda = e;
+		if (e->kind == K_CUDART && !cudart)
+			cudart = e;
+	}
+	if (!cuda)
+		WHY("no libcuda.so.1 is loaded: the NVIDIA driver is not installed, or its library is not on the "
+		    "loader's path (ldconfig -p | grep libcuda)");
+	else if (cuda->version > 0)
+		WHY("the driver (%s) supports CUDA %lld.%lld", cuda->real, cuda->version / 1000,
+		    cuda->version % 1000 / 10);
+	if (device_nodes() == 0)
+		WHY("no /dev/nvidia* device nodes: no GPU here, or a container started without one (docker --gpus all)");
+	if (visible && hides_every_gpu(visible))
+		WHY("CUDA_VISIBLE_DEVICES='%s' hides every GPU", visible);
+	if (cuda && cuda->version > 0 && cudart && cudart->version > cuda->version)
+		WHY("the CUDA runtime %s is %lld.%lld, newer than the driver's %lld.%lld: update the driver",
+		    cudart->real, cudart->version / 1000, cudart->version % 1000 / 10, cuda->version / 1000,
+		    cuda->version % 1000 / 10);
+	if (cuda && cuda->version > 0 && cudnn_cuda > 0 && (long long)cudnn_cuda / 1000 > cuda->version / 1000)
+		WHY("this cuDNN was built for CUDA %zu.%zu, a newer major than the driver's %lld.%lld", cudnn_cuda / 1000,
+		    cudnn_cuda % 1000 / 10, cuda->version / 1000, cuda->version % 1000 / 10);
+	pthread_mutex_unlock(&lock);
+	return len;
+}
+
 void
 spy_audit_fork_child(void)
 {

@@ -209,7 +209,7 @@ rate_count(unsigned id, long status)
 
 static void
 failure_line(struct spy_line *l, const struct spy_call *c, long status, const union spy_arg *args,
-	     const char *message, void *const *ips, int nips, const struct spy_thread *th)
+	     const char *message, const char *why, void *const *ips, int nips, const struct spy_thread *th)
 {
 	uint32_t n = rate_count(c->id, status);
 	/* A negative status is a CUDA error found by the synchronizing mode. */
@@ -237,6 +237,10 @@ failure_line(struct spy_line *l, const struct spy_call *c, long status, const un
 	if (message && message[0]) {
 		spy_line_lit(l, ": ");
 		spy_line_raw(l, message);
+	}
+	if (why && why[0]) {
+		spy_line_lit(l, " | why: ");
+		spy_line_raw(l, why);
 	}
 	if (nips > 0) {
 		spy_line_lit(l, " | at ");
@@ -306,7 +310,7 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 	struct spy_line *l;
 	void *ips[SPY_STACK_MAX];
 	const char *message = NULL;
-	char cuda_message[160];
+	char cuda_message[160], why[768] = "";
 	int nips = 0, cuda_err = 0, failed;
 
 	/* Enums in the numbering of the copy that answered (names.c). */
@@ -339,6 +343,9 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 		message = read_last_error(b, c->copy);
 		nips = spy_stack_capture(ips, SPY_STACK_MAX);
 		spy_audit();
+		/* cuDNN only repeats what its CUDA runtime said: say what the spy can see about why. */
+		if (c->id == _SPY_FN_cudnnCreate && status == (spy_copy_major(c->copy) == 8 ? 1 : 1001))
+			spy_audit_why_not_initialized(why, sizeof(why), c->copy);
 		if (message && strstr(message, ".so") &&
 		    (strstr(message, "cannot open") || strstr(message, "undefined symbol") ||
 		     strstr(message, "No such file")))
@@ -363,6 +370,10 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 		if (failed) {
 			spy_line_lit(l, ",\"message\":");
 			spy_line_str(l, message);
+			if (why[0]) {
+				spy_line_lit(l, ",\"why\":");
+				spy_line_str(l, why);
+			}
 			spy_line_lit(l, ",\"recent\":");
 			recent_calls(l, th, 0);
 		}
@@ -377,7 +388,7 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 		spy_sink_commit(th, l, failed);
 	}
 	if (failed)
-		failure_line(l, c, cuda_err ? -cuda_err : status, args, message, ips, nips, th);
+		failure_line(l, c, cuda_err ? -cuda_err : status, args, message, why, ips, nips, th);
 out:
 	errno = saved;
 }

@@ -1771,6 +1771,49 @@ def library_not_requested():
           "runtime-multiple-copies" not in drop.stderr, "the drop-in: one copy, nothing to say", drop.stderr)
 
 
+def why_of(p):
+    fails = [r for r in events(p.records, "failure", "cudnnCreate")]
+    check(len(fails) == 1, "one cudnnCreate failure", repr(fails), p.stderr)
+    line = [l for l in p.stderr.splitlines() if l.startswith("cudnnspy: cudnnCreate(")]
+    check(len(line) == 1 and ("| why: " + fails[0]["why"] + " | ") in line[0], "the line says why, as the record",
+          p.stderr, repr(fails))
+    return fails[0]["why"]
+
+
+@scenario
+def not_initialized_why():
+    """NOT_INITIALIZED from cudnnCreate explained from what the spy sees: no driver library, no device nodes,
+    CUDA_VISIBLE_DEVICES hiding every GPU, a runtime newer than the driver, a cuDNN built for a newer CUDA."""
+    env = {"LD_LIBRARY_PATH": FAKE9, "LD_PRELOAD": PRELOAD, "FAKECUDNN_STATUS": "cudnnCreate=1001"}
+    why = why_of(run([prog("load-copies")], env))
+    check("no libcuda.so.1 is loaded: the NVIDIA driver is not installed" in why, "no driver library", why)
+    if not any(os.path.exists(n) for n in ("/dev/nvidiactl", "/dev/nvidia0")):
+        check("no /dev/nvidia* device nodes" in why, "no device nodes", why)
+    why = why_of(run([prog("load-copies")], dict(env, CUDA_VISIBLE_DEVICES="-1")))
+    check("CUDA_VISIBLE_DEVICES='-1' hides every GPU" in why, "hidden GPUs", why)
+    why = why_of(run([prog("load-copies")], dict(env, CUDA_VISIBLE_DEVICES="0")))
+    check("CUDA_VISIBLE_DEVICES" not in why, "a visible GPU is no reason", why)
+    libs = [os.path.join(FAKE_CUDART, "libcudart.so.12"), os.path.join(FAKE_CUDA, "libcuda.so.1")]
+    why = why_of(run([prog("load-copies")] + libs, dict(env, FAKECUDART_VERSION="11080", FAKECUDA_DRIVER="11020")))
+    check("no libcuda.so.1" not in why and "supports CUDA 11.2" in why, "the driver named, with its CUDA", why)
+    check("the CUDA runtime %s is 11.8, newer than the driver's 11.2: update the driver" %
+          os.path.realpath(libs[0]) in why, "runtime newer than the driver", why)
+    check("this cuDNN was built for CUDA 12.8, a newer major than the driver's 11.2" in why, "cuDNN's CUDA", why)
+    ok = run([prog("load-copies")], {"LD_LIBRARY_PATH": FAKE9, "LD_PRELOAD": PRELOAD})
+    check(not events(ok.records, "failure", "cudnnCreate"), "no failure, nothing to explain", ok.stderr)
+
+
+@scenario
+def not_initialized_why_real():
+    """The real 9.19 on a machine without a GPU: cuDNN says cudaGetDeviceCount failed; the spy says why."""
+    need_real()
+    p = run([prog("host-calls")], {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD})
+    why = why_of(p)
+    have_driver = any(os.path.exists(os.path.join(d, "libcuda.so.1")) for d in
+                      ("/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib/aarch64-linux-gnu"))
+    check(have_driver or "no libcuda.so.1 is loaded" in why, "no driver library here", why)
+
+
 def main():
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
         print("usage: scenarios.py {%s}" % ",".join(sorted(SCENARIOS)))
