@@ -2898,7 +2898,8 @@ print_failures(FILE *out, json_t *model)
 			fputc('\n', out);
 			some++;
 		} else if (jget_int(g, "of") > 1) {
-			fprintf(out, "     on all %lld processes\n", jget_int(g, "of"));
+			fprintf(out, jget_int(g, "of") == 2 ? "     on both processes\n" : "     on all %lld processes\n",
+				jget_int(g, "of"));
 		}
 		print_first(out, json_object_get(g, "first"));
 	}
@@ -3012,6 +3013,9 @@ print_functions(FILE *out, json_t *model, int top)
 	json_array_foreach(fns, i, f) {
 		if (top > 0 && i >= (size_t)top)
 			break;
+		/* Only cuDNN's own internal calls: nothing the program spent time on. */
+		if (jget_int(f, "calls") == 0)
+			continue;
 		fmt_ns(t, sizeof(t), jget_int(f, "total_ns"));
 		fmt_ns(p50, sizeof(p50), jget_int(f, "p50_ns"));
 		fmt_ns(p99, sizeof(p99), jget_int(f, "p99_ns"));
@@ -3318,11 +3322,13 @@ report_write_compare(struct report *a, const char *name_a, struct report *b, con
 		return finish_output(out);
 	}
 	fprintf(out, "cudnnspy report --compare\n");
-	fprintf(out, "  A: %s (%lld processes, %lld calls):", jget_str(json_object_get(c, "a"), "input", "?"),
-		jget_int(json_object_get(c, "a"), "processes"), jget_int(json_object_get(c, "a"), "calls"));
+	fprintf(out, "  A: %s (%lld process%s, %lld calls):", jget_str(json_object_get(c, "a"), "input", "?"),
+		jget_int(json_object_get(c, "a"), "processes"), jget_int(json_object_get(c, "a"), "processes") == 1 ? "" : "es",
+		jget_int(json_object_get(c, "a"), "calls"));
 	print_run_versions(out, json_object_get(c, "a"));
-	fprintf(out, "  B: %s (%lld processes, %lld calls):", jget_str(json_object_get(c, "b"), "input", "?"),
-		jget_int(json_object_get(c, "b"), "processes"), jget_int(json_object_get(c, "b"), "calls"));
+	fprintf(out, "  B: %s (%lld process%s, %lld calls):", jget_str(json_object_get(c, "b"), "input", "?"),
+		jget_int(json_object_get(c, "b"), "processes"), jget_int(json_object_get(c, "b"), "processes") == 1 ? "" : "es",
+		jget_int(json_object_get(c, "b"), "calls"));
 	print_run_versions(out, json_object_get(c, "b"));
 	fprintf(out, "\nFunctions by total time\n");
 	fprintf(out, "  %-44s %10s %10s %12s %12s %8s\n", "function", "calls A", "calls B", "total A",

@@ -5,6 +5,8 @@
 set -eu
 build=${1:-build}
 top=$(cd "$(dirname "$0")/.." && pwd)
+# Absolute from here on: the build directory may be given either way.
+build=$(cd "$build" && pwd)
 real=$(python3 "$top/tests/find-real-cudnn.py" || true)
 demo="$build/examples/host-calls"
 if [ -n "$real" ]; then
@@ -14,10 +16,7 @@ else
 	echo "== demo: no real cuDNN found (CUDNN_ROOT, CUDA_HOME, /usr/local/cuda): using the fake one" >&2
 	libs="$build/tests/fake/fake9"
 fi
-LD_LIBRARY_PATH=$libs LD_PRELOAD="$PWD/$build/shim/libcudnnspy.so" "$demo"
+LD_LIBRARY_PATH=$libs LD_PRELOAD="$build/shim/libcudnnspy.so" "$demo"
 echo "== the same program with the drop-in libcudnn.so.9 first on the library path" >&2
-if [ -n "$real" ]; then
-	LD_LIBRARY_PATH="$build/shim/dropin9" "$demo" >/dev/null
-else
-	CUDNNSPY_LIBRARY="$PWD/$build/tests/fake/fake9" LD_LIBRARY_PATH="$build/shim/dropin9" "$demo" >/dev/null
-fi
+# The drop-in forwards to what the program would load without it: the directory after it on the path.
+LD_LIBRARY_PATH="$build/shim/dropin9:$libs" "$demo" >/dev/null

@@ -38,6 +38,7 @@ union spy_arg {
 
 struct spy_timing {
 	uint64_t total_ns, min_ns, max_ns;
+	uint64_t first_ns;	/* the thread's first timed call: lazy loading, kept apart from the steady state */
 	uint32_t hist[SPY_HIST_BUCKETS];
 };
 

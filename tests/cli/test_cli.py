@@ -27,6 +27,8 @@ FAKE9 = E.get("FAKE9_DIR", "")
 FAKE8 = E.get("FAKE8_DIR", "")
 HOST_CALLS = E.get("HOST_CALLS", "")
 CONFIG_C = E.get("CONFIG_C", "")
+DEMO_SH = E.get("DEMO_SH", "")
+BUILD_ROOT = E.get("BUILD_ROOT", "")
 
 SCENARIOS = {}
 
@@ -524,6 +526,18 @@ def library():
     m = banner(p.stderr, "drop-in")
     check(m and same_file(m.group(1), os.path.join(FAKE9, "libcudnn.so.9")) and m.group(2) == "CUDNNSPY_LIBRARY",
           "the drop-in forwards to the copy named", p.stderr)
+
+
+@scenario
+def demo():
+    """examples/run-demo.sh (the README's first command runs it) with the build directory given absolute and
+    relative: both runs of the demo, preload and drop-in, with their banners."""
+    for build, cwd in ((BUILD_ROOT, "/"), (os.path.basename(BUILD_ROOT), os.path.dirname(BUILD_ROOT))):
+        p = subprocess.run(["sh", DEMO_SH, build], cwd=cwd, env=clean_env(), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+        check(p.returncode == 0, "%s: exit %d" % (build, p.returncode), p.stderr)
+        check("cudnnspy: preload: cuDNN " in p.stderr and "cudnnspy: drop-in: cuDNN " in p.stderr,
+              "%s: both banners" % build, p.stderr)
 
 
 def main():

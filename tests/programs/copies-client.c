@@ -4,10 +4,15 @@
  * through dlsym(handle) as a plugin or ctypes would. Every answer is
  * printed, so that a run under the spy can be compared byte for byte with a
  * run without it: a call answered by the wrong copy shows.
- * usage: copies-client LIBRARY...
+ * usage: copies-client [--no-tensors] LIBRARY...
+ * --no-tensors: no descriptor calls through the copies. A fake copy beside the real
+ * cuDNN would hand its own descriptors to the real one's functions (the fake calls
+ * cudnnSetTensor4dDescriptorEx by name, which the loader binds to the linked copy),
+ * and the real one would write past them, spy or not.
  */
 #include <dlfcn.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "g_prototypes.h"
 
@@ -17,6 +22,8 @@ typedef cudnnStatus_t (*create_tensor_fn)(cudnnTensorDescriptor_t *);
 typedef cudnnStatus_t (*set4d_fn)(cudnnTensorDescriptor_t, cudnnTensorFormat_t, cudnnDataType_t, int, int, int, int);
 typedef cudnnStatus_t (*destroy_tensor_fn)(cudnnTensorDescriptor_t);
 typedef unsigned long (*fake_calls_fn)(const char *);
+
+static int tensors = 1;
 
 static void
 use(void *h, const char *label)
@@ -34,7 +41,7 @@ use(void *h, const char *label)
 		return;
 	}
 	printf("%s: version %zu, %s", label, version(), error_string((cudnnStatus_t)0));
-	if (create(&t) == 0) {
+	if (tensors && create(&t) == 0) {
 		/* 8.x numbers BAD_PARAM 3, 9.x 2000: each copy answers in its own. */
 		printf(", set %d, set bad %d", (int)set4d(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 2, 3, 4, 5),
 		       (int)set4d(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, -1, 3, 4, 5));
@@ -49,8 +56,14 @@ use(void *h, const char *label)
 int
 main(int argc, char **argv)
 {
+	int first = 1;
+
+	if (argc > 1 && strcmp(argv[1], "--no-tensors") == 0) {
+		tensors = 0;
+		first = 2;
+	}
 	printf("linked: version %zu, %s\n", cudnnGetVersion(), cudnnGetErrorString((cudnnStatus_t)0));
-	for (int i = 1; i < argc; i++) {
+	for (int i = first; i < argc; i++) {
 		void *h = dlopen(argv[i], RTLD_NOW | RTLD_LOCAL);
 		char label[32];
 
@@ -58,7 +71,7 @@ main(int argc, char **argv)
 			printf("cannot load %s\n", argv[i]);
 			return 2;
 		}
-		snprintf(label, sizeof(label), "copy %d", i);
+		snprintf(label, sizeof(label), "copy %d", i - first + 1);
 		use(h, label);
 	}
 	/* Asked again through the linked names, after the others: still the linked copy. */
