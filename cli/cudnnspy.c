@@ -8,6 +8,7 @@
  */
 #include "core.h"
 #include "report.h"
+#include "run-check.h"
 #include "run-library.h"
 #include "scan.h"
 
@@ -464,7 +465,7 @@ cmd_run(int argc, char **argv)
 {
 	const char *output = NULL, *trace = NULL, *library = NULL, *stderr_list = NULL;
 	int dropin = 0, i, rc, ran;
-	char *dir;
+	char *dir, *run_dir;
 
 	for (i = 0; i < argc; i++) {
 		const char *a = argv[i];
@@ -544,7 +545,20 @@ cmd_run(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
+	/* The spy's markers say afterwards whether it got in at all (run-check.c). */
+	run_dir = cli_run_dir_make();
+	if (run_dir && setenv("CUDNNSPY_RUN_DIR", run_dir, 1) != 0) {
+		free(run_dir);
+		run_dir = NULL;
+	}
 	rc = run_command(argv + i + 1, &ran);
+	if (run_dir) {
+		if (ran)
+			cli_run_explain(run_dir, argv[i + 1], dropin);
+		else
+			cli_run_explain_discard(run_dir);
+		free(run_dir);
+	}
 	if (ran && output)
 		say_where_records_are();
 	return rc;

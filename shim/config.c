@@ -65,6 +65,10 @@ const struct spy_option spy_options[] = {
 	  "On a fatal signal (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT), write the thread's recent cuDNN calls and "
 	  "the call counts to stderr and the records, then let the program die as it would have.",
 	  FIELD(crash) },
+	{ "CUDNNSPY_RUN_DIR", SPY_OPT_STRING, "", NULL,
+	  "Set by `cudnnspy run`: an absolute directory where each process leaves an empty file saying that the spy "
+	  "was loaded in it and whether it called cuDNN, so that run can say afterwards when it was not.",
+	  FIELD(run_dir) },
 	{ NULL, 0, NULL, NULL, NULL, NULL, 0 },
 };
 

@@ -38,6 +38,7 @@ struct spy_config {
 	char sync[4096];	/* CUDNNSPY_SYNC: a boolean, or globs */
 	char inject[4096];	/* CUDNNSPY_INJECT: fault injection rules */
 	long crash;		/* CUDNNSPY_CRASH: the fatal-signal handler */
+	char run_dir[PATH_MAX];	/* CUDNNSPY_RUN_DIR: cudnnspy run's markers */
 };
 extern struct spy_config spy_config;
 
@@ -135,5 +136,7 @@ void spy_fork_hazard_check(void);
 int spy_init(void);		/* resolves once; 0 when the real library is there */
 int spy_resolved(void);		/* 1 once the resolution has run, found or not */
 int spy_exiting(void);		/* 1 once the exit handler has started */
+/* cudnnspy run's marker: an empty PID.WHAT file in CUDNNSPY_RUN_DIR ("loaded", "called"); silent on failure. */
+void spy_run_marker(const char *what);
 
 #endif

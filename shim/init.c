@@ -11,6 +11,7 @@
 #include "sink.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <pthread.h>
@@ -104,12 +105,29 @@ spy_fork_hazard_check(void)
 	spy_audit_finding("fork-inside-cudnn", "warning", message, NULL);
 }
 
+void
+spy_run_marker(const char *what)
+{
+	char path[PATH_MAX + 48];
+	int saved = errno, fd;
+
+	if (spy_config.run_dir[0] != '/')
+		return;
+	snprintf(path, sizeof(path), "%s/%d.%s", spy_config.run_dir, (int)getpid(), what);
+	/* Never through a link, never over a file: the directory is the launcher's own. */
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		close(fd);
+	errno = saved;
+}
+
 static void
 load_config(void)
 {
 	int saved = errno;
 
 	spy_config_load();
+	spy_run_marker("loaded");
 	spy_state_flags_init();
 	pthread_atfork(fork_prepare, NULL, fork_child);
 	/*
@@ -149,6 +167,7 @@ resolve(void)
 	spy_tls.resolving = 1;
 	pthread_once(&config_once, load_config);
 	resolved_ok = spy_resolve() == 0;
+	spy_run_marker("called");
 	banner();
 	spy_crash_install();
 	__atomic_store_n(&resolve_done, 1, __ATOMIC_RELEASE);

@@ -14,6 +14,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 
 E = os.environ
 CLI = E.get("CLI_EXE", "")
@@ -68,6 +69,13 @@ def run(argv, env=None, cwd=None, exe=None, preexec=default_signals):
     return p
 
 
+def own_lines(stderr):
+    """stderr without run's closing line about the spy's markers (a program like env calls no cuDNN)."""
+    return "".join(l for l in stderr.splitlines(True)
+                   if not re.match(r"cudnnspy: the (spy was loaded in \d+ process|drop-in libcudnn\.so\.\d was not "
+                                   r"loaded|preloaded spy was not loaded)", l))
+
+
 def env_of(p):
     """The variables printed by env(1), one per line."""
     check(p.returncode == 0, "env exited %d" % p.returncode, p.stdout, p.stderr)
@@ -113,8 +121,9 @@ def env():
           "LD_PRELOAD starts with the absolute path of libcudnnspy.so", got["LD_PRELOAD"], PRELOAD)
     check(parts[1:] == ["libm.so.6"], "the previous LD_PRELOAD is kept after it", got["LD_PRELOAD"])
     check("LD_LIBRARY_PATH" not in got, "preload mode leaves LD_LIBRARY_PATH alone", repr(got))
-    check(p.stderr.splitlines() == ["cudnnspy: records in %s" % os.path.join(d, "recs")],
-          "one stderr line says where the records are", p.stderr)
+    check(p.stderr.splitlines() == ["cudnnspy: the spy was loaded in 1 process of env, and none called cuDNN",
+                                    "cudnnspy: records in %s" % os.path.join(d, "recs")],
+          "env calls no cuDNN, and the records are there", p.stderr)
 
     # --opt=value forms, "./" prefixes, a pattern, no previous LD_PRELOAD (--library: cli-library).
     p = run(["run", "--output=./out/%p.%r.jsonl", "--trace=cudnnConv*",
@@ -135,7 +144,8 @@ def env():
     # Without --output, not a word.
     p = run(["run", "--", "env"], cwd=d)
     env_of(p)
-    check(p.stderr == "", "nothing on stderr without --output", p.stderr)
+    check(p.stderr == "cudnnspy: the spy was loaded in 1 process of env, and none called cuDNN\n",
+          "only the line that says env called no cuDNN, without --output", p.stderr)
 
 
 @scenario
@@ -510,13 +520,12 @@ def library():
         check(same_file(parts[0], drop) and parts[1:] == ["/some/where"], "%r: the drop-in first" % argv,
               repr(parts))
         check("LD_PRELOAD" not in got, "%r: not preloaded" % argv, repr(got))
-        check(p.stderr.splitlines() == ["cudnnspy: --library: using the drop-in libcudnn.so.%d, so that the "
-                                        "program gets only %s" % (major, named)],
-              "%r: one line says so" % argv, p.stderr)
+        check(p.stderr.splitlines()[0] == "cudnnspy: --library: using the drop-in libcudnn.so.%d, so that the "
+              "program gets only %s" % (major, named), "%r: one line says so" % argv, p.stderr)
     # --drop-in given: that one, and nothing said.
     p = run(["run", "--drop-in=8", "--library", rel, "--", "env"], cwd=d)
     got = env_of(p)
-    check(same_file(got.get("LD_LIBRARY_PATH", ""), DROPIN8) and p.stderr == "", "--drop-in=8 kept, silent",
+    check(same_file(got.get("LD_LIBRARY_PATH", ""), DROPIN8) and own_lines(p.stderr) == "", "--drop-in=8 kept, silent",
           repr(got.get("LD_LIBRARY_PATH")), p.stderr)
     # The program itself: the copy named answers through the drop-in, its output unchanged.
     plain = subprocess.run([HOST_CALLS], env=clean_env({"LD_LIBRARY_PATH": FAKE9}), stdout=subprocess.PIPE,
@@ -538,6 +547,52 @@ def demo():
         check(p.returncode == 0, "%s: exit %d" % (build, p.returncode), p.stderr)
         check("cudnnspy: preload: cuDNN " in p.stderr and "cudnnspy: drop-in: cuDNN " in p.stderr,
               "%s: both banners" % build, p.stderr)
+
+
+def build_c(d, name, source, *args):
+    src = os.path.join(d, name + ".c")
+    with open(src, "w") as f:
+        f.write(source)
+    exe = os.path.join(d, name)
+    p = subprocess.run(["cc", "-o", exe, src] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True)
+    check(p.returncode == 0, "cc %s" % name, p.stderr)
+    return exe
+
+
+@scenario
+def never_silent():
+    """run says, after the program, when the spy never got in and why: a static program, a program whose own
+    DT_RPATH finds cuDNN before the drop-in, or a program that made no cuDNN call."""
+    d = tempfile.mkdtemp(prefix="cudnnspy-cli-")
+    try:
+        static = build_c(d, "static", "#include <stdio.h>\nint main(void) { puts(\"hi\"); return 3; }\n", "-static")
+        p = run(["run", "--", static])
+        check(p.returncode == 3 and p.stdout == "hi\n", "the program ran as before", p.stdout)
+        check(p.stderr == "cudnnspy: the preloaded spy was never loaded: %s is statically linked, so no dynamic "
+              "loader runs in it and neither LD_PRELOAD nor the drop-in can reach it\n" % static, "static", p.stderr)
+        bundled = os.path.join(d, "bundled")
+        os.makedirs(bundled)
+        shutil.copy(os.path.join(FAKE9, "libcudnn.so.9"), bundled)
+        prog = build_c(d, "rpath", "#include <stdio.h>\n#include <stddef.h>\nsize_t cudnnGetVersion(void);\n"
+                       "int main(void) { printf(\"%zu\\n\", cudnnGetVersion()); return 0; }\n",
+                       "-L" + FAKE9, "-l:libcudnn.so.9", "-Wl,--disable-new-dtags,-rpath," + bundled)
+        p = run(["run", "--drop-in", "--", prog])
+        check(p.returncode == 0 and p.stdout == "91900\n", "the RPATH copy answers", p.stdout, p.stderr)
+        check(p.stderr == "cudnnspy: the drop-in was never loaded: the DT_RPATH of %s finds %s/libcudnn.so.9 before "
+              "LD_LIBRARY_PATH; run without --drop-in (the preload works there), or remove the RPATH (patchelf "
+              "--remove-rpath)\n" % (prog, bundled), "the RPATH named", p.stderr)
+        p = run(["run", "--", prog])
+        check(p.returncode == 0 and "the spy was" not in p.stderr and "cudnnspy: preload: cuDNN" in p.stderr,
+              "the preload gets in, and nothing more is said", p.stderr)
+        p = run(["run", "--", "true"])
+        check(p.stderr == "cudnnspy: the spy was loaded in 1 process of true, and none called cuDNN\n",
+              "no cuDNN call", p.stderr)
+        check(not [f for f in os.listdir(os.environ.get("TMPDIR", "/tmp")) if f.startswith("cudnnspy-run.")
+                   and os.path.getmtime(os.path.join(os.environ.get("TMPDIR", "/tmp"), f)) > time.time() - 60],
+              "the run directory is removed")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def main():

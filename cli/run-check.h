@@ -1,0 +1,18 @@
+/* `cudnnspy run`: what the spy left in its run directory, said after the program ends. */
+#ifndef CUDNNSPY_RUN_CHECK_H
+#define CUDNNSPY_RUN_CHECK_H
+
+/* A fresh directory for the spy's markers (CUDNNSPY_RUN_DIR), or NULL. */
+char *cli_run_dir_make(void);
+
+/*
+ * Reads and removes the markers: one line on stderr when the spy was never
+ * loaded (and why, from the program's file: set-uid, static, a DT_RPATH
+ * that defeats the drop-in), or was loaded and no process called cuDNN.
+ * dropin: the drop-in's major, 0 for the preload.
+ */
+void cli_run_explain(const char *dir, const char *cmd, int dropin);
+/* The same, silently: the program never started. */
+void cli_run_explain_discard(const char *dir);
+
+#endif
