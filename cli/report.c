@@ -33,6 +33,7 @@
 #include <unistd.h>
 #include "cli-util.h"
 #include "rules.h"
+#include "symtab.h"
 
 #define EXIT_USAGE 2
 
@@ -937,6 +938,7 @@ keep_stack(json_t *stack)
 	json_array_foreach(stack, i, f) {
 		json_t *frame;
 		const char *module, *offset, *symbol;
+		char found[256];
 
 		if (i >= STACK_KEEP)
 			break;
@@ -961,6 +963,13 @@ keep_stack(json_t *stack)
 			free(o);
 		} else {
 			jset(frame, "offset", json_null());
+		}
+		if (!symbol && module && module[0] == '/' && offset && strncmp(offset, "0x", 2) == 0) {
+			/* Older records, or a module the spy could not read: its symbol table, read here. */
+			unsigned long long off = strtoull(offset + 2, NULL, 16);
+
+			if (off > 0 && spy_symtab_name(module, off - 1, found, sizeof(found)))
+				symbol = found;
 		}
 		if (symbol) {
 			char *s = clean_str(symbol, STR_CAP);

@@ -7,11 +7,13 @@
  */
 #include "core.h"
 #include "stack.h"
+#include "symtab.h"
 
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef int (*unw_backtrace_fn)(void **, int);
 
@@ -56,9 +58,34 @@ base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+/*
+ * The frame's function: the exported name dladdr has, else the module's own
+ * symbol table. A relative module name (the program, as it was started) is
+ * read through /proc/self/exe when that is the same file: the program may
+ * have changed directory since.
+ */
+static const char *
+frame_name(const Dl_info *di, const void *ip, char *buf, size_t size)
+{
+	const char *file = di->dli_fname;
+	struct stat a, b;
+
+	if (di->dli_sname)
+		return di->dli_sname;
+	if (!file || !file[0])
+		return NULL;
+	if (file[0] != '/' && stat("/proc/self/exe", &a) == 0 && stat(file, &b) == 0 && a.st_dev == b.st_dev &&
+	    a.st_ino == b.st_ino)
+		file = "/proc/self/exe";
+	/* A return address points after the call: one byte back is inside the caller. */
+	return spy_symtab_name(file, (uint64_t)((uintptr_t)ip - 1 - (uintptr_t)di->dli_fbase), buf, size) ? buf : NULL;
+}
+
 void
 spy_stack_json(struct spy_line *l, void *const *ips, int n)
 {
+	char name[256];
+
 	spy_line_char(l, '[');
 	for (int i = 0; i < n; i++) {
 		Dl_info di;
@@ -72,7 +99,7 @@ spy_stack_json(struct spy_line *l, void *const *ips, int n)
 		/* Return addresses point after the call: one byte back names the calling line. */
 		spy_line_hex(l, ok ? (uintptr_t)ips[i] - (uintptr_t)di.dli_fbase : (uintptr_t)ips[i]);
 		spy_line_lit(l, ",\"symbol\":");
-		spy_line_str(l, ok ? di.dli_sname : NULL);
+		spy_line_str(l, ok ? frame_name(&di, ips[i], name, sizeof(name)) : NULL);
 		spy_line_char(l, '}');
 	}
 	spy_line_char(l, ']');
@@ -81,8 +108,11 @@ spy_stack_json(struct spy_line *l, void *const *ips, int n)
 void
 spy_stack_text(struct spy_line *l, void *const *ips, int n)
 {
+	char name[256];
+
 	for (int i = 0; i < n; i++) {
 		Dl_info di;
+		const char *fn;
 
 		if (i)
 			spy_line_lit(l, " < ");
@@ -90,7 +120,8 @@ spy_stack_text(struct spy_line *l, void *const *ips, int n)
 			spy_line_xdigits(l, (uintptr_t)ips[i]);
 			continue;
 		}
-		spy_line_raw(l, di.dli_sname ? di.dli_sname : "?");
+		fn = frame_name(&di, ips[i], name, sizeof(name));
+		spy_line_raw(l, fn ? fn : "?");
 		spy_line_lit(l, " (");
 		spy_line_raw(l, di.dli_fname ? base_name(di.dli_fname) : "?");
 		spy_line_char(l, '+');

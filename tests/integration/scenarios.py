@@ -1815,6 +1815,21 @@ def not_initialized_why_real():
     check(have_driver or "no libcuda.so.1 is loaded" in why, "no driver library here", why)
 
 
+@scenario
+def stack_names():
+    """A failure inside a static function of the program: the stderr line and the record name it, from the
+    program's own symbol table (dladdr knows only exported names)."""
+    env = {"LD_LIBRARY_PATH": FAKE9, "FAKECUDNN_STATUS": "cudnnSetTensor4dDescriptor=2000"}
+    plain = run([prog("stack-names")], env)
+    p = run([prog("stack-names")], dict(env, LD_PRELOAD=PRELOAD))
+    same_output(plain, p, "under preload")
+    line = [l for l in p.stderr.splitlines() if l.startswith("cudnnspy: cudnnSetTensor4dDescriptor(")]
+    check(line and re.search(r"\| at layer_forward \(stack-names\+0x[0-9a-f]+\) < main \(stack-names\+0x", line[0]),
+          "the static function and main named on the line", p.stderr)
+    fail = only(events(p.records, "failure", "cudnnSetTensor4dDescriptor"), "the failure")
+    check([f["symbol"] for f in fail["stack"][:2]] == ["layer_forward", "main"], "and in the record", repr(fail["stack"]))
+
+
 def main():
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
         print("usage: scenarios.py {%s}" % ",".join(sorted(SCENARIOS)))

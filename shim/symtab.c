@@ -1,0 +1,210 @@
+/*
+ * Function names from a module's own symbol table (.symtab), for the frames
+ * that dladdr cannot name: it sees only exported symbols, so a program's
+ * static functions and an unexported main read as "?". Each module file is
+ * read once, at its first failure, and kept as a sorted table; a file
+ * without .symtab (stripped) or with an unreasonably large one is left as
+ * it was. Plain file reads and libc: the command can use it too.
+ */
+#include "symtab.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MODULES 32
+#define TABLE_MAX (32u << 20)	/* bytes of .symtab or its strings read, at most */
+
+struct fsym {
+	uint64_t value, size;
+	uint32_t name;
+};
+
+struct module {
+	char *path;
+	uint64_t first_vaddr;	/* of the first PT_LOAD: what the load base stands for */
+	struct fsym *syms;
+	size_t n;
+	char *strs;
+	size_t strs_size;
+};
+
+static struct module modules[MODULES];
+static int nmodules;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int
+read_at(int fd, uint64_t off, void *buf, size_t n)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r = pread(fd, (char *)buf + done, n - done, (off_t)(off + done));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+static int
+by_value(const void *a, const void *b)
+{
+	const struct fsym *x = a, *y = b;
+
+	return x->value < y->value ? -1 : x->value > y->value;
+}
+
+/* The function symbols of one file; an empty table when it has none or cannot be read. */
+static void
+load(struct module *m)
+{
+	ElfW(Ehdr) eh;
+	ElfW(Shdr) *sh = NULL;
+	ElfW(Sym) *raw = NULL;
+	struct stat st;
+	int fd;
+
+	/* A path from a record may name anything: only a regular file is opened. */
+	if (stat(m->path, &st) != 0 || !S_ISREG(st.st_mode))
+		return;
+	fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || read_at(fd, 0, &eh, sizeof(eh)) != 0 ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) ||
+	    eh.e_shentsize != sizeof(ElfW(Shdr)) || eh.e_shnum == 0 || eh.e_shnum > 4096 ||
+	    eh.e_shoff > (uint64_t)st.st_size || (uint64_t)eh.e_shnum * sizeof(ElfW(Shdr)) > (uint64_t)st.st_size - eh.e_shoff)
+		goto out;
+	if (eh.e_phentsize == sizeof(ElfW(Phdr)) && eh.e_phnum > 0 && eh.e_phnum < 256 &&
+	    eh.e_phoff <= (uint64_t)st.st_size && (uint64_t)eh.e_phnum * sizeof(ElfW(Phdr)) <= (uint64_t)st.st_size - eh.e_phoff) {
+		for (int i = 0; i < eh.e_phnum; i++) {
+			ElfW(Phdr) ph;
+
+			if (read_at(fd, eh.e_phoff + (uint64_t)i * sizeof(ph), &ph, sizeof(ph)) != 0)
+				goto out;
+			if (ph.p_type == PT_LOAD) {
+				m->first_vaddr = ph.p_vaddr & ~(uint64_t)(ph.p_align > 1 ? ph.p_align - 1 : 0);
+				break;
+			}
+		}
+	}
+	sh = malloc((size_t)eh.e_shnum * sizeof(*sh));
+	if (!sh || read_at(fd, eh.e_shoff, sh, (size_t)eh.e_shnum * sizeof(*sh)) != 0)
+		goto out;
+	for (int i = 0; i < eh.e_shnum; i++) {
+		const ElfW(Shdr) *s = &sh[i], *strs;
+		size_t count, k = 0;
+
+		if (s->sh_type != SHT_SYMTAB || s->sh_entsize != sizeof(ElfW(Sym)) || s->sh_link >= eh.e_shnum)
+			continue;
+		strs = &sh[s->sh_link];
+		if (s->sh_size > TABLE_MAX || strs->sh_size > TABLE_MAX || s->sh_offset > (uint64_t)st.st_size ||
+		    s->sh_size > (uint64_t)st.st_size - s->sh_offset || strs->sh_offset > (uint64_t)st.st_size ||
+		    strs->sh_size > (uint64_t)st.st_size - strs->sh_offset)
+			break;
+		count = s->sh_size / sizeof(ElfW(Sym));
+		raw = malloc(s->sh_size ? s->sh_size : 1);
+		m->strs = malloc(strs->sh_size + 1);
+		m->syms = malloc((count ? count : 1) * sizeof(*m->syms));
+		if (!raw || !m->strs || !m->syms || read_at(fd, s->sh_offset, raw, s->sh_size) != 0 ||
+		    read_at(fd, strs->sh_offset, m->strs, strs->sh_size) != 0)
+			break;
+		m->strs[strs->sh_size] = 0;
+		m->strs_size = strs->sh_size;
+		for (size_t j = 0; j < count; j++) {
+			if (ELF64_ST_TYPE(raw[j].st_info) != STT_FUNC || raw[j].st_shndx == SHN_UNDEF ||
+			    raw[j].st_name >= strs->sh_size || !m->strs[raw[j].st_name])
+				continue;
+			m->syms[k].value = raw[j].st_value;
+			m->syms[k].size = raw[j].st_size;
+			m->syms[k].name = raw[j].st_name;
+			k++;
+		}
+		qsort(m->syms, k, sizeof(*m->syms), by_value);
+		m->n = k;
+		break;
+	}
+out:
+	if (!m->n) {
+		free(m->syms);
+		free(m->strs);
+		m->syms = NULL;
+		m->strs = NULL;
+	}
+	free(raw);
+	free(sh);
+	close(fd);
+}
+
+static struct module *
+module_of(const char *path)
+{
+	struct module *m;
+
+	for (int i = 0; i < nmodules; i++)
+		if (strcmp(modules[i].path, path) == 0)
+			return &modules[i];
+	if (nmodules >= MODULES)
+		return NULL;
+	m = &modules[nmodules];
+	memset(m, 0, sizeof(*m));
+	m->path = strdup(path);
+	if (!m->path)
+		return NULL;
+	nmodules++;
+	load(m);
+	return m;
+}
+
+int
+spy_symtab_name(const char *path, uint64_t offset, char *out, size_t size)
+{
+	struct module *m;
+	int saved = errno, found = 0;
+
+	if (!path || !path[0] || size == 0)
+		return 0;
+	pthread_mutex_lock(&lock);
+	m = module_of(path);
+	if (m && m->n) {
+		uint64_t vaddr = m->first_vaddr + offset;
+		size_t lo = 0, hi = m->n;
+
+		/* The last symbol at or below the address, if the address lies inside it. */
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+
+			if (m->syms[mid].value <= vaddr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo > 0) {
+			const struct fsym *s = &m->syms[lo - 1];
+
+			if (vaddr < s->value + (s->size ? s->size : 1)) {
+				size_t len = strlen(m->strs + s->name);
+
+				if (len >= size)
+					len = size - 1;
+				memcpy(out, m->strs + s->name, len);
+				out[len] = 0;
+				found = 1;
+			}
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	errno = saved;
+	return found;
+}

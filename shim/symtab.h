@@ -1,0 +1,16 @@
+/* Function names from a module file's .symtab (symtab.c): for frames dladdr leaves unnamed. */
+#ifndef SPY_SYMTAB_H
+#define SPY_SYMTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The function of the ELF file `path` that holds `offset` (from the module's
+ * load base, as dladdr gives it), into `out`; 1 when found, 0 otherwise.
+ * The file is read once and kept; safe to call from any thread, not from a
+ * signal handler.
+ */
+int spy_symtab_name(const char *path, uint64_t offset, char *out, size_t size);
+
+#endif
