@@ -142,42 +142,87 @@ spy_take_last_error(char *message, size_t max_size)
 }
 
 static void
-recent_calls(struct spy_line *l, const struct spy_thread *th, int text)
+recent_calls(struct spy_line *l, const struct spy_thread *th)
 {
 	unsigned want = (unsigned)spy_config.flight;
 	/* The newest entry is this call itself. */
 	unsigned have = th->flight_pos > 0 ? th->flight_pos - 1 : 0;
 	unsigned n = have < want ? have : want;
 
-	if (!text)
-		spy_line_char(l, '[');
+	spy_line_char(l, '[');
 	for (unsigned i = 0; i < n; i++) {
+		uint32_t e = th->flight[(have - n + i) % SPY_FLIGHT_MAX];
+		unsigned id = e & 0xffff;
+
+		if (id >= _SPY_FN_COUNT)
+			continue;
+		if (i)
+			spy_line_char(l, ',');
+		spy_line_lit(l, "{\"fn\":");
+		spy_line_name(l, spy_fn_info[id].name);
+		spy_line_lit(l, ",\"status\":");
+		spy_line_i64(l, (int16_t)(e >> 16));
+		spy_line_char(l, '}');
+	}
+	spy_line_char(l, ']');
+}
+
+/* One recent call as the failure line shows it: `name` or `name=status`. */
+static size_t
+recent_text_len(uint32_t e)
+{
+	int16_t st = (int16_t)(e >> 16);
+	size_t n = strlen(spy_fn_info[e & 0xffff].name);
+
+	if (st)
+		n += st < 0 ? 7 : 6;	/* '=' and at most 5 digits (and a sign) */
+	return n;
+}
+
+/*
+ * The recent calls for the stderr line, oldest first, in at most `budget`
+ * bytes: a long list keeps its newest calls and says how many older ones
+ * it leaves out.
+ */
+static void
+recent_text(struct spy_line *l, const struct spy_thread *th, size_t budget)
+{
+	unsigned want = (unsigned)spy_config.flight;
+	unsigned have = th->flight_pos > 0 ? th->flight_pos - 1 : 0;
+	unsigned n = have < want ? have : want, first = 0;
+	size_t used = 24;	/* room for "(NNN earlier) " */
+
+	for (unsigned i = n; i > 0; i--) {
+		uint32_t e = th->flight[(have - n + i - 1) % SPY_FLIGHT_MAX];
+
+		if ((e & 0xffff) >= _SPY_FN_COUNT)
+			continue;
+		used += recent_text_len(e) + 2;
+		if (used > budget) {
+			first = i;
+			break;
+		}
+	}
+	if (first) {
+		spy_line_char(l, '(');
+		spy_line_u64(l, first);
+		spy_line_lit(l, " earlier) ");
+	}
+	for (unsigned i = first, shown = 0; i < n; i++) {
 		uint32_t e = th->flight[(have - n + i) % SPY_FLIGHT_MAX];
 		unsigned id = e & 0xffff;
 		int16_t st = (int16_t)(e >> 16);
 
 		if (id >= _SPY_FN_COUNT)
 			continue;
-		if (text) {
-			if (i)
-				spy_line_lit(l, ", ");
-			spy_line_raw(l, spy_fn_info[id].name);
-			if (st) {
-				spy_line_char(l, '=');
-				spy_line_i64(l, st);
-			}
-			continue;
+		if (shown++)
+			spy_line_lit(l, ", ");
+		spy_line_raw(l, spy_fn_info[id].name);
+		if (st) {
+			spy_line_char(l, '=');
+			spy_line_i64(l, st);
 		}
-		if (i)
-			spy_line_char(l, ',');
-		spy_line_lit(l, "{\"fn\":");
-		spy_line_name(l, spy_fn_info[id].name);
-		spy_line_lit(l, ",\"status\":");
-		spy_line_i64(l, st);
-		spy_line_char(l, '}');
 	}
-	if (!text)
-		spy_line_char(l, ']');
 }
 
 /* Per (function, status): how many stderr lines so far, for the rate limit. */
@@ -204,6 +249,9 @@ rate_count(unsigned id, long status)
 	return 1;
 }
 
+/* A failure line on stderr longer than this loses its oldest recent calls, then the end of its arguments. */
+#define FAILURE_LINE_MAX 4096
+
 static void
 failure_line(struct spy_line *l, const struct spy_call *c, long status, const union spy_arg *args,
 	     const char *message, void *const *ips, int nips, const struct spy_thread *th)
@@ -212,6 +260,7 @@ failure_line(struct spy_line *l, const struct spy_call *c, long status, const un
 	/* A negative status is a CUDA error found by the synchronizing mode. */
 	const char *name = status < 0 ? spy_cuda_error_name((int)-status) : spy_status_name(status);
 	const char *file;
+	size_t tail;
 
 	if (!(spy_config.stderr_mask & SPY_STDERR_FAILURES) || n > (uint32_t)spy_config.rate_limit + 1)
 		return;
@@ -222,6 +271,7 @@ failure_line(struct spy_line *l, const struct spy_call *c, long status, const un
 		return;
 	}
 	spy_line_reset(l);
+	spy_line_lit(l, "cudnnspy: ");
 	spy_line_raw(l, spy_fn_info[c->id].name);
 	spy_args_json(l, c->id, args, SPY_ARGS_TEXT);
 	spy_line_raw(l, status < 0 ? " then " : " = ");
@@ -239,23 +289,28 @@ failure_line(struct spy_line *l, const struct spy_call *c, long status, const un
 		spy_line_lit(l, " | at ");
 		spy_stack_text(l, ips, nips < 3 ? nips : 3);
 	}
+	file = spy_sink_path();
+	/* What must stay at the end: the record file, whatever came before. */
+	tail = (file ? strlen(file) + 16 : 0) + 2;
+	if (l->len + tail + 64 > FAILURE_LINE_MAX && FAILURE_LINE_MAX > tail + 64) {
+		l->len = FAILURE_LINE_MAX - tail - 64;
+		spy_line_lit(l, " ...");
+	}
 	if (th->flight_pos > 1 && spy_config.flight > 0) {
 		spy_line_lit(l, " | after ");
-		recent_calls(l, th, 1);
+		recent_text(l, th, FAILURE_LINE_MAX > l->len + tail ? FAILURE_LINE_MAX - l->len - tail : 0);
 	}
-	file = spy_sink_path();
 	if (file) {
 		spy_line_lit(l, " | record in ");
 		spy_line_raw(l, file);
 	}
-	if (l->overflow) {
-		/* Too long for one line: keep its start. */
-		l->len = sizeof(l->data) - 16;
-		l->overflow = 0;
-		spy_line_lit(l, " ...");
+	spy_line_char(l, '\n');
+	if (!l->overflow) {
+		/* One write(2) of any length: spy_log() has a fixed buffer. */
+		l->spill_fd = STDERR_FILENO + 1;
+		spy_line_spill(l);
+		l->spill_fd = 0;
 	}
-	spy_line_char(l, 0);
-	spy_log("%s", l->data);
 }
 
 spy_fnptr
@@ -359,7 +414,7 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 			spy_line_lit(l, ",\"message\":");
 			spy_line_str(l, message);
 			spy_line_lit(l, ",\"recent\":");
-			recent_calls(l, th, 0);
+			recent_calls(l, th);
 		}
 		if (nips) {
 			spy_line_lit(l, ",\"stack\":");

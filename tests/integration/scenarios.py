@@ -1402,6 +1402,39 @@ def backend_names_real():
               fin["args"]["descriptor"]["finalized"] is True, "the descriptor's type remembered", repr(fin))
 
 
+@scenario
+def all_functions():
+    """Every function of the API description called once, after a legacy and a graph convolution: the summary
+    record lists each one, the algo and heuristics records before it are whole, nothing is dropped, and each
+    failure line on stderr is whole, with the most recent calls and the record file at its end."""
+    p = run([prog("all-functions")], {"LD_LIBRARY_PATH": FAKE9, "LD_PRELOAD": PRELOAD, "CUDNNSPY_FLIGHT": "256"})
+    called = re.findall(r"^called (\S+)$", p.stdout, re.M)
+    stubs = re.findall(r"^stub (\S+)$", p.stdout, re.M)
+    check(re.search(r"^%d functions called, 0 missing$" % (len(called) + len(stubs)), p.stdout, re.M) and
+          len(called) > 250 and len(stubs) < 10, "every function of the description called", p.stdout[-2000:])
+    recs = only_file(p)
+    summary = recs[-1]
+    check(summary["event"] == "summary" and summary["dropped"] == 0, "the summary record is the last, none dropped",
+          repr([r["event"] for r in recs[-5:]]), p.stderr[-3000:])
+    listed = {f["fn"]: f for f in summary["functions"]}
+    check(all(fn in listed and listed[fn]["calls"] >= 1 for fn in called), "each function listed",
+          repr(sorted(set(called) - set(listed))))
+    check({a["api"] for a in events(p.records, "algo")} == {"legacy", "graph"} and
+          len(events(p.records, "heuristics")) == 1, "the algo and heuristics records before it",
+          repr([r["event"] for r in recs]))
+    path = list(p.records)[0]
+    lines = [l for l in p.stderr.splitlines() if " | after " in l]
+    check(len(lines) > 20, "failure lines on stderr", p.stderr[-3000:])
+    for l in lines:
+        m = re.match(r"cudnnspy: (\w+)\(", l)
+        check(m and l.endswith(path) and " | record in " in l, "a whole failure line, ending with the record file",
+              l)
+        # The call just before it is listed last: a long list loses its oldest calls, never its newest.
+        prev = called[called.index(m.group(1)) - 1] if m.group(1) in called[1:] else None
+        check(prev is None or re.search(r"[ ,]%s(=\d+)? \| record in " % prev, l), "the newest recent call kept",
+              l)
+
+
 def main():
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
         print("usage: scenarios.py {%s}" % ",".join(sorted(SCENARIOS)))
