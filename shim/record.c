@@ -360,11 +360,13 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 	const char *message = NULL;
 	char cuda_message[160];
 	int nips = 0, cuda_err = 0, failed;
+	/* A destroyed object is forgotten after its record, which names it by its own id. */
+	int destroy = state_kind[c->id] == STATE_DESTROY;
 
-	if ((flags & SPY_FN_STATE) && status == 0 && args)
+	if ((flags & SPY_FN_STATE) && status == 0 && args && !destroy)
 		track_state(c->id, args);
 	/* Before the GPU timing is resolved (spy_gpu_post), which may hand its time to the algorithm at once. */
-	if ((flags & SPY_FN_WATCH) && args)
+	if ((flags & SPY_FN_WATCH) && args && !destroy)
 		spy_algo_call(c, status, args);
 	if (c->pre && (c->gpu_slot >= 0 || (flags & SPY_FN_SYNC)))
 		cuda_err = spy_gpu_post(c);
@@ -429,5 +431,11 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 	if (failed)
 		failure_line(l, c, cuda_err ? -cuda_err : status, args, message, ips, nips, th);
 out:
+	if (destroy && args) {
+		if ((flags & SPY_FN_STATE) && status == 0)
+			track_state(c->id, args);
+		if (flags & SPY_FN_WATCH)
+			spy_algo_call(c, status, args);
+	}
 	errno = saved;
 }

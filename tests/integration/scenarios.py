@@ -1435,6 +1435,43 @@ def all_functions():
               l)
 
 
+def desc_id(arg):
+    """The id of a descriptor argument or out-value: "tensor#3"."""
+    if isinstance(arg, dict):
+        return arg.get("id") or arg.get("value")
+    return arg
+
+
+@scenario
+def destroy_ids():
+    """A traced Destroy names the object it destroys (the id its Create gave it, with its type for a backend
+    descriptor), never a fresh id; and a later Create gets a new id."""
+    trace = {"CUDNNSPY_TRACE": "cudnnCreate* cudnnDestroy* cudnnBackendCreateDescriptor cudnnBackendDestroyDescriptor"}
+    for name in ("conv-legacy", "conv-graph"):
+        env = {"LD_LIBRARY_PATH": FAKE9, "LD_PRELOAD": PRELOAD}
+        env.update(trace)
+        p = run([prog(name)], env)
+        calls = [r for r in events(p.records, "call")]
+        created, destroyed, types = [], [], {}
+        for r in calls:
+            if r["fn"].startswith("cudnnCreate") or r["fn"] == "cudnnBackendCreateDescriptor":
+                out = [v for k, v in r["args"].items() if isinstance(v, dict) and "value" in v]
+                created += [desc_id(v) for v in out]
+                if r["fn"] == "cudnnBackendCreateDescriptor":
+                    types[desc_id(out[0])] = r["args"]["descriptorType"]
+            elif r["fn"].startswith("cudnnDestroy") or r["fn"] == "cudnnBackendDestroyDescriptor":
+                arg = list(r["args"].values())[0]
+                destroyed.append(desc_id(arg))
+                # Variant packs are not kept (docs/output-format.md): only their id.
+                want = types.get(desc_id(arg))
+                check(r["fn"] != "cudnnBackendDestroyDescriptor" or want == "CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR"
+                      or arg.get("type") == want, "the destroyed descriptor's type", repr(r), want)
+        check(destroyed and len(created) >= len(destroyed), "%s: creates and destroys traced" % name,
+              repr(created), repr(destroyed))
+        check(all(d in created for d in destroyed) and len(set(destroyed)) == len(destroyed),
+              "%s: each destroy names an object created before" % name, repr(created), repr(destroyed))
+
+
 def main():
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
         print("usage: scenarios.py {%s}" % ",".join(sorted(SCENARIOS)))
