@@ -16,7 +16,8 @@ void spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy
 void spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int state, unsigned mode);
 
 /* What the spy remembers of a descriptor: a copy, consistent even while another thread sets it. */
-#define SPY_OBJ_MAX_ARGS 16
+/* The most parameters of a Set function (cudnnSetAttnDescriptor); longer ones are not remembered. */
+#define SPY_OBJ_MAX_ARGS 20
 #define SPY_OBJ_MAX_ARRAY 8
 struct spy_obj_info {
 	const char *kind;	/* "tensor", "filter", ... */

@@ -1472,6 +1472,95 @@ def destroy_ids():
               "%s: each destroy names an object created before" % name, repr(created), repr(destroyed))
 
 
+def cudnn_log(path):
+    """cuDNN's own API log (CUDNN_LOGLEVEL_DBG=3) as [(fn, {param: value})], in call order. A value is the text
+    after `val=`; a descriptor's value is a dict of its fields. cuDNN logs each call at entry (and, for some,
+    a second block with its status)."""
+    calls, stack = [], None
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            m = re.match(r"I! CuDNN \(v\d+ \d+\) function (\w+)\(\) called:", line)
+            if m:
+                args = {}
+                calls.append((m.group(1), args))
+                stack = [args]
+                continue
+            m = re.match(r"i!( +)([^:]+): type=([^;:]*)(?:; val=(.*);|:)$", line)
+            if not m or stack is None:
+                continue
+            depth = (len(m.group(1)) - 5) // 4
+            del stack[depth + 1:]
+            if len(stack) <= depth:
+                continue
+            if m.group(4) is None:
+                stack[depth][m.group(2)] = {}
+                stack.append(stack[depth][m.group(2)])
+            else:
+                stack[depth][m.group(2)] = m.group(4)
+    return calls
+
+
+def log_agrees(spy, log):
+    """Whether one value the spy recorded says what cuDNN's log says: names or numbers of enums
+    ("CUDNN_DATA_FLOAT (0)"), lists ("[1,2]"), NULL_PTR, numbers, booleans."""
+    m = re.match(r"^(.*) \((-?(?:0x)?[0-9a-fA-F]+)\)$", log)
+    if m:
+        return spy == m.group(1) or (isinstance(spy, int) and spy == int(m.group(2), 0))
+    if log.startswith("["):
+        vals = [v for v in log.strip("[]").split(",") if v]
+        return isinstance(spy, list) and len(spy) == len(vals) and all(log_agrees(a, b) for a, b in zip(spy, vals))
+    if log == "NULL_PTR":
+        return spy is None
+    if log in ("true", "false"):
+        return spy == (log == "true")
+    try:
+        return isinstance(spy, (int, float)) and not isinstance(spy, bool) and float(spy) == float(log)
+    except ValueError:
+        return spy == log
+
+
+def odd_run(extra=None):
+    """decode-odd on the real cuDNN, traced by the spy and logged by cuDNN in the same process:
+    (the run, {fn: [failure records]}, cuDNN's log)."""
+    need_real()
+    d = tempfile.mkdtemp(prefix="cudnnspy-cudnnlog-")
+    try:
+        env = {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD, "CUDNNSPY_STDERR": "none",
+               "CUDNN_LOGLEVEL_DBG": "3", "CUDNN_LOGDEST_DBG": os.path.join(d, "cudnn.log")}
+        env.update(extra or {})
+        p = run([prog("decode-odd")], env)
+        log = cudnn_log(os.path.join(d, "cudnn.log"))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    plain = run([prog("decode-odd")], {"LD_LIBRARY_PATH": REAL})
+    check(plain.stdout == p.stdout and p.stdout.endswith("done\n"), "the program's output unchanged", plain.stdout,
+          p.stdout)
+    fails = {}
+    for f in events(p.records, "failure"):
+        fails.setdefault(f["fn"], []).append(f)
+    return p, fails, log
+
+
+def logged(log, fn):
+    """cuDNN's entry blocks of one function."""
+    return [a for name, a in log if name == fn and "status" not in a]
+
+
+@scenario
+def attn_params_real():
+    """cudnnSetAttnDescriptor's 20 parameters are all remembered, as cuDNN's own log shows the descriptor."""
+    p, fails, log = odd_run()
+    f = only(fails.get("cudnnGetMultiHeadAttnBuffers", []), "failure of cudnnGetMultiHeadAttnBuffers")
+    kept = f["args"]["attnDesc"]["set"]["args"]
+    fields = only(logged(log, "cudnnGetMultiHeadAttnBuffers"), "logged call")["attnDesc"]
+    # cuDNN's log names computePrec mathPrec.
+    names = {"mathPrec": "computePrec"}
+    check(len(fields) == 19 and len(kept) == 20, "every field in both", repr(fields), repr(kept))
+    for k, v in fields.items():
+        check(log_agrees(kept.get(names.get(k, k)), v), "attnDesc %s: cuDNN says %s" % (k, v), repr(kept))
+
+
 def main():
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
         print("usage: scenarios.py {%s}" % ",".join(sorted(SCENARIOS)))
