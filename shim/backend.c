@@ -1102,6 +1102,7 @@ static void
 got(const struct spy_call *c, struct slot *s, const union spy_arg *args)
 {
 	int64_t name = args[1].i, type = args[2].i, n;
+	const struct attr *known;
 
 	if (!args[4].p || args[3].i <= 0 || !args[5].p)
 		return;	/* a question about the count only */
@@ -1120,7 +1121,13 @@ got(const struct spy_call *c, struct slot *s, const union spy_arg *args)
 			if (t)
 				t->finalized = 1;
 		}
-	remember(s, name, type, n, args[5].p, 1);
+	known = attr_of(s, (int)name);
+	/*
+	 * cuDNN hands back as many values as were asked, so a read of fewer than
+	 * the spy knows is a part of them: what was set stays whole.
+	 */
+	if (!known || known->type != type || n != args[3].i || known->count <= n)
+		remember(s, name, type, n, args[5].p, 1);
 	if (name == CUDNN_ATTR_ENGINECFG_ENGINE && s->query >= 0 && n > 0) {
 		/* The engine of a ranked config: when its index is asked, the query learns it. */
 		struct slot *e = find(((void *const *)args[5].p)[0]);

@@ -1561,6 +1561,25 @@ def attn_params_real():
         check(log_agrees(kept.get(names.get(k, k)), v), "attnDesc %s: cuDNN says %s" % (k, v), repr(kept))
 
 
+# How cuDNN's log names a backend tensor's attributes.
+LOG_TENSOR_ATTRS = {"type": "CUDNN_ATTR_TENSOR_DATA_TYPE", "dimA": "CUDNN_ATTR_TENSOR_DIMENSIONS",
+                    "strideA": "CUDNN_ATTR_TENSOR_STRIDES", "uid": "CUDNN_ATTR_TENSOR_UNIQUE_ID",
+                    "alignmentInBytes": "CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT"}
+
+
+@scenario
+def partial_read_back_real():
+    """cudnnBackendGetAttribute asking for fewer values than were set (2 of 4 strides) leaves the remembered
+    attribute whole: the descriptor shows what cuDNN's own log shows."""
+    p, fails, log = odd_run()
+    check("strides read: count 2, 60 20 0 0" in p.stdout, "cuDNN gave two strides", p.stdout)
+    f = only(fails.get("cudnnBackendSetAttribute", []), "failure of cudnnBackendSetAttribute")
+    attrs = f["args"]["descriptor"]["attrs"]
+    fields = logged(log, "cudnnBackendSetAttribute")[-1]["descriptor"]
+    for k, name in LOG_TENSOR_ATTRS.items():
+        check(log_agrees(attrs.get(name), fields[k]), "%s: cuDNN says %s" % (name, fields[k]), repr(attrs))
+
+
 def main():
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
         print("usage: scenarios.py {%s}" % ",".join(sorted(SCENARIOS)))
