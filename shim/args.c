@@ -278,7 +278,17 @@ array_count(const struct spy_fn_info *f, const struct spy_param_info *p, const u
 	for (int i = 0; i < f->nparams; i++)
 		if (strstr(f->params[i].name, "Requested") && f->params[i].kind == SPY_ARG_INT && args[i].i < n)
 			n = args[i].i;
+	/* A tensor transform folds the spatial dimensions only: its foldA has two fewer elements. */
+	if ((f == &spy_fn_info[_SPY_FN_cudnnSetTensorTransformDescriptor] ||
+	     f == &spy_fn_info[_SPY_FN_cudnnGetTensorTransformDescriptor]) && strcmp(p->name, "foldA") == 0)
+		n = n > 2 ? n - 2 : 0;
 	return n;
+}
+
+int64_t
+spy_arg_count(unsigned fn, int i, const union spy_arg *args, unsigned mode)
+{
+	return array_count(&spy_fn_info[fn], &spy_fn_info[fn].params[i], args, mode);
 }
 
 void

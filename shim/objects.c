@@ -187,7 +187,7 @@ spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg 
 
 			s->args[i] = args[i];
 			if (p->is_array && p->dir == SPY_DIR_IN && p->count >= 0 && arrays < 3 && args[i].p) {
-				int64_t n = args[p->count].i;
+				int64_t n = spy_arg_count(fn, i, args, SPY_ARGS_AFTER_SUCCESS);
 
 				if (n < 0)
 					n = 0;
@@ -199,6 +199,9 @@ spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg 
 				arrays++;
 			}
 		}
+		/* What the descriptor holds, as cuDNN keeps it: any direction but FOLD is UNFOLD. */
+		if (fn == _SPY_FN_cudnnSetTensorTransformDescriptor)
+			s->args[6].i = s->args[6].i != CUDNN_TRANSFORM_FOLD ? CUDNN_TRANSFORM_UNFOLD : CUDNN_TRANSFORM_FOLD;
 	}
 	write_end(s);
 }

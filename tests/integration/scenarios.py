@@ -1580,6 +1580,34 @@ def partial_read_back_real():
         check(log_agrees(attrs.get(name), fields[k]), "%s: cuDNN says %s" % (name, fields[k]), repr(attrs))
 
 
+@scenario
+def transform_real():
+    """cudnnSetTensorTransformDescriptor: foldA has nbDims-2 elements (read no further, at the Set and in the
+    out-values of the Get), and the direction is remembered as cuDNN keeps it (any value but FOLD is UNFOLD)."""
+    p, fails, log = odd_run({"CUDNNSPY_TRACE": "cudnn*TensorTransformDescriptor"})
+    check("fold 2 3 9 9 direction 1" in p.stdout, "cuDNN wrote two fold values and kept direction 1", p.stdout)
+    f = only(fails.get("cudnnTransformTensorEx", []), "failure of cudnnTransformTensorEx")
+    kept = f["args"]["transDesc"]["set"]["args"]
+    fields = only(logged(log, "cudnnTransformTensorEx"), "logged call")["transDesc"]
+    nb = kept["nbDims"]
+    check(kept["foldA"] == [2, 3] and kept["padBeforeA"] == [0, 1, 2, 3], "the arrays as passed", repr(kept))
+    directions = {"CUDNN_TRANSFORM_FOLD": "0", "CUDNN_TRANSFORM_UNFOLD": "1"}
+    check(directions.get(kept["direction"]) == fields["direction"], "direction: cuDNN says %s" % fields["direction"],
+          repr(kept))
+    check(log_agrees(kept["destFormat"], fields["destFormat"]), "destFormat", repr(kept), repr(fields))
+    # cuDNN keeps 8 pads and 6 folds whatever nbDims, the rest zero.
+    for k, n in (("padBeforeA", nb), ("padAfterA", nb), ("foldA", nb - 2)):
+        vals = fields[k].strip("[]").split(",")
+        check(log_agrees(kept[k], "[%s]" % ",".join(vals[:n])) and set(vals[n:]) <= {"0"},
+              "%s: cuDNN says %s" % (k, fields[k]), repr(kept))
+    get = only(events(p.records, "call", "cudnnGetTensorTransformDescriptor"), "traced Get")
+    check(get["args"]["foldA"]["values"] == [2, 3] and get["args"]["padBeforeA"]["values"] == [0, 1, 2, 3] and
+          get["args"]["direction"]["value"] == "CUDNN_TRANSFORM_UNFOLD", "the Get's out-values", repr(get["args"]))
+    sets = only(events(p.records, "call", "cudnnSetTensorTransformDescriptor"), "traced Set")
+    check(sets["args"]["direction"] == 2 and sets["args"]["foldA"]["values"] == [2, 3],
+          "the Set's arguments as passed", repr(sets["args"]))
+
+
 def main():
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
         print("usage: scenarios.py {%s}" % ",".join(sorted(SCENARIOS)))
