@@ -29,6 +29,7 @@ struct slot {
 	unsigned num;
 	unsigned char kind;
 	unsigned short set_fn;	/* last shape-setting function + 1, or 0 */
+	unsigned short failed_fn;	/* a Set that failed since, + 1: cuDNN may have changed the descriptor anyway */
 	union spy_arg args[MAX_ARGS];
 	int array[3][MAX_ARRAY];
 	unsigned char array_len[3];
@@ -128,6 +129,7 @@ insert(const void *ptr, const char *kind)
 			s->kind = (unsigned char)ki;
 			s->num = __atomic_add_fetch(&kind_next[ki], 1, __ATOMIC_RELAXED);
 			s->set_fn = 0;
+			s->failed_fn = 0;
 			memset(s->attr_fn, 0, sizeof(s->attr_fn));
 			write_end(s);
 			return s;
@@ -173,14 +175,19 @@ spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg 
 		/* cudnnSetConvolutionMathType and the like: one attribute, kept beside the shape. */
 		int i = 0;
 
-		while (i < 2 && s->attr_fn[i] && s->attr_fn[i] != fn + 1)
+		/* Its own entry, else the first free one (a failed Set frees one), else the last. */
+		while (i < 3 && s->attr_fn[i] != fn + 1)
 			i++;
+		if (i == 3)
+			for (i = 0; i < 2 && s->attr_fn[i]; i++)
+				;
 		s->attr_fn[i] = (unsigned short)(fn + 1);
 		s->attr[i] = args[1].i;
 	} else {
 		int arrays = 0;
 
 		s->set_fn = (unsigned short)(fn + 1);
+		s->failed_fn = 0;
 		memset(s->array_param, -1, sizeof(s->array_param));
 		for (int i = 0; i < f->nparams && i < MAX_ARGS; i++) {
 			const struct spy_param_info *p = &f->params[i];
@@ -202,6 +209,32 @@ spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg 
 		/* What the descriptor holds, as cuDNN keeps it: any direction but FOLD is UNFOLD. */
 		if (fn == _SPY_FN_cudnnSetTensorTransformDescriptor)
 			s->args[6].i = s->args[6].i != CUDNN_TRANSFORM_FOLD ? CUDNN_TRANSFORM_UNFOLD : CUDNN_TRANSFORM_FOLD;
+	}
+	write_end(s);
+}
+
+void
+spy_obj_set_failed(const void *ptr, unsigned fn)
+{
+	const struct spy_fn_info *f = &spy_fn_info[fn];
+	struct slot *s = ptr ? find(ptr) : NULL;
+
+	if (!s)
+		return;
+	/*
+	 * cuDNN may have written part of the call into the descriptor before
+	 * refusing it (9.19 keeps the data type of a refused
+	 * cudnnSetTensor4dDescriptorEx): what the spy remembers is no longer
+	 * known to hold, so it is forgotten rather than shown stale.
+	 */
+	write_begin(s);
+	if (f->nparams == 2 && !f->params[1].is_array && f->params[1].kind != SPY_ARG_PTR) {
+		for (int i = 0; i < 3; i++)
+			if (s->attr_fn[i] == fn + 1)
+				s->attr_fn[i] = 0;
+	} else {
+		s->set_fn = 0;
+		s->failed_fn = (unsigned short)(fn + 1);
 	}
 	write_end(s);
 }
@@ -497,13 +530,20 @@ spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int stat
 			spy_line_lit(l, "]}");
 		}
 		spy_line_char(l, '}');
+	} else if (copy.failed_fn) {
+		spy_line_lit(l, ",\"set_failed\":");
+		spy_line_name(l, spy_fn_info[copy.failed_fn - 1].name);
 	}
 attrs:
 	if (backend)
 		spy_backend_describe(l, ptr, mode);
-	for (int i = 0; i < 3 && copy.attr_fn[i]; i++) {
-		const struct spy_fn_info *f = &spy_fn_info[copy.attr_fn[i] - 1];
+	for (int i = 0; i < 3; i++) {
+		const struct spy_fn_info *f;
 		union spy_arg v = { .i = copy.attr[i] };
+
+		if (!copy.attr_fn[i])
+			continue;
+		f = &spy_fn_info[copy.attr_fn[i] - 1];
 
 		spy_line_char(l, ',');
 		spy_line_key(l, f->params[1].name);

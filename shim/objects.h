@@ -9,6 +9,8 @@ void spy_obj_created(const void *ptr, const char *kind);
 void spy_obj_destroyed(const void *ptr);
 /* Remembers a successful Set call on the descriptor `ptr`. */
 void spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg *args);
+/* A Set on `ptr` failed: forgets what it would have changed (cuDNN may have changed it anyway). */
+void spy_obj_set_failed(const void *ptr, unsigned fn);
 /*
  * Writes the object's id ("tensor#3"): as a JSON string, or with `state`
  * as an object with what was set on it; `text` writes plain text instead.

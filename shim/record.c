@@ -433,6 +433,9 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 	if (failed)
 		failure_line(l, c, cuda_err ? -cuda_err : status, args, message, ips, nips, th);
 out:
+	/* After the record, which shows the descriptor as the call found it. */
+	if (state_kind[c->id] == STATE_SET && status != 0 && args && !(c->pre && c->injected))
+		spy_obj_set_failed(args[0].p, c->id);
 	if (destroy && args) {
 		if ((flags & SPY_FN_STATE) && status == 0)
 			track_state(c->id, args);

@@ -1608,6 +1608,27 @@ def transform_real():
           "the Set's arguments as passed", repr(sets["args"]))
 
 
+@scenario
+def failed_set_real():
+    """A Set that fails after cuDNN changed the descriptor anyway (9.19 writes the data type of a refused
+    cudnnSetTensor4dDescriptorEx) leaves no stale state: the spy no longer claims the earlier Set, says which Set
+    failed, and does not contradict cuDNN's own Get; a successful Set is remembered again."""
+    p, fails, log = odd_run({"CUDNNSPY_TRACE": "cudnnGetTensor4dDescriptor"})
+    check("set 4d ex: 2000" in p.stdout and "tensor read: 2 1x2x3x4" in p.stdout,
+          "cuDNN refused the Set and kept its data type (half) anyway", p.stdout)
+    f = only(fails.get("cudnnAddTensor", []), "failure of cudnnAddTensor")
+    a = f["args"]["aDesc"]
+    check("desc" not in a and "set" not in a and a.get("set_failed") == "cudnnSetTensor4dDescriptorEx",
+          "no stale state, and the failed Set named", repr(a))
+    get = only(events(p.records, "call", "cudnnGetTensor4dDescriptor"), "traced Get")
+    check(get["args"]["dataType"]["value"] == "CUDNN_DATA_HALF", "cuDNN's Get says half", repr(get["args"]))
+    logged_desc = only(logged(log, "cudnnAddTensor"), "logged call")["biasDesc"]
+    check(logged_desc["dataType"].startswith("CUDNN_DATA_HALF"), "and so does cuDNN's log", repr(logged_desc))
+    t = only(fails.get("cudnnActivationForward", []), "failure after a good Set")["args"]["xDesc"]
+    check(t.get("desc") == "float NCHW 1x2x3x4" and "set_failed" not in t, "a successful Set remembered again",
+          repr(t))
+
+
 def main():
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
         print("usage: scenarios.py {%s}" % ",".join(sorted(SCENARIOS)))

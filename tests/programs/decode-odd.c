@@ -89,11 +89,13 @@ failed_set(void)
 
 	status("create tensor4d", cudnnCreateTensorDescriptor(&t));
 	status("set 4d", cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 2, 3, 4));
-	/* Strides that overlap: refused, after cuDNN has written the descriptor. */
-	status("set 4d ex", cudnnSetTensor4dDescriptorEx(t, CUDNN_DATA_HALF, 8, 4, 2, 2, 1, 1, 1, 1));
+	/* n = 0: refused, after cuDNN has written the new data type into the descriptor (9.19). */
+	status("set 4d ex", cudnnSetTensor4dDescriptorEx(t, CUDNN_DATA_HALF, 0, 4, 2, 2, 16, 4, 2, 1));
 	status("get 4d", cudnnGetTensor4dDescriptor(t, &dt, &n, &c, &h, &w, &ns, &cs, &hs, &ws));
 	printf("tensor read: %d %dx%dx%dx%d strides %dx%dx%dx%d\n", (int)dt, n, c, h, w, ns, cs, hs, ws);
 	cudnnAddTensor(NULL, NULL, t, NULL, NULL, t, NULL);
+	status("set 4d again", cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 2, 3, 4));
+	cudnnActivationForward(NULL, NULL, NULL, t, NULL, NULL, t, NULL);
 	cudnnDestroyTensorDescriptor(t);
 }
 
