@@ -192,7 +192,11 @@ spy_arg_json(struct spy_line *l, const struct spy_param_info *p, const union spy
 		spy_line_double(l, a->d);
 		return;
 	case SPY_ARG_ENUM:
-		enum_value(l, p->enum_id, a->i, text);
+		/*
+		 * An enum is an int in the C ABI, but one with no negative value is
+		 * unsigned to the compiler: (cudnnStatus_t)-1 arrives as 4294967295.
+		 */
+		enum_value(l, p->enum_id, (int32_t)a->i, text);
 		return;
 	case SPY_ARG_HANDLE:
 		spy_obj_describe(l, a->p, "handle", 0, mode);

@@ -1542,9 +1542,16 @@ def odd_run(extra=None):
     return p, fails, log
 
 
+def status_block(log, i):
+    """Whether block i is the status cuDNN logs after a call's entry block."""
+    name, args = log[i]
+    return (i > 0 and log[i - 1][0] == name and list(args) == ["status"] and
+            args["status"].startswith("CUDNN_STATUS_") and not status_block(log, i - 1))
+
+
 def logged(log, fn):
     """cuDNN's entry blocks of one function."""
-    return [a for name, a in log if name == fn and "status" not in a]
+    return [a for i, (name, a) in enumerate(log) if name == fn and not status_block(log, i)]
 
 
 @scenario
@@ -1627,6 +1634,18 @@ def failed_set_real():
     t = only(fails.get("cudnnActivationForward", []), "failure after a good Set")["args"]["xDesc"]
     check(t.get("desc") == "float NCHW 1x2x3x4" and "set_failed" not in t, "a successful Set remembered again",
           repr(t))
+
+
+@scenario
+def negative_enum_real():
+    """Enums are signed: (cudnnStatus_t)-1 and (cudnnTensorFormat_t)-1 are recorded as -1, as cuDNN logs them."""
+    p, fails, log = odd_run({"CUDNNSPY_TRACE": "cudnnGetErrorString"})
+    call = only(events(p.records, "call", "cudnnGetErrorString"), "traced cudnnGetErrorString")
+    logged_status = only(logged(log, "cudnnGetErrorString"), "logged call")["status"]
+    check(call["args"]["status"] == -1 and log_agrees(call["args"]["status"], logged_status),
+          "status -1: cuDNN says %s" % logged_status, repr(call))
+    f = only(fails.get("cudnnSetTensor4dDescriptor", []), "failure of cudnnSetTensor4dDescriptor")
+    check(f["args"]["format"] == -1, "format -1", repr(f["args"]))
 
 
 def main():

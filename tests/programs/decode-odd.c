@@ -103,8 +103,12 @@ static void
 negative_enum(void)
 {
 	const char *s = cudnnGetErrorString((cudnnStatus_t)-1);
+	cudnnTensorDescriptor_t t = NULL;
 
 	printf("error string of -1: %s\n", s ? s : "(null)");
+	status("create tensor -1", cudnnCreateTensorDescriptor(&t));
+	status("set 4d format -1", cudnnSetTensor4dDescriptor(t, (cudnnTensorFormat_t)-1, CUDNN_DATA_FLOAT, 1, 1, 1, 1));
+	cudnnDestroyTensorDescriptor(t);
 }
 
 int
