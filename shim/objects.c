@@ -337,12 +337,21 @@ summary(struct spy_line *l, const struct slot *s)
 		dims_array(l, s->array[0], s->array_len[0]);
 		spy_line_lit(l, " stride ");
 		dims_array(l, s->array[1], s->array_len[1]);
+		if (s->array_param[2] >= 0) {
+			spy_line_lit(l, " dilation ");
+			dims_array(l, s->array[2], s->array_len[2]);
+		}
 		spy_line_char(l, ' ');
 		lower(l, short_enum(_SPY_ENUM_cudnnConvolutionMode_t, a[5].i, "CUDNN_"));
 		spy_line_char(l, ' ');
 		lower(l, short_enum(_SPY_ENUM_cudnnDataType_t, a[6].i, dt));
 	} else if (fn == _SPY_FN_cudnnSetActivationDescriptor) {
+		/* Traced calls show only this text: the coefficient and NaN option belong in it. */
 		lower(l, short_enum(_SPY_ENUM_cudnnActivationMode_t, a[1].i, "CUDNN_ACTIVATION_"));
+		spy_line_lit(l, " coef ");
+		spy_line_double(l, a[3].d);
+		spy_line_char(l, ' ');
+		lower(l, short_enum(_SPY_ENUM_cudnnNanPropagation_t, a[2].i, "CUDNN_"));
 	} else if (fn == _SPY_FN_cudnnSetPooling2dDescriptor) {
 		lower(l, short_enum(_SPY_ENUM_cudnnPoolingMode_t, a[1].i, "CUDNN_POOLING_"));
 		spy_line_lit(l, " window ");
@@ -351,6 +360,8 @@ summary(struct spy_line *l, const struct slot *s)
 		dims(l, a + 5, 2);
 		spy_line_lit(l, " stride ");
 		dims(l, a + 7, 2);
+		spy_line_char(l, ' ');
+		lower(l, short_enum(_SPY_ENUM_cudnnNanPropagation_t, a[2].i, "CUDNN_"));
 	}
 }
 
