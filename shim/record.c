@@ -118,11 +118,21 @@ read_last_error(struct spy_buf *b)
 	typedef void (*get_fn)(char *, size_t);
 	get_fn get = (get_fn)spy_real[_SPY_FN_cudnnGetLastErrorString];
 
+	char now[sizeof(b->last_error)];
+
 	if (!spy_config.last_error || !get || spy_lib.major < 9)
 		return NULL;
-	b->last_error[0] = 0;
-	get(b->last_error, sizeof(b->last_error));
-	b->last_error[sizeof(b->last_error) - 1] = 0;
+	now[0] = 0;
+	get(now, sizeof(now));
+	now[sizeof(now) - 1] = 0;
+	/*
+	 * Not every failure leaves a message (9.19: a Set with an unknown format),
+	 * and then cuDNN keeps the earlier one for the program, unread: so does
+	 * the spy, instead of handing the program an empty string.
+	 */
+	if (!now[0])
+		return NULL;
+	memcpy(b->last_error, now, sizeof(now));
 	b->last_error_pending = 1;
 	return b->last_error;
 }

@@ -1648,6 +1648,17 @@ def negative_enum_real():
     check(f["args"]["format"] == -1, "format -1", repr(f["args"]))
 
 
+@scenario
+def last_error_kept_real():
+    """A failure that leaves no message of cuDNN's own keeps the earlier, unread one for the program, as cuDNN
+    does without the spy (the spy reads the message at each failure and hands it on)."""
+    p, fails, log = odd_run()
+    check("last error: [!handle || !activationDesc || !srcDesc || !destDesc]" in p.stdout,
+          "the message of the last failure that had one", p.stdout)
+    f = only(fails.get("cudnnSetTensor4dDescriptor", []), "failure without a message")
+    check(f["message"] is None, "no message recorded for it", repr(f))
+
+
 def main():
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
         print("usage: scenarios.py {%s}" % ",".join(sorted(SCENARIOS)))

@@ -6,7 +6,7 @@
  * strides are read back in part; a tensor transform with its fold array
  * (two fewer elements than dimensions) and an out-of-range direction; a
  * Set that fails after cuDNN rewrote the descriptor, then cuDNN's own Get;
- * and a negative enum value. Every status and every value read back is
+ * a negative enum value; cuDNN's message of the last failure. Every status and every value read back is
  * printed, so that stdout shows what cuDNN itself did. Runs on the real
  * cuDNN without a GPU, and on the fake. usage: decode-odd
  */
@@ -111,6 +111,15 @@ negative_enum(void)
 	cudnnDestroyTensorDescriptor(t);
 }
 
+static void
+last_error(void)
+{
+	char message[256] = "untouched";
+
+	cudnnGetLastErrorString(message, sizeof(message));
+	printf("last error: [%s]\n", message);
+}
+
 int
 main(void)
 {
@@ -119,6 +128,7 @@ main(void)
 	transform();
 	failed_set();
 	negative_enum();
+	last_error();
 	printf("done\n");
 	return 0;
 }
