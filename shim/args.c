@@ -295,6 +295,42 @@ spy_arg_count(unsigned fn, int i, const union spy_arg *args, unsigned mode)
 	return array_count(&spy_fn_info[fn], &spy_fn_info[fn].params[i], args, mode);
 }
 
+/*
+ * An out `char *` that is no array is a text buffer (cudnnGetLastErrorString's
+ * message): after success, the NUL-terminated string in it, read no further
+ * than the size the caller gave (a size_t parameter after it) or 1024 bytes.
+ * 0 when the parameter is not one.
+ */
+static int
+text_buffer(struct spy_line *l, const struct spy_fn_info *f, int i, const union spy_arg *args, unsigned mode)
+{
+	const struct spy_param_info *p = &f->params[i];
+	char text[1025];
+	size_t max = sizeof(text) - 1, n;
+
+	if (p->kind != SPY_ARG_PTR || p->is_array || p->dir == SPY_DIR_IN || p->elem != SPY_ARG_INT ||
+	    p->elem_size != 1 || !args[i].p || (mode & SPY_ARGS_STORED) || !(mode & SPY_ARGS_AFTER_SUCCESS))
+		return 0;
+	for (int k = i + 1; k < f->nparams; k++)
+		if (f->params[k].kind == SPY_ARG_UINT && strstr(f->params[k].name, "size") && args[k].u < max)
+			max = (size_t)args[k].u;
+	n = strnlen(args[i].p, max);
+	memcpy(text, args[i].p, n);
+	text[n] = 0;
+	if (mode & SPY_ARGS_TEXT) {
+		spy_line_str(l, text);
+		return 1;
+	}
+	spy_line_lit(l, "{\"ptr\":");
+	spy_line_hex(l, (uintptr_t)args[i].p);
+	spy_line_lit(l, ",\"string\":");
+	spy_line_str(l, text);
+	if (n == max)
+		spy_line_lit(l, ",\"cut\":true");
+	spy_line_char(l, '}');
+	return 1;
+}
+
 void
 spy_args_json(struct spy_line *l, unsigned fn, const union spy_arg *args, unsigned mode)
 {
@@ -321,6 +357,8 @@ spy_args_json(struct spy_line *l, unsigned fn, const union spy_arg *args, unsign
 		/* The backend's untyped arrays: their type is another argument's value. */
 		if ((fn == _SPY_FN_cudnnBackendSetAttribute || fn == _SPY_FN_cudnnBackendGetAttribute) &&
 		    spy_backend_arg_json(l, fn, args, i, mode))
+			continue;
+		if (text_buffer(l, f, i, args, mode))
 			continue;
 		spy_arg_json(l, p, &args[i], p->is_array ? array_count(f, p, args, mode) : -1, mode);
 	}

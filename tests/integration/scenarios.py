@@ -1659,6 +1659,17 @@ def last_error_kept_real():
     check(f["message"] is None, "no message recorded for it", repr(f))
 
 
+@scenario
+def last_error_string_real():
+    """The message the program reads with cudnnGetLastErrorString is recorded as a string, as the program got it."""
+    p, fails, log = odd_run({"CUDNNSPY_TRACE": "cudnnGetLastErrorString"})
+    m = re.search(r"^last error: \[(.*)\]$", p.stdout, re.M)
+    check(m and m.group(1) and m.group(1) != "untouched", "cuDNN gave a message", p.stdout)
+    call = only(events(p.records, "call", "cudnnGetLastErrorString"), "traced call")
+    check(call["args"]["message"].get("string") == m.group(1) and call["args"]["max_size"] == 256,
+          "the message as a string", repr(call["args"]), m.group(1))
+
+
 def main():
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
         print("usage: scenarios.py {%s}" % ",".join(sorted(SCENARIOS)))
