@@ -8,12 +8,36 @@
 #include "backend.h"
 #include "objects.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #define MAX_VALUES 16
+
+/*
+ * A copy of the program's memory that cannot fault, for the inputs of a
+ * failed call (cuDNN may have refused them for a bad pointer): through the
+ * kernel, which says EFAULT where a load would crash. 0 when copied.
+ */
+static int
+safe_copy(void *to, const void *from, size_t n)
+{
+	static int unusable;
+	struct iovec local = { to, n }, remote = { (void *)from, n };
+
+	if (__atomic_load_n(&unusable, __ATOMIC_RELAXED))
+		return -1;
+	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n)
+		return 0;
+	/* A kernel or sandbox without it: failed calls keep their pointers as addresses. */
+	if (errno == ENOSYS || errno == EPERM)
+		__atomic_store_n(&unusable, 1, __ATOMIC_RELAXED);
+	return -1;
+}
 
 static int64_t
 load(const void *p, unsigned size, int is_signed)
@@ -179,7 +203,8 @@ void
 spy_arg_json(struct spy_line *l, const struct spy_param_info *p, const union spy_arg *a, int64_t count,
 	     unsigned mode)
 {
-	int text = (mode & SPY_ARGS_TEXT) != 0;
+	int text = (mode & SPY_ARGS_TEXT) != 0, failed_input;
+	int64_t copy[MAX_VALUES];
 
 	switch (p->kind) {
 	case SPY_ARG_INT:
@@ -210,13 +235,20 @@ spy_arg_json(struct spy_line *l, const struct spy_param_info *p, const union spy
 		pointer(l, a->p, text);
 		return;
 	}
-	/* A pointer: follow it only after success, and only for plain values. */
-	if (!a->p || (mode & SPY_ARGS_STORED) || !(mode & SPY_ARGS_AFTER_SUCCESS) || !readable_elements(p)) {
+	/*
+	 * A pointer: followed after success, and only for plain values; the input
+	 * arrays of a failed call through a copy that cannot fault.
+	 */
+	failed_input = !(mode & SPY_ARGS_AFTER_SUCCESS) && p->is_array && p->dir == SPY_DIR_IN &&
+		       p->elem != SPY_ARG_STRUCT && p->elem_size <= 8;
+	if (!a->p || (mode & SPY_ARGS_STORED) || (!(mode & SPY_ARGS_AFTER_SUCCESS) && !failed_input) ||
+	    !readable_elements(p)) {
 		pointer(l, a->p, text);
 		return;
 	}
 	if (p->is_array) {
 		int64_t n = count;
+		const void *from = a->p;
 
 		if (n < 0) {
 			pointer(l, a->p, text);
@@ -224,6 +256,13 @@ spy_arg_json(struct spy_line *l, const struct spy_param_info *p, const union spy
 		}
 		if (n > MAX_VALUES)
 			n = MAX_VALUES;
+		if (failed_input) {
+			if (safe_copy(copy, a->p, (size_t)n * p->elem_size) != 0) {
+				pointer(l, a->p, text);
+				return;
+			}
+			from = copy;
+		}
 		if (!text) {
 			spy_line_lit(l, "{\"ptr\":");
 			spy_line_hex(l, (uintptr_t)a->p);
@@ -233,7 +272,7 @@ spy_arg_json(struct spy_line *l, const struct spy_param_info *p, const union spy
 		for (int64_t i = 0; i < n; i++) {
 			if (i)
 				spy_line_char(l, ',');
-			element(l, p, (const char *)a->p + i * p->elem_size, mode);
+			element(l, p, (const char *)from + i * p->elem_size, mode);
 		}
 		spy_line_char(l, ']');
 		if (!text)

@@ -6,7 +6,8 @@
  * strides are read back in part; a tensor transform with its fold array
  * (two fewer elements than dimensions) and an out-of-range direction; a
  * Set that fails after cuDNN rewrote the descriptor, then cuDNN's own Get;
- * a negative enum value; cuDNN's message of the last failure. Every status and every value read back is
+ * scaling factors of both types, and input arrays of a failed call; a
+ * negative enum value; cuDNN's message of the last failure. Every status and every value read back is
  * printed, so that stdout shows what cuDNN itself did. Runs on the real
  * cuDNN without a GPU, and on the fake. usage: decode-odd
  */
@@ -100,6 +101,27 @@ failed_set(void)
 }
 
 static void
+scaling(void)
+{
+	cudnnTensorDescriptor_t f = NULL, d = NULL;
+	float alpha = 1.5f, beta = 0.25f;
+	double dalpha = 2.5, dbeta = -0.125;
+	int dims[3] = { 2, 3, 4 }, strides[3] = { 12, 4, 1 }, bad[3] = { 2, 0, 4 };
+
+	status("create float", cudnnCreateTensorDescriptor(&f));
+	status("create double", cudnnCreateTensorDescriptor(&d));
+	status("set float", cudnnSetTensor4dDescriptor(f, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 2, 3, 4));
+	status("set double", cudnnSetTensorNdDescriptor(d, CUDNN_DATA_DOUBLE, 3, dims, strides));
+	/* Scaling factors are double for a double output, float otherwise. */
+	cudnnAddTensor(NULL, &alpha, d, NULL, &beta, f, NULL);
+	cudnnAddTensor(NULL, &dalpha, f, NULL, &dbeta, d, NULL);
+	/* Refused with the dimensions it was given, which its failure record shows. */
+	status("set nd 0", cudnnSetTensorNdDescriptor(d, CUDNN_DATA_FLOAT, 3, bad, strides));
+	cudnnDestroyTensorDescriptor(f);
+	cudnnDestroyTensorDescriptor(d);
+}
+
+static void
 negative_enum(void)
 {
 	const char *s = cudnnGetErrorString((cudnnStatus_t)-1);
@@ -127,6 +149,7 @@ main(void)
 	partial_read_back();
 	transform();
 	failed_set();
+	scaling();
 	negative_enum();
 	last_error();
 	printf("done\n");
