@@ -79,6 +79,24 @@ pointer(struct spy_line *l, const void *p, int text)
 		spy_line_hex(l, (uintptr_t)p);
 }
 
+/* A float's own shortest digits: 0.9, not 0.89999997615814209. */
+static void
+float_value(struct spy_line *l, float v)
+{
+	char b[32];
+
+	if (!isfinite(v)) {
+		spy_line_double(l, v);
+		return;
+	}
+	for (int prec = 6; prec <= 9; prec++) {
+		snprintf(b, sizeof(b), "%.*g", prec, (double)v);
+		if (strtof(b, NULL) == v)
+			break;
+	}
+	spy_line_raw(l, b);
+}
+
 static void
 field_value(struct spy_line *l, const struct spy_field_info *f, const void *at, int text)
 {
@@ -90,20 +108,10 @@ field_value(struct spy_line *l, const struct spy_field_info *f, const void *at, 
 		spy_line_u64(l, (uint64_t)load(at, f->size, 0));
 		break;
 	case SPY_ARG_DOUBLE:
-		if (f->size == sizeof(float) && isfinite(*(const float *)at)) {
-			/* A float's own shortest digits: 0.9, not 0.89999997615814209. */
-			float v = *(const float *)at;
-			char b[32];
-
-			for (int prec = 6; prec <= 9; prec++) {
-				snprintf(b, sizeof(b), "%.*g", prec, (double)v);
-				if (strtof(b, NULL) == v)
-					break;
-			}
-			spy_line_raw(l, b);
-		} else {
-			spy_line_double(l, f->size == sizeof(float) ? *(const float *)at : *(const double *)at);
-		}
+		if (f->size == sizeof(float))
+			float_value(l, *(const float *)at);
+		else
+			spy_line_double(l, *(const double *)at);
 		break;
 	case SPY_ARG_ENUM:
 		/* A status in the numbering of either major: the value says which. */
@@ -370,6 +378,51 @@ text_buffer(struct spy_line *l, const struct spy_fn_info *f, int i, const union 
 	return 1;
 }
 
+/*
+ * A scaling factor (alpha, beta, alpha1, betaDataDiff, ...): a float, or a
+ * double when the call's output is double, which cuDNN takes to be the last
+ * tensor or filter descriptor. Read through a copy that cannot fault, in a
+ * failed call too. 0 when the parameter is not one or its type is unknown.
+ */
+static int
+scaling_factor(struct spy_line *l, const struct spy_fn_info *f, int i, const union spy_arg *args, unsigned mode)
+{
+	const struct spy_param_info *p = &f->params[i];
+	int64_t dt = -1;
+	float fv = 0;
+	double v = 0;
+	int is_double;
+
+	if (p->kind != SPY_ARG_PTR || p->dir != SPY_DIR_IN || p->elem_size != 0 || !args[i].p ||
+	    (mode & SPY_ARGS_STORED) || (strncmp(p->name, "alpha", 5) != 0 && strncmp(p->name, "beta", 4) != 0))
+		return 0;
+	for (int k = f->nparams - 1; k >= 0; k--) {
+		const struct spy_param_info *d = &f->params[k];
+
+		if (d->kind == SPY_ARG_DESC && d->desc_kind &&
+		    (strcmp(d->desc_kind, "tensor") == 0 || strcmp(d->desc_kind, "filter") == 0) &&
+		    spy_obj_data_type(args[k].p, &dt))
+			break;
+	}
+	if (dt < 0)
+		return 0;
+	is_double = dt == CUDNN_DATA_DOUBLE;
+	if (is_double ? safe_copy(&v, args[i].p, sizeof(v)) != 0 : safe_copy(&fv, args[i].p, sizeof(fv)) != 0)
+		return 0;
+	if (!(mode & SPY_ARGS_TEXT)) {
+		spy_line_lit(l, "{\"ptr\":");
+		spy_line_hex(l, (uintptr_t)args[i].p);
+		spy_line_lit(l, ",\"value\":");
+	}
+	if (is_double)
+		spy_line_double(l, v);
+	else
+		float_value(l, fv);
+	if (!(mode & SPY_ARGS_TEXT))
+		spy_line_char(l, '}');
+	return 1;
+}
+
 void
 spy_args_json(struct spy_line *l, unsigned fn, const union spy_arg *args, unsigned mode)
 {
@@ -397,7 +450,7 @@ spy_args_json(struct spy_line *l, unsigned fn, const union spy_arg *args, unsign
 		if ((fn == _SPY_FN_cudnnBackendSetAttribute || fn == _SPY_FN_cudnnBackendGetAttribute) &&
 		    spy_backend_arg_json(l, fn, args, i, mode))
 			continue;
-		if (text_buffer(l, f, i, args, mode))
+		if (text_buffer(l, f, i, args, mode) || scaling_factor(l, f, i, args, mode))
 			continue;
 		spy_arg_json(l, p, &args[i], p->is_array ? array_count(f, p, args, mode) : -1, mode);
 	}

@@ -410,6 +410,24 @@ spy_obj_get(const void *ptr, struct spy_obj_info *out)
 	return 1;
 }
 
+int
+spy_obj_data_type(const void *ptr, int64_t *dt)
+{
+	const struct slot *s = ptr ? find(ptr) : NULL;
+	struct slot copy;
+	const struct spy_fn_info *f;
+
+	if (!s || !snapshot(s, &copy) || copy.key != (uintptr_t)ptr || !copy.set_fn)
+		return 0;
+	f = &spy_fn_info[copy.set_fn - 1];
+	for (int i = 0; i < f->nparams && i < MAX_ARGS; i++)
+		if (f->params[i].kind == SPY_ARG_ENUM && f->params[i].enum_id == _SPY_ENUM_cudnnDataType_t) {
+			*dt = (int32_t)copy.args[i].i;
+			return 1;
+		}
+	return 0;
+}
+
 int64_t
 spy_obj_attr(const struct spy_obj_info *o, unsigned fn, int64_t def)
 {

@@ -35,6 +35,8 @@ struct spy_obj_info {
 };
 /* 1 and a copy in *out when the spy knows the descriptor; it is never added by asking. */
 int spy_obj_get(const void *ptr, struct spy_obj_info *out);
+/* 1 and the data type (cudnnDataType_t) of a tensor or filter whose Set the spy saw. */
+int spy_obj_data_type(const void *ptr, int64_t *dt);
 /* The value a single-value Set function (cudnnSetConvolutionMathType, ...) left, or `def`. */
 int64_t spy_obj_attr(const struct spy_obj_info *o, unsigned fn, int64_t def);
 /*

@@ -1687,6 +1687,21 @@ def failure_inputs_real():
     check(isinstance(g["args"]["weightSizeInBytes"], str), "outputs of a failed call not read", repr(g["args"]))
 
 
+@scenario
+def scaling_real():
+    """alpha and beta are decoded as cuDNN reads them: double for a double output tensor, float otherwise, and
+    agree with cuDNN's own log; in failure records too."""
+    p, fails, log = odd_run()
+    adds = [f for f in fails.get("cudnnAddTensor", []) if f["args"]["alpha"] is not None]
+    entries = [a for a in logged(log, "cudnnAddTensor") if a.get("alpha") != "NULL_PTR"]
+    check(len(adds) == 2 and len(entries) == 2, "two calls with scaling factors", repr(adds), repr(entries))
+    for f, e, want in zip(adds, entries, ((1.5, 0.25), (2.5, -0.125))):
+        got = tuple(f["args"][k].get("value") if isinstance(f["args"][k], dict) else None for k in ("alpha", "beta"))
+        check(got == want, "the values passed", repr(f["args"]), repr(want))
+        for k in ("alpha", "beta"):
+            check(log_agrees(f["args"][k]["value"], e[k]), "%s: cuDNN says %s" % (k, e[k]), repr(f["args"]))
+
+
 def main():
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
         print("usage: scenarios.py {%s}" % ",".join(sorted(SCENARIOS)))
