@@ -23,8 +23,8 @@
  * failed call (cuDNN may have refused them for a bad pointer): through the
  * kernel, which says EFAULT where a load would crash. 0 when copied.
  */
-static int
-safe_copy(void *to, const void *from, size_t n)
+int
+spy_safe_copy(void *to, const void *from, size_t n)
 {
 	static int unusable;
 	struct iovec local = { to, n }, remote = { (void *)from, n };
@@ -265,7 +265,7 @@ spy_arg_json(struct spy_line *l, const struct spy_param_info *p, const union spy
 		if (n > MAX_VALUES)
 			n = MAX_VALUES;
 		if (failed_input) {
-			if (safe_copy(copy, a->p, (size_t)n * p->elem_size) != 0) {
+			if (spy_safe_copy(copy, a->p, (size_t)n * p->elem_size) != 0) {
 				pointer(l, a->p, text);
 				return;
 			}
@@ -407,7 +407,7 @@ scaling_factor(struct spy_line *l, const struct spy_fn_info *f, int i, const uni
 	if (dt < 0)
 		return 0;
 	is_double = dt == CUDNN_DATA_DOUBLE;
-	if (is_double ? safe_copy(&v, args[i].p, sizeof(v)) != 0 : safe_copy(&fv, args[i].p, sizeof(fv)) != 0)
+	if (is_double ? spy_safe_copy(&v, args[i].p, sizeof(v)) != 0 : spy_safe_copy(&fv, args[i].p, sizeof(fv)) != 0)
 		return 0;
 	if (!(mode & SPY_ARGS_TEXT)) {
 		spy_line_lit(l, "{\"ptr\":");

@@ -62,6 +62,8 @@ void spy_args_json(struct spy_line *l, unsigned fn, const union spy_arg *args, u
 /* One argument; `count` is an array's element count, or -1 when unknown. */
 void spy_arg_json(struct spy_line *l, const struct spy_param_info *p, const union spy_arg *a, int64_t count,
 		  unsigned mode);
+/* A copy of the program's memory that cannot fault (process_vm_readv): 0 when copied. */
+int spy_safe_copy(void *to, const void *from, size_t n);
 /* How many elements the array parameter i holds in this call, or -1 when unknown. */
 int64_t spy_arg_count(unsigned fn, int i, const union spy_arg *args, unsigned mode);
 /* One struct of the description's `struct` blocks, as a JSON object (or name=value text). */

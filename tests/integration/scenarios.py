@@ -1683,6 +1683,12 @@ def failure_inputs_real():
     for k in ("dimA", "strideA"):
         check(isinstance(f["args"][k], dict) and log_agrees(f["args"][k].get("values"), entry[k]),
               "%s: cuDNN says %s" % (k, entry[k]), repr(f["args"]))
+    b = only(fails.get("cudnnBackendSetAttribute", []), "failure of cudnnBackendSetAttribute")
+    elements = only([a for a in logged(log, "cudnnBackendSetAttribute") if "UNIQUE_ID" in a["attributeName"]][-1:],
+                    "logged call")
+    check(isinstance(b["args"]["arrayOfElements"], dict) and b["args"]["arrayOfElements"].get("values") == [7]
+          and log_agrees(7, elements["[0]"]),
+          "the elements of a refused cudnnBackendSetAttribute, as cuDNN logs them", repr(b["args"]), repr(elements))
     g = only(fails.get("cudnnGetMultiHeadAttnBuffers", []), "failure with outputs")
     check(isinstance(g["args"]["weightSizeInBytes"], str), "outputs of a failed call not read", repr(g["args"]))
 
