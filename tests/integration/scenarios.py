@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 
+import oracle
 import sanitizer
 import schema
 
@@ -1706,6 +1707,36 @@ def scaling_real():
         check(got == want, "the values passed", repr(f["args"]), repr(want))
         for k in ("alpha", "beta"):
             check(log_agrees(f["args"][k]["value"], e[k]), "%s: cuDNN says %s" % (k, e[k]), repr(f["args"]))
+
+
+@scenario
+def oracle_real():
+    """cuDNN's own API log as the oracle: programs that call the host-side API of the real cuDNN (legacy
+    descriptors of many kinds, odd values, failing calls, the graph API up to plans) run traced by the spy and
+    logged by cuDNN in one process; every argument, array element, status and descriptor field both show
+    agrees, apart from cuDNN's documented quirks (oracle.py); each program's output is the same without either."""
+    need_real()
+    oracle.ENUMS.update(oracle.read_enums(os.path.join(HERE, "..", "..", "shim", "api", "cudnn.api")))
+    res = oracle.Result()
+    for name in ("decode-all", "decode-odd", "folded-conv", "conv-legacy", "conv-graph"):
+        plain = run([prog(name)], {"LD_LIBRARY_PATH": REAL})
+        d = tempfile.mkdtemp(prefix="cudnnspy-oracle-")
+        try:
+            p = run([prog(name)], {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD, "CUDNNSPY_STDERR": "none",
+                                   "CUDNNSPY_TRACE": "*", "CUDNN_LOGLEVEL_DBG": "3",
+                                   "CUDNN_LOGDEST_DBG": os.path.join(d, "cudnn.log")})
+            log = oracle.read_log(os.path.join(d, "cudnn.log"))
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+        check(p.stdout == plain.stdout, "%s: the output unchanged" % name, plain.stdout, p.stdout)
+        recs = [r for r in only_file(p) if r["event"] in ("call", "failure")]
+        before = len(res.mismatches)
+        oracle.compare(recs, log, res)
+        check(len(res.mismatches) == before, "%s: the spy and cuDNN's log agree" % name, *res.mismatches[before:30])
+    print(res.summary())
+    print("left aside: %s" % ", ".join("%s %d" % kv for kv in sorted(res.skipped.items())))
+    check(res.calls >= 200 and len(res.functions) >= 60 and res.args >= 700 and res.fields >= 400,
+          "as much compared as before", res.summary())
 
 
 def main():
