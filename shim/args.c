@@ -378,20 +378,82 @@ text_buffer(struct spy_line *l, const struct spy_fn_info *f, int i, const union 
 	return 1;
 }
 
+/* An IEEE half, or the top half of a float (bfloat16), as a float. */
+static float
+half_value(uint16_t h, int bfloat)
+{
+	unsigned e = (h >> 10) & 31, m = h & 1023;
+	uint32_t bits = (uint32_t)h << 16;
+	float v;
+
+	if (bfloat) {
+		memcpy(&v, &bits, sizeof(v));
+		return v;
+	}
+	if (e == 0)
+		v = ldexpf((float)m, -24);
+	else if (e == 31)
+		v = m ? NAN : INFINITY;
+	else
+		v = ldexpf((float)(m + 1024), (int)e - 25);
+	return h & 0x8000 ? -v : v;
+}
+
+/*
+ * One value of cuDNN data type `dt` behind `at`, as {"ptr", "value"} (or the
+ * value alone in text), read through a copy that cannot fault. 0 for a type
+ * the spy does not read or memory it cannot.
+ */
+static int
+typed_value(struct spy_line *l, int64_t dt, const void *at, unsigned mode)
+{
+	double d = 0;
+	float f = 0;
+	uint16_t h = 0;
+	int ok;
+
+	switch (dt) {
+	case CUDNN_DATA_DOUBLE:
+		ok = spy_safe_copy(&d, at, sizeof(d)) == 0;
+		break;
+	case CUDNN_DATA_HALF:
+	case CUDNN_DATA_BFLOAT16:
+		ok = spy_safe_copy(&h, at, sizeof(h)) == 0;
+		f = half_value(h, dt == CUDNN_DATA_BFLOAT16);
+		break;
+	case CUDNN_DATA_FLOAT:
+		ok = spy_safe_copy(&f, at, sizeof(f)) == 0;
+		break;
+	default:
+		return 0;	/* integer and narrower types: not read */
+	}
+	if (!ok)
+		return 0;
+	if (!(mode & SPY_ARGS_TEXT)) {
+		spy_line_lit(l, "{\"ptr\":");
+		spy_line_hex(l, (uintptr_t)at);
+		spy_line_lit(l, ",\"value\":");
+	}
+	if (dt == CUDNN_DATA_DOUBLE)
+		spy_line_double(l, d);
+	else
+		float_value(l, f);
+	if (!(mode & SPY_ARGS_TEXT))
+		spy_line_char(l, '}');
+	return 1;
+}
+
 /*
  * A scaling factor (alpha, beta, alpha1, betaDataDiff, ...): a float, or a
  * double when the call's output is double, which cuDNN takes to be the last
- * tensor or filter descriptor. Read through a copy that cannot fault, in a
- * failed call too. 0 when the parameter is not one or its type is unknown.
+ * tensor or filter descriptor. Read in a failed call too. 0 when the
+ * parameter is not one or its type is unknown.
  */
 static int
 scaling_factor(struct spy_line *l, const struct spy_fn_info *f, int i, const union spy_arg *args, unsigned mode)
 {
 	const struct spy_param_info *p = &f->params[i];
 	int64_t dt = -1;
-	float fv = 0;
-	double v = 0;
-	int is_double;
 
 	if (p->kind != SPY_ARG_PTR || p->dir != SPY_DIR_IN || p->elem_size != 0 || !args[i].p ||
 	    (mode & SPY_ARGS_STORED) || (strncmp(p->name, "alpha", 5) != 0 && strncmp(p->name, "beta", 4) != 0))
@@ -406,21 +468,25 @@ scaling_factor(struct spy_line *l, const struct spy_fn_info *f, int i, const uni
 	}
 	if (dt < 0)
 		return 0;
-	is_double = dt == CUDNN_DATA_DOUBLE;
-	if (is_double ? spy_safe_copy(&v, args[i].p, sizeof(v)) != 0 : spy_safe_copy(&fv, args[i].p, sizeof(fv)) != 0)
+	return typed_value(l, dt == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT, args[i].p, mode);
+}
+
+/*
+ * The padding fill of an RNN or sequence data descriptor's Set: one value of
+ * the data type passed beside it, as cuDNN reads it. 0 when not one.
+ */
+static int
+padding_fill(struct spy_line *l, const struct spy_fn_info *f, int i, const union spy_arg *args, unsigned mode)
+{
+	const struct spy_param_info *p = &f->params[i];
+
+	if (p->kind != SPY_ARG_PTR || p->elem_size != 0 || !args[i].p || (mode & SPY_ARGS_STORED) ||
+	    strcmp(p->name, "paddingFill") != 0)
 		return 0;
-	if (!(mode & SPY_ARGS_TEXT)) {
-		spy_line_lit(l, "{\"ptr\":");
-		spy_line_hex(l, (uintptr_t)args[i].p);
-		spy_line_lit(l, ",\"value\":");
-	}
-	if (is_double)
-		spy_line_double(l, v);
-	else
-		float_value(l, fv);
-	if (!(mode & SPY_ARGS_TEXT))
-		spy_line_char(l, '}');
-	return 1;
+	for (int k = 0; k < f->nparams; k++)
+		if (f->params[k].kind == SPY_ARG_ENUM && f->params[k].enum_id == _SPY_ENUM_cudnnDataType_t)
+			return typed_value(l, (int32_t)args[k].i, args[i].p, mode);
+	return 0;
 }
 
 void
@@ -450,7 +516,8 @@ spy_args_json(struct spy_line *l, unsigned fn, const union spy_arg *args, unsign
 		if ((fn == _SPY_FN_cudnnBackendSetAttribute || fn == _SPY_FN_cudnnBackendGetAttribute) &&
 		    spy_backend_arg_json(l, fn, args, i, mode))
 			continue;
-		if (text_buffer(l, f, i, args, mode) || scaling_factor(l, f, i, args, mode))
+		if (text_buffer(l, f, i, args, mode) || scaling_factor(l, f, i, args, mode) ||
+		    padding_fill(l, f, i, args, mode))
 			continue;
 		spy_arg_json(l, p, &args[i], p->is_array ? array_count(f, p, args, mode) : -1, mode);
 	}

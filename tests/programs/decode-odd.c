@@ -6,10 +6,12 @@
  * strides are read back in part; a tensor transform with its fold array
  * (two fewer elements than dimensions) and an out-of-range direction; a
  * Set that fails after cuDNN rewrote the descriptor, then cuDNN's own Get;
- * scaling factors of both types, and input arrays of a failed call; a
- * negative enum value; cuDNN's message of the last failure. Every status and every value read back is
- * printed, so that stdout shows what cuDNN itself did. Runs on the real
- * cuDNN without a GPU, and on the fake. usage: decode-odd
+ * scaling factors of both types, and input arrays of a failed call; an RNN
+ * data descriptor's sequence lengths and padding fill of two types; a
+ * negative enum value; cuDNN's message of the last failure. Every status
+ * and every value read back is printed, so that stdout shows what cuDNN
+ * itself did. Runs on the real cuDNN without a GPU, and on the fake.
+ * usage: decode-odd
  */
 #include <stdio.h>
 
@@ -122,6 +124,25 @@ scaling(void)
 }
 
 static void
+rnn_data(void)
+{
+	cudnnRNNDataDescriptor_t d = NULL;
+	int seq[3] = { 5, 3, 2 };
+	float fill = -1.5f;
+	double dfill = 2.25;
+
+	status("create rnn data", cudnnCreateRNNDataDescriptor(&d));
+	/* The padding fill is a value of the descriptor's own data type. */
+	status("set rnn data float", cudnnSetRNNDataDescriptor(d, CUDNN_DATA_FLOAT,
+							       CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, 5, 3, 4, seq,
+							       &fill));
+	status("set rnn data double", cudnnSetRNNDataDescriptor(d, CUDNN_DATA_DOUBLE,
+								CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, 5, 3, 4, seq,
+								&dfill));
+	cudnnDestroyRNNDataDescriptor(d);
+}
+
+static void
 negative_enum(void)
 {
 	const char *s = cudnnGetErrorString((cudnnStatus_t)-1);
@@ -150,6 +171,7 @@ main(void)
 	transform();
 	failed_set();
 	scaling();
+	rnn_data();
 	negative_enum();
 	last_error();
 	printf("done\n");
