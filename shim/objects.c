@@ -30,6 +30,7 @@ struct slot {
 	unsigned char kind;
 	unsigned short set_fn;	/* last shape-setting function + 1, or 0 */
 	unsigned short failed_fn;	/* a Set that failed since, + 1: cuDNN may have changed the descriptor anyway */
+	unsigned short filled_fn;	/* a function that wrote the descriptor since (cudnnDerive...), + 1 */
 	union spy_arg args[MAX_ARGS];
 	int array[3][MAX_ARRAY];
 	unsigned char array_len[3];
@@ -130,6 +131,7 @@ insert(const void *ptr, const char *kind)
 			s->num = __atomic_add_fetch(&kind_next[ki], 1, __ATOMIC_RELAXED);
 			s->set_fn = 0;
 			s->failed_fn = 0;
+			s->filled_fn = 0;
 			memset(s->attr_fn, 0, sizeof(s->attr_fn));
 			write_end(s);
 			return s;
@@ -188,6 +190,7 @@ spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg 
 
 		s->set_fn = (unsigned short)(fn + 1);
 		s->failed_fn = 0;
+		s->filled_fn = 0;
 		memset(s->array_param, -1, sizeof(s->array_param));
 		for (int i = 0; i < f->nparams && i < MAX_ARGS; i++) {
 			const struct spy_param_info *p = &f->params[i];
@@ -236,6 +239,21 @@ spy_obj_set_failed(const void *ptr, unsigned fn)
 		s->set_fn = 0;
 		s->failed_fn = (unsigned short)(fn + 1);
 	}
+	write_end(s);
+}
+
+void
+spy_obj_filled(const void *ptr, unsigned fn)
+{
+	/* One the spy never saw has nothing stale. */
+	struct slot *s = ptr ? find(ptr) : NULL;
+
+	if (!s)
+		return;
+	write_begin(s);
+	s->set_fn = 0;
+	s->failed_fn = 0;
+	s->filled_fn = (unsigned short)(fn + 1);
 	write_end(s);
 }
 
@@ -562,6 +580,9 @@ spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int stat
 	} else if (copy.failed_fn) {
 		spy_line_lit(l, ",\"set_failed\":");
 		spy_line_name(l, spy_fn_info[copy.failed_fn - 1].name);
+	} else if (copy.filled_fn) {
+		spy_line_lit(l, ",\"filled_by\":");
+		spy_line_name(l, spy_fn_info[copy.filled_fn - 1].name);
 	}
 attrs:
 	if (backend)

@@ -9,6 +9,8 @@ void spy_obj_created(const void *ptr, const char *kind);
 void spy_obj_destroyed(const void *ptr);
 /* Remembers a successful Set call on the descriptor `ptr`. */
 void spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg *args);
+/* cuDNN wrote the descriptor `ptr` in call `fn` (cudnnDeriveBNTensorDescriptor, ...): its state is unknown. */
+void spy_obj_filled(const void *ptr, unsigned fn);
 /* A Set on `ptr` failed: forgets what it would have changed (cuDNN may have changed it anyway). */
 void spy_obj_set_failed(const void *ptr, unsigned fn);
 /*

@@ -19,7 +19,21 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-enum state_kind { STATE_NONE, STATE_CREATE, STATE_DESTROY, STATE_SET };
+enum state_kind { STATE_NONE, STATE_CREATE, STATE_DESTROY, STATE_SET, STATE_FILL };
+
+/*
+ * Functions that write descriptors the program passes them: from which
+ * parameter on, or the one parameter (first == last).
+ */
+static const struct {
+	const char *fn;
+	int first, last;
+} fills[] = {
+	{ "cudnnDeriveBNTensorDescriptor", 0, 0 },
+	{ "cudnnDeriveNormTensorDescriptor", 0, 1 },
+	{ "cudnnInitTransformDest", 2, 2 },
+	{ "cudnnGetFoldedConvBackwardDataDescriptors", 6, 13 },
+};
 static unsigned char state_kind[_SPY_FN_COUNT];
 
 /* Which functions change remembered state: derived from names and parameters once. */
@@ -41,6 +55,9 @@ spy_state_flags_init(void)
 			 f->nparams <= SPY_OBJ_MAX_ARGS)
 			/* A longer one would be described from past the remembered arguments. */
 			state_kind[i] = STATE_SET;
+		for (unsigned k = 0; k < sizeof(fills) / sizeof(fills[0]); k++)
+			if (strcmp(f->name, fills[k].fn) == 0)
+				state_kind[i] = STATE_FILL;
 		if (state_kind[i] != STATE_NONE)
 			spy_fn_flags[i] |= SPY_FN_STATE;
 	}
@@ -75,6 +92,21 @@ track_state(unsigned id, const union spy_arg *args)
 	case STATE_SET:
 		spy_obj_set(args[0].p, f->params[0].desc_kind, id, args);
 		break;
+	}
+}
+
+/* The descriptors cuDNN filled in: what the spy remembered of them no longer holds. */
+static void
+track_fill(unsigned id, const union spy_arg *args)
+{
+	const struct spy_fn_info *f = &spy_fn_info[id];
+
+	for (unsigned k = 0; k < sizeof(fills) / sizeof(fills[0]); k++) {
+		if (strcmp(f->name, fills[k].fn) != 0)
+			continue;
+		for (int i = fills[k].first; i <= fills[k].last && i < f->nparams; i++)
+			if (f->params[i].kind == SPY_ARG_DESC)
+				spy_obj_filled(args[i].p, id);
 	}
 }
 
@@ -446,6 +478,8 @@ out:
 	/* After the record, which shows the descriptor as the call found it. */
 	if (state_kind[c->id] == STATE_SET && status != 0 && args && !(c->pre && c->injected))
 		spy_obj_set_failed(args[0].p, c->id);
+	if (state_kind[c->id] == STATE_FILL && status == 0 && args)
+		track_fill(c->id, args);
 	if (destroy && args) {
 		if ((flags & SPY_FN_STATE) && status == 0)
 			track_state(c->id, args);

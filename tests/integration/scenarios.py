@@ -1632,7 +1632,8 @@ def failed_set_real():
     check(get["args"]["dataType"]["value"] == "CUDNN_DATA_HALF", "cuDNN's Get says half", repr(get["args"]))
     logged_desc = logged(log, "cudnnAddTensor")[0]["biasDesc"]
     check(logged_desc["dataType"].startswith("CUDNN_DATA_HALF"), "and so does cuDNN's log", repr(logged_desc))
-    t = only(fails.get("cudnnActivationForward", []), "failure after a good Set")["args"]["xDesc"]
+    t = only([r for r in fails.get("cudnnActivationForward", []) if r["args"]["xDesc"]["id"] == "tensor#1"],
+             "failure after a good Set")["args"]["xDesc"]
     check(t.get("desc") == "float NCHW 1x2x3x4" and "set_failed" not in t, "a successful Set remembered again",
           repr(t))
 
@@ -1737,6 +1738,19 @@ def oracle_real():
     print("left aside: %s" % ", ".join("%s %d" % kv for kv in sorted(res.skipped.items())))
     check(res.calls >= 380 and len(res.functions) >= 115 and res.args >= 1050 and res.fields >= 600,
           "as much compared as before", res.summary())
+
+
+@scenario
+def derived_real():
+    """A descriptor cuDNN writes itself (cudnnDeriveBNTensorDescriptor) keeps no stale state: the spy no longer
+    claims the shape the program set before, and says which call wrote it."""
+    p, fails, log = odd_run()
+    f = [r for r in fails.get("cudnnActivationForward", []) if r["args"]["xDesc"].get("filled_by")]
+    x = only(f, "failure on the derived descriptor")["args"]["xDesc"]
+    check("desc" not in x and "set" not in x and x["filled_by"] == "cudnnDeriveBNTensorDescriptor",
+          "no stale state, and the call that wrote it", repr(x))
+    entry = [a for a in logged(log, "cudnnActivationForward") if a.get("srcDesc", {}).get("dimA") == "[1,6,1,1]"]
+    check(len(entry) == 1, "cuDNN's own log shows the derived shape", repr(logged(log, "cudnnActivationForward")))
 
 
 def main():

@@ -8,7 +8,8 @@
  * Set that fails after cuDNN rewrote the descriptor, then cuDNN's own Get;
  * scaling factors of both types, and input arrays of a failed call; an RNN
  * data descriptor's sequence lengths and padding fill of two types; a
- * negative enum value; cuDNN's message of the last failure. Every status
+ * descriptor cuDNN writes (cudnnDeriveBNTensorDescriptor); a negative enum
+ * value; cuDNN's message of the last failure. Every status
  * and every value read back is printed, so that stdout shows what cuDNN
  * itself did. Runs on the real cuDNN without a GPU, and on the fake.
  * usage: decode-odd
@@ -143,6 +144,22 @@ rnn_data(void)
 }
 
 static void
+derived(void)
+{
+	cudnnTensorDescriptor_t x = NULL, d = NULL;
+
+	status("create x", cudnnCreateTensorDescriptor(&x));
+	status("create derived", cudnnCreateTensorDescriptor(&d));
+	status("set x", cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, CUDNN_DATA_HALF, 4, 6, 5, 3));
+	status("set derived", cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, CUDNN_DATA_DOUBLE, 1, 1, 1, 1));
+	/* cuDNN writes the derived shape (1x6x1x1) into d: what the spy remembered of d no longer holds. */
+	status("derive", cudnnDeriveBNTensorDescriptor(d, x, CUDNN_BATCHNORM_SPATIAL));
+	cudnnActivationForward(NULL, NULL, NULL, d, NULL, NULL, d, NULL);
+	cudnnDestroyTensorDescriptor(d);
+	cudnnDestroyTensorDescriptor(x);
+}
+
+static void
 negative_enum(void)
 {
 	const char *s = cudnnGetErrorString((cudnnStatus_t)-1);
@@ -172,6 +189,7 @@ main(void)
 	failed_set();
 	scaling();
 	rnn_data();
+	derived();
 	negative_enum();
 	last_error();
 	printf("done\n");
