@@ -1719,7 +1719,7 @@ def oracle_real():
     need_real()
     oracle.load_api(os.path.join(HERE, "..", "..", "shim", "api", "cudnn.api"))
     res = oracle.Result()
-    for name in ("decode-all", "decode-odd", "folded-conv", "conv-legacy", "conv-graph", "host-sweep"):
+    for name in ("decode-all", "decode-odd", "folded-conv", "conv-legacy", "conv-graph", "host-sweep", "call-every"):
         plain = run([prog(name)], {"LD_LIBRARY_PATH": REAL})
         d = tempfile.mkdtemp(prefix="cudnnspy-oracle-")
         try:
@@ -1736,7 +1736,7 @@ def oracle_real():
         check(len(res.mismatches) == before, "%s: the spy and cuDNN's log agree" % name, *res.mismatches[before:30])
     print(res.summary())
     print("left aside: %s" % ", ".join("%s %d" % kv for kv in sorted(res.skipped.items())))
-    check(res.calls >= 380 and len(res.functions) >= 115 and res.args >= 1050 and res.fields >= 600,
+    check(res.calls >= 700 and len(res.functions) >= 200 and res.args >= 2500 and res.fields >= 1800,
           "as much compared as before", res.summary())
 
 
