@@ -22,6 +22,7 @@
 #define MAX_ARGS SPY_OBJ_MAX_ARGS
 #define MAX_ARRAY SPY_OBJ_MAX_ARRAY
 #define MAX_KINDS 32
+#define AUX_ARGS 5
 
 struct slot {
 	uintptr_t key;
@@ -37,6 +38,8 @@ struct slot {
 	signed char array_param[3];	/* which parameter each copy came from, or -1 */
 	unsigned short attr_fn[3];	/* single-value Set calls (math type, group count) */
 	int64_t attr[3];
+	unsigned short aux_fn;	/* a Set of several settings beside the shape (cudnnRNNSetClip_v9) + 1, or 0 */
+	union spy_arg aux[AUX_ARGS];
 };
 
 static struct slot slots[SLOTS];
@@ -132,6 +135,7 @@ insert(const void *ptr, const char *kind)
 			s->set_fn = 0;
 			s->failed_fn = 0;
 			s->filled_fn = 0;
+			s->aux_fn = 0;
 			memset(s->attr_fn, 0, sizeof(s->attr_fn));
 			write_end(s);
 			return s;
@@ -164,6 +168,13 @@ spy_obj_destroyed(const void *ptr)
 		__atomic_store_n(&s->key, (uintptr_t)KEY_GONE, __ATOMIC_RELEASE);
 }
 
+/* cudnnRNNSetClip_v8 and _v9: several settings on a descriptor, beside its shape. */
+static int
+aux_setter(const struct spy_fn_info *f)
+{
+	return strncmp(f->name, "cudnnRNNSetClip", 15) == 0 && f->nparams <= AUX_ARGS;
+}
+
 void
 spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg *args)
 {
@@ -173,7 +184,12 @@ spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg 
 	if (!s)
 		return;
 	write_begin(s);
-	if (f->nparams == 2 && !f->params[1].is_array && f->params[1].kind != SPY_ARG_PTR) {
+	if (aux_setter(f)) {
+		/* Settings beside the shape, which a later shape Set resets (cuDNN 9.19 does for the clip). */
+		s->aux_fn = (unsigned short)(fn + 1);
+		for (int i = 0; i < f->nparams && i < AUX_ARGS; i++)
+			s->aux[i] = args[i];
+	} else if (f->nparams == 2 && !f->params[1].is_array && f->params[1].kind != SPY_ARG_PTR) {
 		/* cudnnSetConvolutionMathType and the like: one attribute, kept beside the shape. */
 		int i = 0;
 
@@ -191,6 +207,7 @@ spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg 
 		s->set_fn = (unsigned short)(fn + 1);
 		s->failed_fn = 0;
 		s->filled_fn = 0;
+		s->aux_fn = 0;
 		memset(s->array_param, -1, sizeof(s->array_param));
 		for (int i = 0; i < f->nparams && i < MAX_ARGS; i++) {
 			const struct spy_param_info *p = &f->params[i];
@@ -231,7 +248,10 @@ spy_obj_set_failed(const void *ptr, unsigned fn)
 	 * known to hold, so it is forgotten rather than shown stale.
 	 */
 	write_begin(s);
-	if (f->nparams == 2 && !f->params[1].is_array && f->params[1].kind != SPY_ARG_PTR) {
+	if (aux_setter(f)) {
+		if (s->aux_fn == fn + 1)
+			s->aux_fn = 0;
+	} else if (f->nparams == 2 && !f->params[1].is_array && f->params[1].kind != SPY_ARG_PTR) {
 		for (int i = 0; i < 3; i++)
 			if (s->attr_fn[i] == fn + 1)
 				s->attr_fn[i] = 0;
@@ -398,6 +418,7 @@ snapshot(const struct slot *s, struct slot *copy)
 	if (tries >= 8) {
 		/* Being rewritten all along: the id is still right, the state may not be. */
 		copy->set_fn = 0;
+		copy->aux_fn = 0;
 		memset(copy->attr_fn, 0, sizeof(copy->attr_fn));
 		return 0;
 	}
@@ -598,6 +619,15 @@ attrs:
 		spy_line_char(l, ',');
 		spy_line_key(l, f->params[1].name);
 		spy_arg_json(l, &f->params[1], &v, -1, SPY_ARGS_STORED);
+	}
+	if (copy.aux_fn) {
+		const struct spy_fn_info *f = &spy_fn_info[copy.aux_fn - 1];
+
+		for (int i = 1; i < f->nparams && i < AUX_ARGS; i++) {
+			spy_line_char(l, ',');
+			spy_line_key(l, f->params[i].name);
+			spy_arg_json(l, &f->params[i], &copy.aux[i], -1, SPY_ARGS_STORED);
+		}
 	}
 	spy_line_char(l, '}');
 }

@@ -51,8 +51,8 @@ spy_state_flags_init(void)
 			 strcmp(f->name, "cudnnBackendDestroyDescriptor") == 0)
 			state_kind[i] = (f->params[0].kind == SPY_ARG_DESC || f->params[0].kind == SPY_ARG_HANDLE)
 						? STATE_DESTROY : STATE_NONE;
-		else if (strncmp(f->name, "cudnnSet", 8) == 0 && f->params[0].kind == SPY_ARG_DESC &&
-			 f->nparams <= SPY_OBJ_MAX_ARGS)
+		else if ((strncmp(f->name, "cudnnSet", 8) == 0 || strncmp(f->name, "cudnnRNNSetClip", 15) == 0) &&
+			 f->params[0].kind == SPY_ARG_DESC && f->nparams <= SPY_OBJ_MAX_ARGS)
 			/* A longer one would be described from past the remembered arguments. */
 			state_kind[i] = STATE_SET;
 		for (unsigned k = 0; k < sizeof(fills) / sizeof(fills[0]); k++)

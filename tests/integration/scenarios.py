@@ -1753,6 +1753,23 @@ def derived_real():
     check(len(entry) == 1, "cuDNN's own log shows the derived shape", repr(logged(log, "cudnnActivationForward")))
 
 
+@scenario
+def rnn_clip_real():
+    """An RNN descriptor's clip settings (cudnnRNNSetClip_v8) are kept beside its shape, and forgotten when a
+    shape Set resets them, as cuDNN's own log shows the descriptor."""
+    p, fails, log = odd_run()
+    recs = fails.get("cudnnGetRNNWeightSpaceSize", [])
+    entries = logged(log, "cudnnGetRNNWeightSpaceSize")
+    check(len(recs) == 2 and len(entries) == 2, "two failing calls on the RNN descriptor", repr(recs), repr(entries))
+    first, second = (r["args"]["rnnDesc"] for r in recs)
+    check(entries[0]["rnnDesc"]["clipMode"].startswith("CUDNN_RNN_CLIP_NONE") and "clipMode" not in first and
+          first["set"]["fn"] == "cudnnSetRNNDescriptor_v8", "no clip after the shape's Set", repr(first))
+    fields = entries[1]["rnnDesc"]
+    for k in ("clipMode", "clipNanOpt", "lclip", "rclip"):
+        check(log_agrees(second.get(k), fields[k]), "%s: cuDNN says %s" % (k, fields[k]), repr(second))
+    check(second["set"]["fn"] == "cudnnSetRNNDescriptor_v8", "the shape kept", repr(second))
+
+
 def main():
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
         print("usage: scenarios.py {%s}" % ",".join(sorted(SCENARIOS)))

@@ -7,7 +7,8 @@
  * (two fewer elements than dimensions) and an out-of-range direction; a
  * Set that fails after cuDNN rewrote the descriptor, then cuDNN's own Get;
  * scaling factors of both types, and input arrays of a failed call; an RNN
- * data descriptor's sequence lengths and padding fill of two types; a
+ * data descriptor's sequence lengths and padding fill of two types; an RNN
+ * descriptor's clip, set before and after its shape; a
  * descriptor cuDNN writes (cudnnDeriveBNTensorDescriptor); a negative enum
  * value; cuDNN's message of the last failure. Every status
  * and every value read back is printed, so that stdout shows what cuDNN
@@ -144,6 +145,24 @@ rnn_data(void)
 }
 
 static void
+rnn_clip(void)
+{
+	cudnnRNNDescriptor_t r = NULL;
+	size_t ws = 0;
+
+	status("create rnn", cudnnCreateRNNDescriptor(&r));
+	/* A clip set before the shape: the shape's Set resets it (9.19). */
+	status("clip before", cudnnRNNSetClip_v8(r, CUDNN_RNN_CLIP_MINMAX, CUDNN_PROPAGATE_NAN, -1.0, 1.0));
+	status("set rnn", cudnnSetRNNDescriptor_v8(r, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS,
+						   CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT,
+						   CUDNN_DATA_FLOAT, CUDNN_DEFAULT_MATH, 16, 32, 32, 2, NULL, 0));
+	cudnnGetRNNWeightSpaceSize(NULL, r, &ws);
+	status("clip", cudnnRNNSetClip_v8(r, CUDNN_RNN_CLIP_MINMAX, CUDNN_PROPAGATE_NAN, -2.5, 3.5));
+	cudnnGetRNNWeightSpaceSize(NULL, r, &ws);
+	cudnnDestroyRNNDescriptor(r);
+}
+
+static void
 derived(void)
 {
 	cudnnTensorDescriptor_t x = NULL, d = NULL;
@@ -189,6 +208,7 @@ main(void)
 	failed_set();
 	scaling();
 	rnn_data();
+	rnn_clip();
 	derived();
 	negative_enum();
 	last_error();
