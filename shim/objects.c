@@ -172,7 +172,8 @@ spy_obj_destroyed(const void *ptr)
 static int
 aux_setter(const struct spy_fn_info *f)
 {
-	return strncmp(f->name, "cudnnRNNSetClip", 15) == 0 && f->nparams <= AUX_ARGS;
+	return (f == &spy_fn_info[_SPY_FN_cudnnRNNSetClip_v8] || f == &spy_fn_info[_SPY_FN_cudnnRNNSetClip_v9]) &&
+	       f->nparams <= AUX_ARGS;
 }
 
 void
