@@ -96,6 +96,10 @@ RENAMED = {
 }
 
 
+# A descriptor's fields that cuDNN's log names otherwise than the Set call's parameters.
+DESC_RENAMED = {"bidirectional": "dirMode", "mathMode": "mathType", "mathPrec": "computePrec"}
+
+
 def read_api(api_path):
     """From the spy's API description: {enum value name: number}, for what cuDNN logs as bare numbers, and
     {function: set of its out-parameters}."""
@@ -360,7 +364,9 @@ def spy_desc_fields(arg):
             fields[k] = v
             if k == "dimA":
                 fields["nbDims"] = len(v) if isinstance(v, list) else 1
-    return {k: v for k, v in fields.items() if v is not None}
+    given = arg.get("set", {}).get("args", {})
+    # None from an argument the Set passed (a NULL dropout descriptor) says something; from a derivation, not.
+    return {k: v for k, v in fields.items() if v is not None or k in given}
 
 
 def compare_desc(res, where, arg, fields, renamed):
@@ -369,7 +375,7 @@ def compare_desc(res, where, arg, fields, renamed):
         if isinstance(v, dict):
             res.skip("nested descriptor field")
             continue
-        name = renamed.get(k, k)
+        name = k if k in spy else renamed.get(k, DESC_RENAMED.get(k, k))
         if name not in spy:
             res.skip("descriptor field the spy does not name")
             res.unnamed[k] = res.unnamed.get(k, 0) + 1
