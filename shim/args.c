@@ -8,12 +8,36 @@
 #include "backend.h"
 #include "objects.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #define MAX_VALUES 16
+
+/*
+ * A copy of the program's memory that cannot fault, for the inputs of a
+ * failed call (cuDNN may have refused them for a bad pointer): through the
+ * kernel, which says EFAULT where a load would crash. 0 when copied.
+ */
+int
+spy_safe_copy(void *to, const void *from, size_t n)
+{
+	static int unusable;
+	struct iovec local = { to, n }, remote = { (void *)from, n };
+
+	if (__atomic_load_n(&unusable, __ATOMIC_RELAXED))
+		return -1;
+	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n)
+		return 0;
+	/* A kernel or sandbox without it: failed calls keep their pointers as addresses. */
+	if (errno == ENOSYS || errno == EPERM)
+		__atomic_store_n(&unusable, 1, __ATOMIC_RELAXED);
+	return -1;
+}
 
 static int64_t
 load(const void *p, unsigned size, int is_signed)
@@ -55,6 +79,24 @@ pointer(struct spy_line *l, const void *p, int text)
 		spy_line_hex(l, (uintptr_t)p);
 }
 
+/* A float's own shortest digits: 0.9, not 0.89999997615814209. */
+static void
+float_value(struct spy_line *l, float v)
+{
+	char b[32];
+
+	if (!isfinite(v)) {
+		spy_line_double(l, v);
+		return;
+	}
+	for (int prec = 6; prec <= 9; prec++) {
+		snprintf(b, sizeof(b), "%.*g", prec, (double)v);
+		if (strtof(b, NULL) == v)
+			break;
+	}
+	spy_line_raw(l, b);
+}
+
 static void
 field_value(struct spy_line *l, const struct spy_field_info *f, const void *at, int text)
 {
@@ -66,20 +108,10 @@ field_value(struct spy_line *l, const struct spy_field_info *f, const void *at, 
 		spy_line_u64(l, (uint64_t)load(at, f->size, 0));
 		break;
 	case SPY_ARG_DOUBLE:
-		if (f->size == sizeof(float) && isfinite(*(const float *)at)) {
-			/* A float's own shortest digits: 0.9, not 0.89999997615814209. */
-			float v = *(const float *)at;
-			char b[32];
-
-			for (int prec = 6; prec <= 9; prec++) {
-				snprintf(b, sizeof(b), "%.*g", prec, (double)v);
-				if (strtof(b, NULL) == v)
-					break;
-			}
-			spy_line_raw(l, b);
-		} else {
-			spy_line_double(l, f->size == sizeof(float) ? *(const float *)at : *(const double *)at);
-		}
+		if (f->size == sizeof(float))
+			float_value(l, *(const float *)at);
+		else
+			spy_line_double(l, *(const double *)at);
 		break;
 	case SPY_ARG_ENUM:
 		/* A status in the numbering of either major: the value says which. */
@@ -179,7 +211,8 @@ void
 spy_arg_json(struct spy_line *l, const struct spy_param_info *p, const union spy_arg *a, int64_t count,
 	     unsigned mode)
 {
-	int text = (mode & SPY_ARGS_TEXT) != 0;
+	int text = (mode & SPY_ARGS_TEXT) != 0, failed_input;
+	int64_t copy[MAX_VALUES];
 
 	switch (p->kind) {
 	case SPY_ARG_INT:
@@ -192,7 +225,11 @@ spy_arg_json(struct spy_line *l, const struct spy_param_info *p, const union spy
 		spy_line_double(l, a->d);
 		return;
 	case SPY_ARG_ENUM:
-		enum_value(l, p->enum_id, a->i, text);
+		/*
+		 * An enum is an int in the C ABI, but one with no negative value is
+		 * unsigned to the compiler: (cudnnStatus_t)-1 arrives as 4294967295.
+		 */
+		enum_value(l, p->enum_id, (int32_t)a->i, text);
 		return;
 	case SPY_ARG_HANDLE:
 		spy_obj_describe(l, a->p, "handle", 0, mode);
@@ -206,13 +243,20 @@ spy_arg_json(struct spy_line *l, const struct spy_param_info *p, const union spy
 		pointer(l, a->p, text);
 		return;
 	}
-	/* A pointer: follow it only after success, and only for plain values. */
-	if (!a->p || (mode & SPY_ARGS_STORED) || !(mode & SPY_ARGS_AFTER_SUCCESS) || !readable_elements(p)) {
+	/*
+	 * A pointer: followed after success, and only for plain values; the input
+	 * arrays of a failed call through a copy that cannot fault.
+	 */
+	failed_input = !(mode & SPY_ARGS_AFTER_SUCCESS) && p->is_array && p->dir == SPY_DIR_IN &&
+		       p->elem != SPY_ARG_STRUCT && p->elem_size <= 8;
+	if (!a->p || (mode & SPY_ARGS_STORED) || (!(mode & SPY_ARGS_AFTER_SUCCESS) && !failed_input) ||
+	    !readable_elements(p)) {
 		pointer(l, a->p, text);
 		return;
 	}
 	if (p->is_array) {
 		int64_t n = count;
+		const void *from = a->p;
 
 		if (n < 0) {
 			pointer(l, a->p, text);
@@ -220,6 +264,13 @@ spy_arg_json(struct spy_line *l, const struct spy_param_info *p, const union spy
 		}
 		if (n > MAX_VALUES)
 			n = MAX_VALUES;
+		if (failed_input) {
+			if (spy_safe_copy(copy, a->p, (size_t)n * p->elem_size) != 0) {
+				pointer(l, a->p, text);
+				return;
+			}
+			from = copy;
+		}
 		if (!text) {
 			spy_line_lit(l, "{\"ptr\":");
 			spy_line_hex(l, (uintptr_t)a->p);
@@ -229,7 +280,7 @@ spy_arg_json(struct spy_line *l, const struct spy_param_info *p, const union spy
 		for (int64_t i = 0; i < n; i++) {
 			if (i)
 				spy_line_char(l, ',');
-			element(l, p, (const char *)a->p + i * p->elem_size, mode);
+			element(l, p, (const char *)from + i * p->elem_size, mode);
 		}
 		spy_line_char(l, ']');
 		if (!text)
@@ -275,10 +326,168 @@ array_count(const struct spy_fn_info *f, const struct spy_param_info *p, const u
 	} else {
 		return -1;
 	}
-	for (int i = 0; i < f->nparams; i++)
+	/* Only outputs are capped (cuDNN writes no further); an input is what it is, and Set calls stay cheap. */
+	for (int i = 0; p->dir != SPY_DIR_IN && i < f->nparams; i++)
 		if (strstr(f->params[i].name, "Requested") && f->params[i].kind == SPY_ARG_INT && args[i].i < n)
 			n = args[i].i;
+	/* A tensor transform folds the spatial dimensions only: its foldA has two fewer elements. */
+	if ((f == &spy_fn_info[_SPY_FN_cudnnSetTensorTransformDescriptor] ||
+	     f == &spy_fn_info[_SPY_FN_cudnnGetTensorTransformDescriptor]) && strcmp(p->name, "foldA") == 0)
+		n = n > 2 ? n - 2 : 0;
 	return n;
+}
+
+int64_t
+spy_arg_count(unsigned fn, int i, const union spy_arg *args, unsigned mode)
+{
+	return array_count(&spy_fn_info[fn], &spy_fn_info[fn].params[i], args, mode);
+}
+
+/*
+ * An out `char *` that is no array is a text buffer (cudnnGetLastErrorString's
+ * message): after success, the NUL-terminated string in it, read no further
+ * than the size the caller gave (a size_t parameter after it) or 1024 bytes.
+ * 0 when the parameter is not one.
+ */
+static int
+text_buffer(struct spy_line *l, const struct spy_fn_info *f, int i, const union spy_arg *args, unsigned mode)
+{
+	const struct spy_param_info *p = &f->params[i];
+	char text[1025];
+	size_t max = sizeof(text) - 1, n;
+
+	if (p->kind != SPY_ARG_PTR || p->is_array || p->dir == SPY_DIR_IN || p->elem != SPY_ARG_INT ||
+	    p->elem_size != 1 || !args[i].p || (mode & SPY_ARGS_STORED) || !(mode & SPY_ARGS_AFTER_SUCCESS))
+		return 0;
+	for (int k = i + 1; k < f->nparams; k++)
+		if (f->params[k].kind == SPY_ARG_UINT && strstr(f->params[k].name, "size") && args[k].u < max)
+			max = (size_t)args[k].u;
+	n = strnlen(args[i].p, max);
+	memcpy(text, args[i].p, n);
+	text[n] = 0;
+	if (mode & SPY_ARGS_TEXT) {
+		spy_line_str(l, text);
+		return 1;
+	}
+	spy_line_lit(l, "{\"ptr\":");
+	spy_line_hex(l, (uintptr_t)args[i].p);
+	spy_line_lit(l, ",\"string\":");
+	spy_line_str(l, text);
+	if (n == max)
+		spy_line_lit(l, ",\"cut\":true");
+	spy_line_char(l, '}');
+	return 1;
+}
+
+/* An IEEE half, or the top half of a float (bfloat16), as a float. */
+static float
+half_value(uint16_t h, int bfloat)
+{
+	unsigned e = (h >> 10) & 31, m = h & 1023;
+	uint32_t bits = (uint32_t)h << 16;
+	float v;
+
+	if (bfloat) {
+		memcpy(&v, &bits, sizeof(v));
+		return v;
+	}
+	if (e == 0)
+		v = ldexpf((float)m, -24);
+	else if (e == 31)
+		v = m ? NAN : INFINITY;
+	else
+		v = ldexpf((float)(m + 1024), (int)e - 25);
+	return h & 0x8000 ? -v : v;
+}
+
+/*
+ * One value of cuDNN data type `dt` behind `at`, as {"ptr", "value"} (or the
+ * value alone in text), read through a copy that cannot fault. 0 for a type
+ * the spy does not read or memory it cannot.
+ */
+static int
+typed_value(struct spy_line *l, int64_t dt, const void *at, unsigned mode)
+{
+	double d = 0;
+	float f = 0;
+	uint16_t h = 0;
+	int ok;
+
+	switch (dt) {
+	case CUDNN_DATA_DOUBLE:
+		ok = spy_safe_copy(&d, at, sizeof(d)) == 0;
+		break;
+	case CUDNN_DATA_HALF:
+	case CUDNN_DATA_BFLOAT16:
+		ok = spy_safe_copy(&h, at, sizeof(h)) == 0;
+		f = half_value(h, dt == CUDNN_DATA_BFLOAT16);
+		break;
+	case CUDNN_DATA_FLOAT:
+		ok = spy_safe_copy(&f, at, sizeof(f)) == 0;
+		break;
+	default:
+		return 0;	/* integer and narrower types: not read */
+	}
+	if (!ok)
+		return 0;
+	if (!(mode & SPY_ARGS_TEXT)) {
+		spy_line_lit(l, "{\"ptr\":");
+		spy_line_hex(l, (uintptr_t)at);
+		spy_line_lit(l, ",\"value\":");
+	}
+	if (dt == CUDNN_DATA_DOUBLE)
+		spy_line_double(l, d);
+	else
+		float_value(l, f);
+	if (!(mode & SPY_ARGS_TEXT))
+		spy_line_char(l, '}');
+	return 1;
+}
+
+/*
+ * A scaling factor (alpha, beta, alpha1, betaDataDiff, ...): a float, or a
+ * double when the call's output is double, which cuDNN takes to be the last
+ * tensor or filter descriptor. Read in a failed call too. 0 when the
+ * parameter is not one or its type is unknown.
+ */
+static int
+scaling_factor(struct spy_line *l, const struct spy_fn_info *f, int i, const union spy_arg *args, unsigned mode)
+{
+	const struct spy_param_info *p = &f->params[i];
+	int64_t dt = -1;
+
+	if (p->kind != SPY_ARG_PTR || p->dir != SPY_DIR_IN || p->elem_size != 0 || !args[i].p ||
+	    (mode & SPY_ARGS_STORED) || (strncmp(p->name, "alpha", 5) != 0 && strncmp(p->name, "beta", 4) != 0))
+		return 0;
+	for (int k = f->nparams - 1; k >= 0; k--) {
+		const struct spy_param_info *d = &f->params[k];
+
+		if (d->kind == SPY_ARG_DESC && d->desc_kind &&
+		    (strcmp(d->desc_kind, "tensor") == 0 || strcmp(d->desc_kind, "filter") == 0) &&
+		    spy_obj_data_type(args[k].p, &dt))
+			break;
+	}
+	if (dt < 0)
+		return 0;
+	return typed_value(l, dt == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT, args[i].p, mode);
+}
+
+/*
+ * The padding fill of an RNN or sequence data descriptor's Set: one value of
+ * the data type passed beside it, as cuDNN reads it. 0 when not one.
+ */
+static int
+padding_fill(struct spy_line *l, const struct spy_fn_info *f, int i, const union spy_arg *args, unsigned mode)
+{
+	const struct spy_param_info *p = &f->params[i];
+
+	if (p->kind != SPY_ARG_PTR || p->elem_size != 0 || !args[i].p || (mode & SPY_ARGS_STORED) ||
+	    strcmp(p->name, "paddingFill") != 0)
+		return 0;
+	for (int k = 0; k < f->nparams; k++)
+		if (f->params[k].kind == SPY_ARG_ENUM && f->params[k].enum_id == _SPY_ENUM_cudnnDataType_t)
+			return typed_value(l, (int32_t)args[k].i, args[i].p, mode);
+	return 0;
 }
 
 void
@@ -307,6 +516,9 @@ spy_args_json(struct spy_line *l, unsigned fn, const union spy_arg *args, unsign
 		/* The backend's untyped arrays: their type is another argument's value. */
 		if ((fn == _SPY_FN_cudnnBackendSetAttribute || fn == _SPY_FN_cudnnBackendGetAttribute) &&
 		    spy_backend_arg_json(l, fn, args, i, mode))
+			continue;
+		if (text_buffer(l, f, i, args, mode) || scaling_factor(l, f, i, args, mode) ||
+		    padding_fill(l, f, i, args, mode))
 			continue;
 		spy_arg_json(l, p, &args[i], p->is_array ? array_count(f, p, args, mode) : -1, mode);
 	}

@@ -819,11 +819,23 @@ spy_backend_arg_json(struct spy_line *l, unsigned fn, const union spy_arg *args,
 {
 	int get = fn == _SPY_FN_cudnnBackendGetAttribute;
 	int64_t type = args[2].i, count, per, size;
-	const char *at = args[get ? 5 : 4].p;
+	const char *at = args[get ? 5 : 4].p, *from = at;
+	/* A failed Set's elements, copied so that a bad pointer cannot fault: 16 of the largest kind, or text. */
+	char copy[STRING_MAX + 1 > 16 * 16 ? STRING_MAX + 1 : 16 * 16];
 
-	if (i != (get ? 5 : 4) || !at || (mode & (SPY_ARGS_STORED | SPY_ARGS_TEXT)) ||
-	    !(mode & SPY_ARGS_AFTER_SUCCESS) || type < 0 || type >= NTYPES)
+	if (i != (get ? 5 : 4) || !at || (mode & (SPY_ARGS_STORED | SPY_ARGS_TEXT)) || type < 0 || type >= NTYPES)
 		return 0;
+	if (!(mode & SPY_ARGS_AFTER_SUCCESS)) {
+		size_t n;
+
+		if (get || args[3].i <= 0)
+			return 0;
+		n = types[type].kind == V_CHAR ? (size_t)(args[3].i < STRING_MAX ? args[3].i : STRING_MAX)
+					       : (size_t)types[type].size * (size_t)(args[3].i < 16 ? args[3].i : 16);
+		if (n > sizeof(copy) || spy_safe_copy(copy, at, n) != 0)
+			return 0;
+		at = copy;
+	}
 	if (get) {
 		if (!args[4].p)
 			return 0;
@@ -836,7 +848,7 @@ spy_backend_arg_json(struct spy_line *l, unsigned fn, const union spy_arg *args,
 	if (count < 0)
 		count = 0;
 	spy_line_lit(l, "{\"ptr\":");
-	spy_line_hex(l, (uintptr_t)at);
+	spy_line_hex(l, (uintptr_t)from);
 	if (types[type].kind == V_CHAR) {
 		char b[STRING_MAX + 1];
 		size_t n = (size_t)(count < STRING_MAX ? count : STRING_MAX);
@@ -1102,6 +1114,7 @@ static void
 got(const struct spy_call *c, struct slot *s, const union spy_arg *args)
 {
 	int64_t name = args[1].i, type = args[2].i, n;
+	const struct attr *known;
 
 	if (!args[4].p || args[3].i <= 0 || !args[5].p)
 		return;	/* a question about the count only */
@@ -1120,7 +1133,13 @@ got(const struct spy_call *c, struct slot *s, const union spy_arg *args)
 			if (t)
 				t->finalized = 1;
 		}
-	remember(s, name, type, n, args[5].p, 1);
+	known = attr_of(s, (int)name);
+	/*
+	 * cuDNN hands back as many values as were asked, so a read of fewer than
+	 * the spy knows is a part of them: what was set stays whole.
+	 */
+	if (!known || known->type != type || n != args[3].i || known->count <= n)
+		remember(s, name, type, n, args[5].p, 1);
 	if (name == CUDNN_ATTR_ENGINECFG_ENGINE && s->query >= 0 && n > 0) {
 		/* The engine of a ranked config: when its index is asked, the query learns it. */
 		struct slot *e = find(((void *const *)args[5].p)[0]);

@@ -1,15 +1,98 @@
-/* The record formatters: bounded, allocation-free, no printf. */
+/*
+ * The record formatters, no printf. A line allocates only when a record
+ * outgrows its first 16 KB (an exit summary of many functions, a long
+ * failure), and keeps the block for the thread's next long record.
+ */
 #include "buf.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void
 spy_line_reset(struct spy_line *l)
 {
+	/* Zeroed lines (static, calloc) start in their own first block. */
+	if (!l->data) {
+		l->data = l->first;
+		l->cap = sizeof(l->first);
+	}
 	l->len = 0;
 	l->overflow = 0;
+}
+
+void
+spy_line_free(struct spy_line *l)
+{
+	if (l->data && l->data != l->first)
+		free(l->data);
+	l->data = l->first;
+	l->cap = sizeof(l->first);
+	l->len = 0;
+}
+
+void
+spy_line_spill(struct spy_line *l)
+{
+	const char *p = l->data;
+	size_t n = l->len;
+
+	while (n > 0) {
+		ssize_t w = write(l->spill_fd - 1, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		p += w;
+		n -= (size_t)w;
+	}
+	l->len = 0;
+}
+
+void
+spy_line_mem_slow(struct spy_line *l, const char *s, size_t n)
+{
+	size_t cap;
+	char *d;
+
+	if (l->overflow)
+		return;
+	if (!l->data)
+		spy_line_reset(l);
+	if (l->spill_fd > 0) {
+		/* Fill, write out, go on: the pieces add up to the line. */
+		while (l->len + n >= l->cap) {
+			size_t part = l->cap - 1 - l->len;
+
+			memcpy(l->data + l->len, s, part);
+			l->len += part;
+			s += part;
+			n -= part;
+			spy_line_spill(l);
+		}
+		memcpy(l->data + l->len, s, n);
+		l->len += n;
+		return;
+	}
+	cap = l->cap;
+	while (cap <= l->len + n && cap <= SPY_LINE_MAX)
+		cap *= 2;
+	d = cap <= SPY_LINE_MAX ? malloc(cap) : NULL;
+	if (!d) {
+		l->overflow = 1;
+		return;
+	}
+	memcpy(d, l->data, l->len);
+	if (l->data != l->first)
+		free(l->data);
+	l->data = d;
+	l->cap = cap;
+	memcpy(l->data + l->len, s, n);
+	l->len += n;
 }
 
 void
@@ -22,8 +105,10 @@ spy_line_name(struct spy_line *l, const char *s)
 		return;
 	}
 	n = strlen(s);
-	if (l->len + n + 2 >= sizeof(l->data)) {
-		l->overflow = 1;
+	if (l->len + n + 2 >= l->cap) {
+		spy_line_char(l, '"');
+		spy_line_mem(l, s, n);
+		spy_line_char(l, '"');
 		return;
 	}
 	l->data[l->len] = '"';

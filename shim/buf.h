@@ -11,11 +11,22 @@
 
 #define SPY_LINE_SIZE 16384
 #define SPY_OUT_SIZE 65536
+/* A record longer than this (never seen: the summary of every function is ~80 KB) is dropped and counted. */
+#define SPY_LINE_MAX (64u << 20)
 
+/*
+ * One record being built. It starts in `first` and moves to the heap when
+ * it outgrows it, so that no record depends on fitting a fixed size; a
+ * line that may not allocate (a signal handler's) is written out to
+ * `spill_fd` in pieces instead.
+ */
 struct spy_line {
 	size_t len;
-	int overflow;		/* the record did not fit: it is dropped, never cut */
-	char data[SPY_LINE_SIZE];
+	size_t cap;		/* usable bytes at data; 0 until spy_line_reset() */
+	char *data;		/* first, or a heap block */
+	int overflow;		/* the record could not be built whole: it is dropped, never cut */
+	int spill_fd;		/* > 0: a full line goes out to fd spill_fd - 1 (the line must not allocate) */
+	char first[SPY_LINE_SIZE];
 };
 
 struct spy_buf {
@@ -30,13 +41,19 @@ struct spy_buf {
 #include <string.h>
 
 void spy_line_reset(struct spy_line *l);
+/* Appends what does not fit: grows the line, or spills it; marks it overflowed when neither can be done. */
+void spy_line_mem_slow(struct spy_line *l, const char *s, size_t n);
+/* Gives back a grown line's heap block. */
+void spy_line_free(struct spy_line *l);
+/* Writes a spilling line's rest out to its fd. */
+void spy_line_spill(struct spy_line *l);
 
 /* Inline: a record is dozens of these small appends. */
 static inline void
 spy_line_mem(struct spy_line *l, const char *s, size_t n)
 {
-	if (__builtin_expect(l->len + n >= sizeof(l->data), 0)) {
-		l->overflow = 1;
+	if (__builtin_expect(l->len + n >= l->cap, 0)) {
+		spy_line_mem_slow(l, s, n);
 		return;
 	}
 	memcpy(l->data + l->len, s, n);
@@ -46,8 +63,8 @@ spy_line_mem(struct spy_line *l, const char *s, size_t n)
 static inline void
 spy_line_char(struct spy_line *l, char c)
 {
-	if (__builtin_expect(l->len + 1 >= sizeof(l->data), 0)) {
-		l->overflow = 1;
+	if (__builtin_expect(l->len + 1 >= l->cap, 0)) {
+		spy_line_mem_slow(l, &c, 1);
 		return;
 	}
 	l->data[l->len++] = c;

@@ -39,22 +39,6 @@ signal_name(int sig)
 	return "signal";
 }
 
-static void
-put(int fd, const struct spy_line *l)
-{
-	const char *p = l->data;
-	size_t n = l->len;
-
-	while (fd >= 0 && n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w <= 0)
-			return;
-		p += w;
-		n -= (size_t)w;
-	}
-}
-
 /* The crashing thread's recent calls, oldest first. */
 static void
 recent(struct spy_line *l, const struct spy_thread *th, int json)
@@ -92,6 +76,8 @@ handler(int sig, siginfo_t *info, void *context)
 
 	if (!__atomic_exchange_n(&entered, 1, __ATOMIC_ACQ_REL)) {
 		spy_line_reset(&line);
+		/* Written out in pieces when longer than the static block (256 recent calls). */
+		line.spill_fd = STDERR_FILENO + 1;
 		spy_line_lit(&line, "cudnnspy: fatal signal ");
 		spy_line_i64(&line, sig);
 		spy_line_lit(&line, " (");
@@ -103,7 +89,7 @@ handler(int sig, siginfo_t *info, void *context)
 			recent(&line, th, 0);
 		}
 		spy_line_char(&line, '\n');
-		put(STDERR_FILENO, &line);
+		spy_line_spill(&line);
 		if (fd >= 0) {
 			/* What this thread had buffered: whole lines only, so no lock is needed to read it. */
 			if (th && th->buf && th->buf->len <= sizeof(th->buf->out)) {
@@ -112,6 +98,7 @@ handler(int sig, siginfo_t *info, void *context)
 				(void)w;
 			}
 			spy_line_reset(&line);
+			line.spill_fd = fd + 1;
 			spy_line_lit(&line, "{\"event\":\"crash\",\"signal\":");
 			spy_line_i64(&line, sig);
 			spy_line_lit(&line, ",\"signal_name\":");
@@ -122,8 +109,7 @@ handler(int sig, siginfo_t *info, void *context)
 			if (th)
 				recent(&line, th, 1);
 			spy_line_lit(&line, "]}\n");
-			if (!line.overflow)
-				put(fd, &line);
+			spy_line_spill(&line);
 			spy_summary_crash(fd, sig);
 		}
 	}

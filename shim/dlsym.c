@@ -41,6 +41,17 @@ is_cudnn_object(const void *addr)
 	       strncmp(base_of(di.dli_fname), "libcudnn", 8) == 0 && di.dli_fbase != spy_self_base();
 }
 
+/* The handle dlopen(NULL) returns: the main program's, whose search is the global scope. */
+static void *
+main_handle(void)
+{
+	static void *h;
+
+	if (!h)
+		h = spy_dlopen(NULL, RTLD_LAZY | RTLD_NOLOAD);
+	return h;
+}
+
 /*
  * dlsym(RTLD_DEFAULT, "cudnn...") reaches the preload's own definition
  * first. Without the spy it would find the next definition, or none: a
@@ -83,9 +94,13 @@ spy_dlsym_hook(void *handle, const char *name, void *caller)
 	sym = spy_dlsym(handle, name);
 	if (!sym || dladdr(sym, &di) == 0 || !di.dli_fname)
 		return sym;
-	/* A handle whose scope holds the preload (dlopen(NULL)): found only where a real cuDNN stands behind it. */
+	/*
+	 * The program's own handle (dlopen(NULL)) searches the global scope, as
+	 * RTLD_DEFAULT does: found only where a real cuDNN stands behind the spy.
+	 * A handle to the spy's own file gets its definitions: that was asked for.
+	 */
 	if (di.dli_fbase == spy_self_base())
-		return spy_dlsym(RTLD_NEXT, name) ? sym : NULL;
+		return handle == main_handle() && !spy_dlsym(RTLD_NEXT, name) ? NULL : sym;
 	if (!spy_is_dispatcher_name(base_of(di.dli_fname)))
 		return sym;
 	if (is_cudnn_object(caller))

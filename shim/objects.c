@@ -22,6 +22,7 @@
 #define MAX_ARGS SPY_OBJ_MAX_ARGS
 #define MAX_ARRAY SPY_OBJ_MAX_ARRAY
 #define MAX_KINDS 32
+#define AUX_ARGS 5
 
 struct slot {
 	uintptr_t key;
@@ -29,12 +30,16 @@ struct slot {
 	unsigned num;
 	unsigned char kind;
 	unsigned short set_fn;	/* last shape-setting function + 1, or 0 */
+	unsigned short failed_fn;	/* a Set that failed since, + 1: cuDNN may have changed the descriptor anyway */
+	unsigned short filled_fn;	/* a function that wrote the descriptor since (cudnnDerive...), + 1 */
 	union spy_arg args[MAX_ARGS];
 	int array[3][MAX_ARRAY];
 	unsigned char array_len[3];
 	signed char array_param[3];	/* which parameter each copy came from, or -1 */
 	unsigned short attr_fn[3];	/* single-value Set calls (math type, group count) */
 	int64_t attr[3];
+	unsigned short aux_fn;	/* a Set of several settings beside the shape (cudnnRNNSetClip_v9) + 1, or 0 */
+	union spy_arg aux[AUX_ARGS];
 };
 
 static struct slot slots[SLOTS];
@@ -128,6 +133,9 @@ insert(const void *ptr, const char *kind)
 			s->kind = (unsigned char)ki;
 			s->num = __atomic_add_fetch(&kind_next[ki], 1, __ATOMIC_RELAXED);
 			s->set_fn = 0;
+			s->failed_fn = 0;
+			s->filled_fn = 0;
+			s->aux_fn = 0;
 			memset(s->attr_fn, 0, sizeof(s->attr_fn));
 			write_end(s);
 			return s;
@@ -160,6 +168,14 @@ spy_obj_destroyed(const void *ptr)
 		__atomic_store_n(&s->key, (uintptr_t)KEY_GONE, __ATOMIC_RELEASE);
 }
 
+/* cudnnRNNSetClip_v8 and _v9: several settings on a descriptor, beside its shape. */
+static int
+aux_setter(const struct spy_fn_info *f)
+{
+	return (f == &spy_fn_info[_SPY_FN_cudnnRNNSetClip_v8] || f == &spy_fn_info[_SPY_FN_cudnnRNNSetClip_v9]) &&
+	       f->nparams <= AUX_ARGS;
+}
+
 void
 spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg *args)
 {
@@ -169,25 +185,37 @@ spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg 
 	if (!s)
 		return;
 	write_begin(s);
-	if (f->nparams == 2 && !f->params[1].is_array && f->params[1].kind != SPY_ARG_PTR) {
+	if (aux_setter(f)) {
+		/* Settings beside the shape, which a later shape Set resets (cuDNN 9.19 does for the clip). */
+		s->aux_fn = (unsigned short)(fn + 1);
+		for (int i = 0; i < f->nparams && i < AUX_ARGS; i++)
+			s->aux[i] = args[i];
+	} else if (f->nparams == 2 && !f->params[1].is_array && f->params[1].kind != SPY_ARG_PTR) {
 		/* cudnnSetConvolutionMathType and the like: one attribute, kept beside the shape. */
 		int i = 0;
 
-		while (i < 2 && s->attr_fn[i] && s->attr_fn[i] != fn + 1)
+		/* Its own entry, else the first free one (a failed Set frees one), else the last. */
+		while (i < 3 && s->attr_fn[i] != fn + 1)
 			i++;
+		if (i == 3)
+			for (i = 0; i < 2 && s->attr_fn[i]; i++)
+				;
 		s->attr_fn[i] = (unsigned short)(fn + 1);
 		s->attr[i] = args[1].i;
 	} else {
 		int arrays = 0;
 
 		s->set_fn = (unsigned short)(fn + 1);
+		s->failed_fn = 0;
+		s->filled_fn = 0;
+		s->aux_fn = 0;
 		memset(s->array_param, -1, sizeof(s->array_param));
 		for (int i = 0; i < f->nparams && i < MAX_ARGS; i++) {
 			const struct spy_param_info *p = &f->params[i];
 
 			s->args[i] = args[i];
 			if (p->is_array && p->dir == SPY_DIR_IN && p->count >= 0 && arrays < 3 && args[i].p) {
-				int64_t n = args[p->count].i;
+				int64_t n = spy_arg_count(fn, i, args, SPY_ARGS_AFTER_SUCCESS);
 
 				if (n < 0)
 					n = 0;
@@ -199,7 +227,54 @@ spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg 
 				arrays++;
 			}
 		}
+		/* What the descriptor holds, as cuDNN keeps it: any direction but FOLD is UNFOLD. */
+		if (fn == _SPY_FN_cudnnSetTensorTransformDescriptor)
+			s->args[6].i = s->args[6].i != CUDNN_TRANSFORM_FOLD ? CUDNN_TRANSFORM_UNFOLD : CUDNN_TRANSFORM_FOLD;
 	}
+	write_end(s);
+}
+
+void
+spy_obj_set_failed(const void *ptr, unsigned fn)
+{
+	const struct spy_fn_info *f = &spy_fn_info[fn];
+	struct slot *s = ptr ? find(ptr) : NULL;
+
+	if (!s)
+		return;
+	/*
+	 * cuDNN may have written part of the call into the descriptor before
+	 * refusing it (9.19 keeps the data type of a refused
+	 * cudnnSetTensor4dDescriptorEx): what the spy remembers is no longer
+	 * known to hold, so it is forgotten rather than shown stale.
+	 */
+	write_begin(s);
+	if (aux_setter(f)) {
+		if (s->aux_fn == fn + 1)
+			s->aux_fn = 0;
+	} else if (f->nparams == 2 && !f->params[1].is_array && f->params[1].kind != SPY_ARG_PTR) {
+		for (int i = 0; i < 3; i++)
+			if (s->attr_fn[i] == fn + 1)
+				s->attr_fn[i] = 0;
+	} else {
+		s->set_fn = 0;
+		s->failed_fn = (unsigned short)(fn + 1);
+	}
+	write_end(s);
+}
+
+void
+spy_obj_filled(const void *ptr, unsigned fn)
+{
+	/* One the spy never saw has nothing stale. */
+	struct slot *s = ptr ? find(ptr) : NULL;
+
+	if (!s)
+		return;
+	write_begin(s);
+	s->set_fn = 0;
+	s->failed_fn = 0;
+	s->filled_fn = (unsigned short)(fn + 1);
 	write_end(s);
 }
 
@@ -301,12 +376,21 @@ summary(struct spy_line *l, const struct slot *s)
 		dims_array(l, s->array[0], s->array_len[0]);
 		spy_line_lit(l, " stride ");
 		dims_array(l, s->array[1], s->array_len[1]);
+		if (s->array_param[2] >= 0) {
+			spy_line_lit(l, " dilation ");
+			dims_array(l, s->array[2], s->array_len[2]);
+		}
 		spy_line_char(l, ' ');
 		lower(l, short_enum(_SPY_ENUM_cudnnConvolutionMode_t, a[5].i, "CUDNN_"));
 		spy_line_char(l, ' ');
 		lower(l, short_enum(_SPY_ENUM_cudnnDataType_t, a[6].i, dt));
 	} else if (fn == _SPY_FN_cudnnSetActivationDescriptor) {
+		/* Traced calls show only this text: the coefficient and NaN option belong in it. */
 		lower(l, short_enum(_SPY_ENUM_cudnnActivationMode_t, a[1].i, "CUDNN_ACTIVATION_"));
+		spy_line_lit(l, " coef ");
+		spy_line_double(l, a[3].d);
+		spy_line_char(l, ' ');
+		lower(l, short_enum(_SPY_ENUM_cudnnNanPropagation_t, a[2].i, "CUDNN_"));
 	} else if (fn == _SPY_FN_cudnnSetPooling2dDescriptor) {
 		lower(l, short_enum(_SPY_ENUM_cudnnPoolingMode_t, a[1].i, "CUDNN_POOLING_"));
 		spy_line_lit(l, " window ");
@@ -315,6 +399,8 @@ summary(struct spy_line *l, const struct slot *s)
 		dims(l, a + 5, 2);
 		spy_line_lit(l, " stride ");
 		dims(l, a + 7, 2);
+		spy_line_char(l, ' ');
+		lower(l, short_enum(_SPY_ENUM_cudnnNanPropagation_t, a[2].i, "CUDNN_"));
 	}
 }
 
@@ -333,6 +419,7 @@ snapshot(const struct slot *s, struct slot *copy)
 	if (tries >= 8) {
 		/* Being rewritten all along: the id is still right, the state may not be. */
 		copy->set_fn = 0;
+		copy->aux_fn = 0;
 		memset(copy->attr_fn, 0, sizeof(copy->attr_fn));
 		return 0;
 	}
@@ -361,6 +448,24 @@ spy_obj_get(const void *ptr, struct spy_obj_info *out)
 	memcpy(out->attr_fn, copy.attr_fn, sizeof(out->attr_fn));
 	memcpy(out->attr, copy.attr, sizeof(out->attr));
 	return 1;
+}
+
+int
+spy_obj_data_type(const void *ptr, int64_t *dt)
+{
+	const struct slot *s = ptr ? find(ptr) : NULL;
+	struct slot copy;
+	const struct spy_fn_info *f;
+
+	if (!s || !snapshot(s, &copy) || copy.key != (uintptr_t)ptr || !copy.set_fn)
+		return 0;
+	f = &spy_fn_info[copy.set_fn - 1];
+	for (int i = 0; i < f->nparams && i < MAX_ARGS; i++)
+		if (f->params[i].kind == SPY_ARG_ENUM && f->params[i].enum_id == _SPY_ENUM_cudnnDataType_t) {
+			*dt = (int32_t)copy.args[i].i;
+			return 1;
+		}
+	return 0;
 }
 
 int64_t
@@ -494,17 +599,36 @@ spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int stat
 			spy_line_lit(l, "]}");
 		}
 		spy_line_char(l, '}');
+	} else if (copy.failed_fn) {
+		spy_line_lit(l, ",\"set_failed\":");
+		spy_line_name(l, spy_fn_info[copy.failed_fn - 1].name);
+	} else if (copy.filled_fn) {
+		spy_line_lit(l, ",\"filled_by\":");
+		spy_line_name(l, spy_fn_info[copy.filled_fn - 1].name);
 	}
 attrs:
 	if (backend)
 		spy_backend_describe(l, ptr, mode);
-	for (int i = 0; i < 3 && copy.attr_fn[i]; i++) {
-		const struct spy_fn_info *f = &spy_fn_info[copy.attr_fn[i] - 1];
+	for (int i = 0; i < 3; i++) {
+		const struct spy_fn_info *f;
 		union spy_arg v = { .i = copy.attr[i] };
+
+		if (!copy.attr_fn[i])
+			continue;
+		f = &spy_fn_info[copy.attr_fn[i] - 1];
 
 		spy_line_char(l, ',');
 		spy_line_key(l, f->params[1].name);
 		spy_arg_json(l, &f->params[1], &v, -1, SPY_ARGS_STORED);
+	}
+	if (copy.aux_fn) {
+		const struct spy_fn_info *f = &spy_fn_info[copy.aux_fn - 1];
+
+		for (int i = 1; i < f->nparams && i < AUX_ARGS; i++) {
+			spy_line_char(l, ',');
+			spy_line_key(l, f->params[i].name);
+			spy_arg_json(l, &f->params[i], &copy.aux[i], -1, SPY_ARGS_STORED);
+		}
 	}
 	spy_line_char(l, '}');
 }

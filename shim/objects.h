@@ -9,6 +9,10 @@ void spy_obj_created(const void *ptr, const char *kind);
 void spy_obj_destroyed(const void *ptr);
 /* Remembers a successful Set call on the descriptor `ptr`. */
 void spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg *args);
+/* cuDNN wrote the descriptor `ptr` in call `fn` (cudnnDeriveBNTensorDescriptor, ...): its state is unknown. */
+void spy_obj_filled(const void *ptr, unsigned fn);
+/* A Set on `ptr` failed: forgets what it would have changed (cuDNN may have changed it anyway). */
+void spy_obj_set_failed(const void *ptr, unsigned fn);
 /*
  * Writes the object's id ("tensor#3"): as a JSON string, or with `state`
  * as an object with what was set on it; `text` writes plain text instead.
@@ -16,7 +20,8 @@ void spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy
 void spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int state, unsigned mode);
 
 /* What the spy remembers of a descriptor: a copy, consistent even while another thread sets it. */
-#define SPY_OBJ_MAX_ARGS 16
+/* The most parameters of a Set function (cudnnSetAttnDescriptor); longer ones are not remembered. */
+#define SPY_OBJ_MAX_ARGS 20
 #define SPY_OBJ_MAX_ARRAY 8
 struct spy_obj_info {
 	const char *kind;	/* "tensor", "filter", ... */
@@ -32,6 +37,8 @@ struct spy_obj_info {
 };
 /* 1 and a copy in *out when the spy knows the descriptor; it is never added by asking. */
 int spy_obj_get(const void *ptr, struct spy_obj_info *out);
+/* 1 and the data type (cudnnDataType_t) of a tensor or filter whose Set the spy saw. */
+int spy_obj_data_type(const void *ptr, int64_t *dt);
 /* The value a single-value Set function (cudnnSetConvolutionMathType, ...) left, or `def`. */
 int64_t spy_obj_attr(const struct spy_obj_info *o, unsigned fn, int64_t def);
 /*
@@ -57,6 +64,10 @@ void spy_args_json(struct spy_line *l, unsigned fn, const union spy_arg *args, u
 /* One argument; `count` is an array's element count, or -1 when unknown. */
 void spy_arg_json(struct spy_line *l, const struct spy_param_info *p, const union spy_arg *a, int64_t count,
 		  unsigned mode);
+/* A copy of the program's memory that cannot fault (process_vm_readv): 0 when copied. */
+int spy_safe_copy(void *to, const void *from, size_t n);
+/* How many elements the array parameter i holds in this call, or -1 when unknown. */
+int64_t spy_arg_count(unsigned fn, int i, const union spy_arg *args, unsigned mode);
 /* One struct of the description's `struct` blocks, as a JSON object (or name=value text). */
 void spy_struct_json(struct spy_line *l, int struct_id, const void *at, unsigned mode);
 

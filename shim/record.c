@@ -19,7 +19,21 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-enum state_kind { STATE_NONE, STATE_CREATE, STATE_DESTROY, STATE_SET };
+enum state_kind { STATE_NONE, STATE_CREATE, STATE_DESTROY, STATE_SET, STATE_FILL };
+
+/*
+ * Functions that write descriptors the program passes them: from which
+ * parameter on, or the one parameter (first == last).
+ */
+static const struct {
+	const char *fn;
+	int first, last;
+} fills[] = {
+	{ "cudnnDeriveBNTensorDescriptor", 0, 0 },
+	{ "cudnnDeriveNormTensorDescriptor", 0, 1 },
+	{ "cudnnInitTransformDest", 2, 2 },
+	{ "cudnnGetFoldedConvBackwardDataDescriptors", 6, 13 },
+};
 static unsigned char state_kind[_SPY_FN_COUNT];
 
 /* Which functions change remembered state: derived from names and parameters once. */
@@ -37,8 +51,13 @@ spy_state_flags_init(void)
 			 strcmp(f->name, "cudnnBackendDestroyDescriptor") == 0)
 			state_kind[i] = (f->params[0].kind == SPY_ARG_DESC || f->params[0].kind == SPY_ARG_HANDLE)
 						? STATE_DESTROY : STATE_NONE;
-		else if (strncmp(f->name, "cudnnSet", 8) == 0 && f->params[0].kind == SPY_ARG_DESC)
+		else if ((strncmp(f->name, "cudnnSet", 8) == 0 || strncmp(f->name, "cudnnRNNSetClip", 15) == 0) &&
+			 f->params[0].kind == SPY_ARG_DESC && f->nparams <= SPY_OBJ_MAX_ARGS)
+			/* A longer one would be described from past the remembered arguments. */
 			state_kind[i] = STATE_SET;
+		for (unsigned k = 0; k < sizeof(fills) / sizeof(fills[0]); k++)
+			if (strcmp(f->name, fills[k].fn) == 0)
+				state_kind[i] = STATE_FILL;
 		if (state_kind[i] != STATE_NONE)
 			spy_fn_flags[i] |= SPY_FN_STATE;
 	}
@@ -73,6 +92,21 @@ track_state(unsigned id, const union spy_arg *args)
 	case STATE_SET:
 		spy_obj_set(args[0].p, f->params[0].desc_kind, id, args);
 		break;
+	}
+}
+
+/* The descriptors cuDNN filled in: what the spy remembered of them no longer holds. */
+static void
+track_fill(unsigned id, const union spy_arg *args)
+{
+	const struct spy_fn_info *f = &spy_fn_info[id];
+
+	for (unsigned k = 0; k < sizeof(fills) / sizeof(fills[0]); k++) {
+		if (strcmp(f->name, fills[k].fn) != 0)
+			continue;
+		for (int i = fills[k].first; i <= fills[k].last && i < f->nparams; i++)
+			if (f->params[i].kind == SPY_ARG_DESC)
+				spy_obj_filled(args[i].p, id);
 	}
 }
 
@@ -118,11 +152,21 @@ read_last_error(struct spy_buf *b, unsigned copy)
 	typedef void (*get_fn)(char *, size_t);
 	get_fn get = (get_fn)spy_copy_real[copy][_SPY_FN_cudnnGetLastErrorString];
 
+	char now[sizeof(b->last_error)];
+
 	if (!spy_config.last_error || !get || spy_copies[copy].major < 9)
 		return NULL;
-	b->last_error[0] = 0;
-	get(b->last_error, sizeof(b->last_error));
-	b->last_error[sizeof(b->last_error) - 1] = 0;
+	now[0] = 0;
+	get(now, sizeof(now));
+	now[sizeof(now) - 1] = 0;
+	/*
+	 * Not every failure leaves a message (9.19: a Set with an unknown format),
+	 * and then cuDNN keeps the earlier one for the program, unread: so does
+	 * the spy, instead of handing the program an empty string.
+	 */
+	if (!now[0])
+		return NULL;
+	memcpy(b->last_error, now, sizeof(now));
 	/* Each copy keeps its own message: only the same copy's cudnnGetLastErrorString gets this one. */
 	b->last_error_pending = 1 + (int)copy;
 	return b->last_error;
@@ -145,42 +189,87 @@ spy_take_last_error(unsigned copy, char *message, size_t max_size)
 }
 
 static void
-recent_calls(struct spy_line *l, const struct spy_thread *th, int text)
+recent_calls(struct spy_line *l, const struct spy_thread *th)
 {
 	unsigned want = (unsigned)spy_config.flight;
 	/* The newest entry is this call itself. */
 	unsigned have = th->flight_pos > 0 ? th->flight_pos - 1 : 0;
 	unsigned n = have < want ? have : want;
 
-	if (!text)
-		spy_line_char(l, '[');
+	spy_line_char(l, '[');
 	for (unsigned i = 0; i < n; i++) {
+		uint32_t e = th->flight[(have - n + i) % SPY_FLIGHT_MAX];
+		unsigned id = e & 0xffff;
+
+		if (id >= _SPY_FN_COUNT)
+			continue;
+		if (i)
+			spy_line_char(l, ',');
+		spy_line_lit(l, "{\"fn\":");
+		spy_line_name(l, spy_fn_info[id].name);
+		spy_line_lit(l, ",\"status\":");
+		spy_line_i64(l, (int16_t)(e >> 16));
+		spy_line_char(l, '}');
+	}
+	spy_line_char(l, ']');
+}
+
+/* One recent call as the failure line shows it: `name` or `name=status`. */
+static size_t
+recent_text_len(uint32_t e)
+{
+	int16_t st = (int16_t)(e >> 16);
+	size_t n = strlen(spy_fn_info[e & 0xffff].name);
+
+	if (st)
+		n += st < 0 ? 7 : 6;	/* '=' and at most 5 digits (and a sign) */
+	return n;
+}
+
+/*
+ * The recent calls for the stderr line, oldest first, in at most `budget`
+ * bytes: a long list keeps its newest calls and says how many older ones
+ * it leaves out.
+ */
+static void
+recent_text(struct spy_line *l, const struct spy_thread *th, size_t budget)
+{
+	unsigned want = (unsigned)spy_config.flight;
+	unsigned have = th->flight_pos > 0 ? th->flight_pos - 1 : 0;
+	unsigned n = have < want ? have : want, first = 0;
+	size_t used = 24;	/* room for "(NNN earlier) " */
+
+	for (unsigned i = n; i > 0; i--) {
+		uint32_t e = th->flight[(have - n + i - 1) % SPY_FLIGHT_MAX];
+
+		if ((e & 0xffff) >= _SPY_FN_COUNT)
+			continue;
+		used += recent_text_len(e) + 2;
+		if (used > budget) {
+			first = i;
+			break;
+		}
+	}
+	if (first) {
+		spy_line_char(l, '(');
+		spy_line_u64(l, first);
+		spy_line_lit(l, " earlier) ");
+	}
+	for (unsigned i = first, shown = 0; i < n; i++) {
 		uint32_t e = th->flight[(have - n + i) % SPY_FLIGHT_MAX];
 		unsigned id = e & 0xffff;
 		int16_t st = (int16_t)(e >> 16);
 
 		if (id >= _SPY_FN_COUNT)
 			continue;
-		if (text) {
-			if (i)
-				spy_line_lit(l, ", ");
-			spy_line_raw(l, spy_fn_info[id].name);
-			if (st) {
-				spy_line_char(l, '=');
-				spy_line_i64(l, st);
-			}
-			continue;
+		if (shown++)
+			spy_line_lit(l, ", ");
+		spy_line_raw(l, spy_fn_info[id].name);
+		if (st) {
+			spy_line_char(l, '=');
+			spy_line_i64(l, st);
 		}
-		if (i)
-			spy_line_char(l, ',');
-		spy_line_lit(l, "{\"fn\":");
-		spy_line_name(l, spy_fn_info[id].name);
-		spy_line_lit(l, ",\"status\":");
-		spy_line_i64(l, st);
-		spy_line_char(l, '}');
 	}
-	if (!text)
-		spy_line_char(l, ']');
 }
 
 /* Per (function, status): how many stderr lines so far, for the rate limit. */
@@ -207,6 +296,9 @@ rate_count(unsigned id, long status)
 	return 1;
 }
 
+/* A failure line on stderr longer than this loses its oldest recent calls, then the end of its arguments. */
+#define FAILURE_LINE_MAX 4096
+
 static void
 failure_line(struct spy_line *l, const struct spy_call *c, long status, const union spy_arg *args,
 	     const char *message, const char *why, void *const *ips, int nips, const struct spy_thread *th)
@@ -215,6 +307,7 @@ failure_line(struct spy_line *l, const struct spy_call *c, long status, const un
 	/* A negative status is a CUDA error found by the synchronizing mode. */
 	const char *name = status < 0 ? spy_cuda_error_name((int)-status) : spy_status_name(status);
 	const char *file;
+	size_t tail;
 
 	if (!(spy_config.stderr_mask & SPY_STDERR_FAILURES) || n > (uint32_t)spy_config.rate_limit + 1)
 		return;
@@ -225,6 +318,7 @@ failure_line(struct spy_line *l, const struct spy_call *c, long status, const un
 		return;
 	}
 	spy_line_reset(l);
+	spy_line_lit(l, "cudnnspy: ");
 	spy_line_raw(l, spy_fn_info[c->id].name);
 	spy_args_json(l, c->id, args, SPY_ARGS_TEXT);
 	spy_line_raw(l, status < 0 ? " then " : " = ");
@@ -246,23 +340,28 @@ failure_line(struct spy_line *l, const struct spy_call *c, long status, const un
 		spy_line_lit(l, " | at ");
 		spy_stack_text(l, ips, nips < 3 ? nips : 3);
 	}
+	file = spy_sink_path();
+	/* What must stay at the end: the record file, whatever came before. */
+	tail = (file ? strlen(file) + 16 : 0) + 2;
+	if (l->len + tail + 64 > FAILURE_LINE_MAX && FAILURE_LINE_MAX > tail + 64) {
+		l->len = FAILURE_LINE_MAX - tail - 64;
+		spy_line_lit(l, " ...");
+	}
 	if (th->flight_pos > 1 && spy_config.flight > 0) {
 		spy_line_lit(l, " | after ");
-		recent_calls(l, th, 1);
+		recent_text(l, th, FAILURE_LINE_MAX > l->len + tail ? FAILURE_LINE_MAX - l->len - tail : 0);
 	}
-	file = spy_sink_path();
 	if (file) {
 		spy_line_lit(l, " | record in ");
 		spy_line_raw(l, file);
 	}
-	if (l->overflow) {
-		/* Too long for one line: keep its start. */
-		l->len = sizeof(l->data) - 16;
-		l->overflow = 0;
-		spy_line_lit(l, " ...");
+	spy_line_char(l, '\n');
+	if (!l->overflow) {
+		/* One write(2) of any length: spy_log() has a fixed buffer. */
+		l->spill_fd = STDERR_FILENO + 1;
+		spy_line_spill(l);
+		l->spill_fd = 0;
 	}
-	spy_line_char(l, 0);
-	spy_log("%s", l->data);
 }
 
 spy_fnptr
@@ -312,13 +411,15 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 	const char *message = NULL;
 	char cuda_message[160], why[768] = "";
 	int nips = 0, cuda_err = 0, failed;
+	/* A destroyed object is forgotten after its record, which names it by its own id. */
+	int destroy = state_kind[c->id] == STATE_DESTROY;
 
 	/* Enums in the numbering of the copy that answered (names.c). */
 	spy_names_major = spy_copies[c->copy].major;
-	if ((flags & SPY_FN_STATE) && status == 0 && args)
+	if ((flags & SPY_FN_STATE) && status == 0 && args && !destroy)
 		track_state(c->id, args);
 	/* Before the GPU timing is resolved (spy_gpu_post), which may hand its time to the algorithm at once. */
-	if ((flags & SPY_FN_WATCH) && args)
+	if ((flags & SPY_FN_WATCH) && args && !destroy)
 		spy_algo_call(c, status, args);
 	if (c->pre && (c->gpu_slot >= 0 || (flags & SPY_FN_SYNC)))
 		cuda_err = spy_gpu_post(c);
@@ -375,7 +476,7 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 				spy_line_str(l, why);
 			}
 			spy_line_lit(l, ",\"recent\":");
-			recent_calls(l, th, 0);
+			recent_calls(l, th);
 		}
 		if (nips) {
 			spy_line_lit(l, ",\"stack\":");
@@ -390,5 +491,16 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 	if (failed)
 		failure_line(l, c, cuda_err ? -cuda_err : status, args, message, why, ips, nips, th);
 out:
+	/* After the record, which shows the descriptor as the call found it. */
+	if (state_kind[c->id] == STATE_SET && status != 0 && args && !(c->pre && c->injected))
+		spy_obj_set_failed(args[0].p, c->id);
+	if (state_kind[c->id] == STATE_FILL && status == 0 && args)
+		track_fill(c->id, args);
+	if (destroy && args) {
+		if ((flags & SPY_FN_STATE) && status == 0)
+			track_state(c->id, args);
+		if (flags & SPY_FN_WATCH)
+			spy_algo_call(c, status, args);
+	}
 	errno = saved;
 }

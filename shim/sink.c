@@ -346,11 +346,24 @@ spy_sink_commit(struct spy_thread *th, struct spy_line *l, int now)
 	lock(b);
 	if (b->len + l->len > sizeof(b->out))
 		flush_locked(b);
-	memcpy(b->out + b->len, l->data, l->len);
-	b->len += l->len;
+	if (l->len > sizeof(b->out)) {
+		/* Longer than the whole buffer: after what came before it, in one write of its own. */
+		int f = sink_fd();
+
+		if (f >= 0)
+			write_all(f, l->data, l->len);
+		else
+			__atomic_add_fetch(&dropped, 1, __ATOMIC_RELAXED);
+	} else {
+		memcpy(b->out + b->len, l->data, l->len);
+		b->len += l->len;
+	}
 	if (now || b->len > sizeof(b->out) * 3 / 4)
 		flush_locked(b);
 	unlock(b);
+	/* A rare huge record does not keep its memory for the rest of the thread's life. */
+	if (l->cap > 4 * SPY_OUT_SIZE)
+		spy_line_free(l);
 }
 
 void
@@ -370,7 +383,7 @@ spy_sink_fork_child(void)
 static void
 header(int f)
 {
-	struct spy_line *l = malloc(sizeof(*l));
+	struct spy_line *l = calloc(1, sizeof(*l));
 	char host[256] = "unknown", cmdline[4096];
 	struct timespec wall, mono;
 	const char *r = rank();
@@ -435,5 +448,6 @@ header(int f)
 	spy_line_lit(l, "}\n");
 	if (!l->overflow)
 		write_all(f, l->data, l->len);
+	spy_line_free(l);
 	free(l);
 }

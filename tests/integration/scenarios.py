@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 
+import oracle
 import sanitizer
 import schema
 
@@ -444,10 +445,10 @@ EXPECTED_SETS = {
     "filter#1": ("bfloat16 NCHW 32x16x5x5", {"dataType": "CUDNN_DATA_BFLOAT16", "k": 32}),
     "filter#2": ("int8 NHWC 16x4x3x3", {"format": "CUDNN_TENSOR_NHWC", "filterDimA": [16, 4, 3, 3]}),
     "convolution#1": ("pad 1x2 stride 3x4 dilation 1x1 convolution float", {"mode": "CUDNN_CONVOLUTION"}),
-    "convolution#2": ("pad 1x2 stride 3x4 cross_correlation half", {"padA": [1, 2], "filterStrideA": [3, 4],
+    "convolution#2": ("pad 1x2 stride 3x4 dilation 1x1 cross_correlation half", {"padA": [1, 2], "filterStrideA": [3, 4],
                                                                     "dilationA": [1, 1]}),
-    "activation#1": ("clipped_relu", {"reluNanOpt": "CUDNN_PROPAGATE_NAN", "coef": 6}),
-    "pooling#1": ("max window 3x3 pad 1x1 stride 2x2", {"maxpoolingNanOpt": "CUDNN_NOT_PROPAGATE_NAN"}),
+    "activation#1": ("clipped_relu coef 6 propagate_nan", {"reluNanOpt": "CUDNN_PROPAGATE_NAN", "coef": 6}),
+    "pooling#1": ("max window 3x3 pad 1x1 stride 2x2 not_propagate_nan", {"maxpoolingNanOpt": "CUDNN_NOT_PROPAGATE_NAN"}),
     "pooling#2": (None, {"mode": "CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING", "windowDimA": [2, 2]}),
     "lrn#1": (None, {"lrnN": 5, "lrnAlpha": 0.0001, "lrnBeta": 0.75, "lrnK": 2}),
     "optensor#1": (None, {"opTensorOp": "CUDNN_OP_TENSOR_MUL", "opTensorNanOpt": "CUDNN_NOT_PROPAGATE_NAN"}),
@@ -1828,6 +1829,371 @@ def stack_names():
           "the static function and main named on the line", p.stderr)
     fail = only(events(p.records, "failure", "cudnnSetTensor4dDescriptor"), "the failure")
     check([f["symbol"] for f in fail["stack"][:2]] == ["layer_forward", "main"], "and in the record", repr(fail["stack"]))
+@scenario
+def all_functions():
+    """Every function of the API description called once, after a legacy and a graph convolution: the summary
+    record lists each one, the algo and heuristics records before it are whole, nothing is dropped, and each
+    failure line on stderr is whole, with the most recent calls and the record file at its end."""
+    p = run([prog("all-functions")], {"LD_LIBRARY_PATH": FAKE9, "LD_PRELOAD": PRELOAD, "CUDNNSPY_FLIGHT": "256"})
+    called = re.findall(r"^called (\S+)$", p.stdout, re.M)
+    stubs = re.findall(r"^stub (\S+)$", p.stdout, re.M)
+    check(re.search(r"^%d functions called, 0 missing$" % (len(called) + len(stubs)), p.stdout, re.M) and
+          len(called) > 250 and len(stubs) < 10, "every function of the description called", p.stdout[-2000:])
+    recs = only_file(p)
+    summary = recs[-1]
+    check(summary["event"] == "summary" and summary["dropped"] == 0, "the summary record is the last, none dropped",
+          repr([r["event"] for r in recs[-5:]]), p.stderr[-3000:])
+    listed = {f["fn"]: f for f in summary["functions"]}
+    check(all(fn in listed and listed[fn]["calls"] >= 1 for fn in called), "each function listed",
+          repr(sorted(set(called) - set(listed))))
+    check({a["api"] for a in events(p.records, "algo")} == {"legacy", "graph"} and
+          len(events(p.records, "heuristics")) == 1, "the algo and heuristics records before it",
+          repr([r["event"] for r in recs]))
+    path = list(p.records)[0]
+    lines = [l for l in p.stderr.splitlines() if " | after " in l]
+    check(len(lines) > 20, "failure lines on stderr", p.stderr[-3000:])
+    for l in lines:
+        m = re.match(r"cudnnspy: (\w+)\(", l)
+        check(m and l.endswith(path) and " | record in " in l, "a whole failure line, ending with the record file",
+              l)
+        # The call just before it is listed last: a long list loses its oldest calls, never its newest.
+        prev = called[called.index(m.group(1)) - 1] if m.group(1) in called[1:] else None
+        check(prev is None or re.search(r"[ ,]%s(=\d+)? \| record in " % prev, l), "the newest recent call kept",
+              l)
+
+
+def desc_id(arg):
+    """The id of a descriptor argument or out-value: "tensor#3"."""
+    if isinstance(arg, dict):
+        return arg.get("id") or arg.get("value")
+    return arg
+
+
+@scenario
+def destroy_ids():
+    """A traced Destroy names the object it destroys (the id its Create gave it, with its type for a backend
+    descriptor), never a fresh id; and a later Create gets a new id."""
+    trace = {"CUDNNSPY_TRACE": "cudnnCreate* cudnnDestroy* cudnnBackendCreateDescriptor cudnnBackendDestroyDescriptor"}
+    for name in ("conv-legacy", "conv-graph"):
+        env = {"LD_LIBRARY_PATH": FAKE9, "LD_PRELOAD": PRELOAD}
+        env.update(trace)
+        p = run([prog(name)], env)
+        calls = [r for r in events(p.records, "call")]
+        created, destroyed, types = [], [], {}
+        for r in calls:
+            if r["fn"].startswith("cudnnCreate") or r["fn"] == "cudnnBackendCreateDescriptor":
+                out = [v for k, v in r["args"].items() if isinstance(v, dict) and "value" in v]
+                created += [desc_id(v) for v in out]
+                if r["fn"] == "cudnnBackendCreateDescriptor":
+                    types[desc_id(out[0])] = r["args"]["descriptorType"]
+            elif r["fn"].startswith("cudnnDestroy") or r["fn"] == "cudnnBackendDestroyDescriptor":
+                arg = list(r["args"].values())[0]
+                destroyed.append(desc_id(arg))
+                # Variant packs are not kept (docs/output-format.md): only their id.
+                want = types.get(desc_id(arg))
+                check(r["fn"] != "cudnnBackendDestroyDescriptor" or want == "CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR"
+                      or arg.get("type") == want, "the destroyed descriptor's type", repr(r), want)
+        check(destroyed and len(created) >= len(destroyed), "%s: creates and destroys traced" % name,
+              repr(created), repr(destroyed))
+        check(all(d in created for d in destroyed) and len(set(destroyed)) == len(destroyed),
+              "%s: each destroy names an object created before" % name, repr(created), repr(destroyed))
+
+
+def cudnn_log(path):
+    """cuDNN's own API log (CUDNN_LOGLEVEL_DBG=3) as [(fn, {param: value})], in call order. A value is the text
+    after `val=`; a descriptor's value is a dict of its fields. cuDNN logs each call at entry (and, for some,
+    a second block with its status)."""
+    calls, stack = [], None
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            m = re.match(r"I! CuDNN \(v\d+ \d+\) function (\w+)\(\) called:", line)
+            if m:
+                args = {}
+                calls.append((m.group(1), args))
+                stack = [args]
+                continue
+            m = re.match(r"i!( +)([^:]+): type=([^;:]*)(?:; val=(.*);|:)$", line)
+            if not m or stack is None:
+                continue
+            depth = (len(m.group(1)) - 5) // 4
+            del stack[depth + 1:]
+            if len(stack) <= depth:
+                continue
+            if m.group(4) is None:
+                stack[depth][m.group(2)] = {}
+                stack.append(stack[depth][m.group(2)])
+            else:
+                stack[depth][m.group(2)] = m.group(4)
+    return calls
+
+
+def log_agrees(spy, log):
+    """Whether one value the spy recorded says what cuDNN's log says: names or numbers of enums
+    ("CUDNN_DATA_FLOAT (0)"), lists ("[1,2]"), NULL_PTR, numbers, booleans."""
+    m = re.match(r"^(.*) \((-?(?:0x)?[0-9a-fA-F]+)\)$", log)
+    if m:
+        return spy == m.group(1) or (isinstance(spy, int) and spy == int(m.group(2), 0))
+    if log.startswith("["):
+        vals = [v for v in log.strip("[]").split(",") if v]
+        return isinstance(spy, list) and len(spy) == len(vals) and all(log_agrees(a, b) for a, b in zip(spy, vals))
+    if log == "NULL_PTR":
+        return spy is None
+    if log in ("true", "false"):
+        return spy == (log == "true")
+    try:
+        return isinstance(spy, (int, float)) and not isinstance(spy, bool) and float(spy) == float(log)
+    except ValueError:
+        return spy == log
+
+
+def odd_run(extra=None):
+    """decode-odd on the real cuDNN, traced by the spy and logged by cuDNN in the same process:
+    (the run, {fn: [failure records]}, cuDNN's log)."""
+    need_real()
+    d = tempfile.mkdtemp(prefix="cudnnspy-cudnnlog-")
+    try:
+        env = {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD, "CUDNNSPY_STDERR": "none",
+               "CUDNN_LOGLEVEL_DBG": "3", "CUDNN_LOGDEST_DBG": os.path.join(d, "cudnn.log")}
+        env.update(extra or {})
+        p = run([prog("decode-odd")], env)
+        log = cudnn_log(os.path.join(d, "cudnn.log"))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    plain = run([prog("decode-odd")], {"LD_LIBRARY_PATH": REAL})
+    check(plain.stdout == p.stdout and p.stdout.endswith("done\n"), "the program's output unchanged", plain.stdout,
+          p.stdout)
+    fails = {}
+    for f in events(p.records, "failure"):
+        fails.setdefault(f["fn"], []).append(f)
+    return p, fails, log
+
+
+def status_block(log, i):
+    """Whether block i is the status cuDNN logs after a call's entry block."""
+    name, args = log[i]
+    return (i > 0 and log[i - 1][0] == name and list(args) == ["status"] and
+            args["status"].startswith("CUDNN_STATUS_") and not status_block(log, i - 1))
+
+
+def logged(log, fn):
+    """cuDNN's entry blocks of one function."""
+    return [a for i, (name, a) in enumerate(log) if name == fn and not status_block(log, i)]
+
+
+@scenario
+def attn_params_real():
+    """cudnnSetAttnDescriptor's 20 parameters are all remembered, as cuDNN's own log shows the descriptor."""
+    p, fails, log = odd_run()
+    f = only(fails.get("cudnnGetMultiHeadAttnBuffers", []), "failure of cudnnGetMultiHeadAttnBuffers")
+    kept = f["args"]["attnDesc"]["set"]["args"]
+    fields = only(logged(log, "cudnnGetMultiHeadAttnBuffers"), "logged call")["attnDesc"]
+    # cuDNN's log names computePrec mathPrec.
+    names = {"mathPrec": "computePrec"}
+    check(len(fields) == 19 and len(kept) == 20, "every field in both", repr(fields), repr(kept))
+    for k, v in fields.items():
+        check(log_agrees(kept.get(names.get(k, k)), v), "attnDesc %s: cuDNN says %s" % (k, v), repr(kept))
+
+
+# How cuDNN's log names a backend tensor's attributes.
+LOG_TENSOR_ATTRS = {"type": "CUDNN_ATTR_TENSOR_DATA_TYPE", "dimA": "CUDNN_ATTR_TENSOR_DIMENSIONS",
+                    "strideA": "CUDNN_ATTR_TENSOR_STRIDES", "uid": "CUDNN_ATTR_TENSOR_UNIQUE_ID",
+                    "alignmentInBytes": "CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT"}
+
+
+@scenario
+def partial_read_back_real():
+    """cudnnBackendGetAttribute asking for fewer values than were set (2 of 4 strides) leaves the remembered
+    attribute whole: the descriptor shows what cuDNN's own log shows."""
+    p, fails, log = odd_run()
+    check("strides read: count 2, 60 20 0 0" in p.stdout, "cuDNN gave two strides", p.stdout)
+    f = only(fails.get("cudnnBackendSetAttribute", []), "failure of cudnnBackendSetAttribute")
+    attrs = f["args"]["descriptor"]["attrs"]
+    fields = logged(log, "cudnnBackendSetAttribute")[-1]["descriptor"]
+    for k, name in LOG_TENSOR_ATTRS.items():
+        check(log_agrees(attrs.get(name), fields[k]), "%s: cuDNN says %s" % (name, fields[k]), repr(attrs))
+
+
+@scenario
+def transform_real():
+    """cudnnSetTensorTransformDescriptor: foldA has nbDims-2 elements (read no further, at the Set and in the
+    out-values of the Get), and the direction is remembered as cuDNN keeps it (any value but FOLD is UNFOLD)."""
+    p, fails, log = odd_run({"CUDNNSPY_TRACE": "cudnn*TensorTransformDescriptor"})
+    check("fold 2 3 9 9 direction 1" in p.stdout, "cuDNN wrote two fold values and kept direction 1", p.stdout)
+    f = only(fails.get("cudnnTransformTensorEx", []), "failure of cudnnTransformTensorEx")
+    kept = f["args"]["transDesc"]["set"]["args"]
+    fields = only(logged(log, "cudnnTransformTensorEx"), "logged call")["transDesc"]
+    nb = kept["nbDims"]
+    check(kept["foldA"] == [2, 3] and kept["padBeforeA"] == [0, 1, 2, 3], "the arrays as passed", repr(kept))
+    directions = {"CUDNN_TRANSFORM_FOLD": "0", "CUDNN_TRANSFORM_UNFOLD": "1"}
+    check(directions.get(kept["direction"]) == fields["direction"], "direction: cuDNN says %s" % fields["direction"],
+          repr(kept))
+    check(log_agrees(kept["destFormat"], fields["destFormat"]), "destFormat", repr(kept), repr(fields))
+    # cuDNN keeps 8 pads and 6 folds whatever nbDims, the rest zero.
+    for k, n in (("padBeforeA", nb), ("padAfterA", nb), ("foldA", nb - 2)):
+        vals = fields[k].strip("[]").split(",")
+        check(log_agrees(kept[k], "[%s]" % ",".join(vals[:n])) and set(vals[n:]) <= {"0"},
+              "%s: cuDNN says %s" % (k, fields[k]), repr(kept))
+    get = only(events(p.records, "call", "cudnnGetTensorTransformDescriptor"), "traced Get")
+    check(get["args"]["foldA"]["values"] == [2, 3] and get["args"]["padBeforeA"]["values"] == [0, 1, 2, 3] and
+          get["args"]["direction"]["value"] == "CUDNN_TRANSFORM_UNFOLD", "the Get's out-values", repr(get["args"]))
+    sets = only(events(p.records, "call", "cudnnSetTensorTransformDescriptor"), "traced Set")
+    check(sets["args"]["direction"] == 2 and sets["args"]["foldA"]["values"] == [2, 3],
+          "the Set's arguments as passed", repr(sets["args"]))
+
+
+@scenario
+def failed_set_real():
+    """A Set that fails after cuDNN changed the descriptor anyway (9.19 writes the data type of a refused
+    cudnnSetTensor4dDescriptorEx) leaves no stale state: the spy no longer claims the earlier Set, says which Set
+    failed, and does not contradict cuDNN's own Get; a successful Set is remembered again."""
+    p, fails, log = odd_run({"CUDNNSPY_TRACE": "cudnnGetTensor4dDescriptor"})
+    check("set 4d ex: 2000" in p.stdout and "tensor read: 2 1x2x3x4" in p.stdout,
+          "cuDNN refused the Set and kept its data type (half) anyway", p.stdout)
+    f = [r for r in fails.get("cudnnAddTensor", []) if r["args"]["aDesc"]["id"] == "tensor#1"]
+    a = only(f, "failure of cudnnAddTensor on tensor#1")["args"]["aDesc"]
+    check("desc" not in a and "set" not in a and a.get("set_failed") == "cudnnSetTensor4dDescriptorEx",
+          "no stale state, and the failed Set named", repr(a))
+    get = only(events(p.records, "call", "cudnnGetTensor4dDescriptor"), "traced Get")
+    check(get["args"]["dataType"]["value"] == "CUDNN_DATA_HALF", "cuDNN's Get says half", repr(get["args"]))
+    logged_desc = logged(log, "cudnnAddTensor")[0]["biasDesc"]
+    check(logged_desc["dataType"].startswith("CUDNN_DATA_HALF"), "and so does cuDNN's log", repr(logged_desc))
+    t = only([r for r in fails.get("cudnnActivationForward", []) if r["args"]["xDesc"]["id"] == "tensor#1"],
+             "failure after a good Set")["args"]["xDesc"]
+    check(t.get("desc") == "float NCHW 1x2x3x4" and "set_failed" not in t, "a successful Set remembered again",
+          repr(t))
+
+
+@scenario
+def negative_enum_real():
+    """Enums are signed: (cudnnStatus_t)-1 and (cudnnTensorFormat_t)-1 are recorded as -1, as cuDNN logs them."""
+    p, fails, log = odd_run({"CUDNNSPY_TRACE": "cudnnGetErrorString"})
+    call = only(events(p.records, "call", "cudnnGetErrorString"), "traced cudnnGetErrorString")
+    logged_status = only(logged(log, "cudnnGetErrorString"), "logged call")["status"]
+    check(call["args"]["status"] == -1 and log_agrees(call["args"]["status"], logged_status),
+          "status -1: cuDNN says %s" % logged_status, repr(call))
+    f = only(fails.get("cudnnSetTensor4dDescriptor", []), "failure of cudnnSetTensor4dDescriptor")
+    check(f["args"]["format"] == -1, "format -1", repr(f["args"]))
+
+
+@scenario
+def last_error_kept_real():
+    """A failure that leaves no message of cuDNN's own keeps the earlier, unread one for the program, as cuDNN
+    does without the spy (the spy reads the message at each failure and hands it on)."""
+    p, fails, log = odd_run()
+    f = only(fails.get("cudnnSetTensor4dDescriptor", []), "failure without a message")
+    check(f["message"] is None, "no message recorded for it", repr(f))
+    before = [r["message"] for r in events(p.records, "failure") if r["t_ns"] < f["t_ns"] and r["message"]]
+    check(before and "last error: [%s]\n" % before[-1] in p.stdout, "the message of the last failure that had one",
+          p.stdout, repr(before[-1:]))
+
+
+@scenario
+def last_error_string_real():
+    """The message the program reads with cudnnGetLastErrorString is recorded as a string, as the program got it."""
+    p, fails, log = odd_run({"CUDNNSPY_TRACE": "cudnnGetLastErrorString"})
+    m = re.search(r"^last error: \[(.*)\]$", p.stdout, re.M)
+    check(m and m.group(1) and m.group(1) != "untouched", "cuDNN gave a message", p.stdout)
+    call = only(events(p.records, "call", "cudnnGetLastErrorString"), "traced call")
+    check(call["args"]["message"].get("string") == m.group(1) and call["args"]["max_size"] == 256,
+          "the message as a string", repr(call["args"]), m.group(1))
+
+
+@scenario
+def failure_inputs_real():
+    """A failed call's input arrays are in its record (read with a copy that cannot fault), as cuDNN logs them;
+    its outputs are not read."""
+    p, fails, log = odd_run()
+    f = [r for r in fails.get("cudnnSetTensorNdDescriptor", []) if r["args"]["dataType"] == "CUDNN_DATA_FLOAT"]
+    f = only(f, "failure of cudnnSetTensorNdDescriptor")
+    entry = [a for a in logged(log, "cudnnSetTensorNdDescriptor") if a.get("dimA") == "[2,0,4]"]
+    entry = only(entry, "logged call")
+    for k in ("dimA", "strideA"):
+        check(isinstance(f["args"][k], dict) and log_agrees(f["args"][k].get("values"), entry[k]),
+              "%s: cuDNN says %s" % (k, entry[k]), repr(f["args"]))
+    b = only(fails.get("cudnnBackendSetAttribute", []), "failure of cudnnBackendSetAttribute")
+    elements = only([a for a in logged(log, "cudnnBackendSetAttribute") if "UNIQUE_ID" in a["attributeName"]][-1:],
+                    "logged call")
+    check(isinstance(b["args"]["arrayOfElements"], dict) and b["args"]["arrayOfElements"].get("values") == [7]
+          and log_agrees(7, elements["[0]"]),
+          "the elements of a refused cudnnBackendSetAttribute, as cuDNN logs them", repr(b["args"]), repr(elements))
+    g = only(fails.get("cudnnGetMultiHeadAttnBuffers", []), "failure with outputs")
+    check(isinstance(g["args"]["weightSizeInBytes"], str), "outputs of a failed call not read", repr(g["args"]))
+
+
+@scenario
+def scaling_real():
+    """alpha and beta are decoded as cuDNN reads them: double for a double output tensor, float otherwise, and
+    agree with cuDNN's own log; in failure records too."""
+    p, fails, log = odd_run()
+    adds = [f for f in fails.get("cudnnAddTensor", []) if f["args"]["alpha"] is not None]
+    entries = [a for a in logged(log, "cudnnAddTensor") if a.get("alpha") != "NULL_PTR"]
+    check(len(adds) == 2 and len(entries) == 2, "two calls with scaling factors", repr(adds), repr(entries))
+    for f, e, want in zip(adds, entries, ((1.5, 0.25), (2.5, -0.125))):
+        got = tuple(f["args"][k].get("value") if isinstance(f["args"][k], dict) else None for k in ("alpha", "beta"))
+        check(got == want, "the values passed", repr(f["args"]), repr(want))
+        for k in ("alpha", "beta"):
+            check(log_agrees(f["args"][k]["value"], e[k]), "%s: cuDNN says %s" % (k, e[k]), repr(f["args"]))
+
+
+@scenario
+def oracle_real():
+    """cuDNN's own API log as the oracle: programs that call the host-side API of the real cuDNN (every legacy
+    descriptor kind set and read back, odd values, failing calls, the graph API up to plans) run traced by the spy and
+    logged by cuDNN in one process; every argument, array element, status and descriptor field both show
+    agrees, apart from cuDNN's documented quirks (oracle.py); each program's output is the same without either."""
+    need_real()
+    oracle.load_api(os.path.join(HERE, "..", "..", "shim", "api", "cudnn.api"))
+    res = oracle.Result()
+    for name in ("decode-all", "decode-odd", "folded-conv", "conv-legacy", "conv-graph", "host-sweep", "call-every"):
+        plain = run([prog(name)], {"LD_LIBRARY_PATH": REAL})
+        d = tempfile.mkdtemp(prefix="cudnnspy-oracle-")
+        try:
+            p = run([prog(name)], {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD, "CUDNNSPY_STDERR": "none",
+                                   "CUDNNSPY_TRACE": "*", "CUDNN_LOGLEVEL_DBG": "3",
+                                   "CUDNN_LOGDEST_DBG": os.path.join(d, "cudnn.log")})
+            log = oracle.read_log(os.path.join(d, "cudnn.log"))
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+        check(p.stdout == plain.stdout, "%s: the output unchanged" % name, plain.stdout, p.stdout)
+        recs = [r for r in only_file(p) if r["event"] in ("call", "failure")]
+        before = len(res.mismatches)
+        oracle.compare(recs, log, res)
+        check(len(res.mismatches) == before, "%s: the spy and cuDNN's log agree" % name, *res.mismatches[before:30])
+    print(res.summary())
+    print("left aside: %s" % ", ".join("%s %d" % kv for kv in sorted(res.skipped.items())))
+    check(res.calls >= 700 and len(res.functions) >= 200 and res.args >= 2500 and res.fields >= 1800,
+          "as much compared as before", res.summary())
+
+
+@scenario
+def derived_real():
+    """A descriptor cuDNN writes itself (cudnnDeriveBNTensorDescriptor) keeps no stale state: the spy no longer
+    claims the shape the program set before, and says which call wrote it."""
+    p, fails, log = odd_run()
+    f = [r for r in fails.get("cudnnActivationForward", []) if r["args"]["xDesc"].get("filled_by")]
+    x = only(f, "failure on the derived descriptor")["args"]["xDesc"]
+    check("desc" not in x and "set" not in x and x["filled_by"] == "cudnnDeriveBNTensorDescriptor",
+          "no stale state, and the call that wrote it", repr(x))
+    entry = [a for a in logged(log, "cudnnActivationForward") if a.get("srcDesc", {}).get("dimA") == "[1,6,1,1]"]
+    check(len(entry) == 1, "cuDNN's own log shows the derived shape", repr(logged(log, "cudnnActivationForward")))
+
+
+@scenario
+def rnn_clip_real():
+    """An RNN descriptor's clip settings (cudnnRNNSetClip_v8) are kept beside its shape, and forgotten when a
+    shape Set resets them, as cuDNN's own log shows the descriptor."""
+    p, fails, log = odd_run()
+    recs = fails.get("cudnnGetRNNWeightSpaceSize", [])
+    entries = logged(log, "cudnnGetRNNWeightSpaceSize")
+    check(len(recs) == 2 and len(entries) == 2, "two failing calls on the RNN descriptor", repr(recs), repr(entries))
+    first, second = (r["args"]["rnnDesc"] for r in recs)
+    check(entries[0]["rnnDesc"]["clipMode"].startswith("CUDNN_RNN_CLIP_NONE") and "clipMode" not in first and
+          first["set"]["fn"] == "cudnnSetRNNDescriptor_v8", "no clip after the shape's Set", repr(first))
+    fields = entries[1]["rnnDesc"]
+    for k in ("clipMode", "clipNanOpt", "lclip", "rclip"):
+        check(log_agrees(second.get(k), fields[k]), "%s: cuDNN says %s" % (k, fields[k]), repr(second))
+    check(second["set"]["fn"] == "cudnnSetRNNDescriptor_v8", "the shape kept", repr(second))
 
 
 def main():

@@ -1,4 +1,5 @@
-/* The record formatters: numbers, escaping, overflow. */
+/* The record formatters: numbers, escaping, long records. */
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,23 +84,76 @@ START_TEST(test_doubles)
 }
 END_TEST
 
-/* A record that does not fit is marked, never cut into invalid JSON that looks whole. */
-START_TEST(test_overflow_marks)
+/* A record longer than the line's first block is built whole on the heap, never cut or dropped. */
+START_TEST(test_long_record_whole)
 {
-	char *big = malloc(SPY_LINE_SIZE * 2);
+	size_t n = SPY_LINE_SIZE * 5;
+	char *big = malloc(n);
 
 	ck_assert_ptr_nonnull(big);
-	memset(big, 'a', SPY_LINE_SIZE * 2 - 1);
-	big[SPY_LINE_SIZE * 2 - 1] = 0;
+	memset(big, 'a', n - 1);
+	big[n - 1] = 0;
 	spy_line_reset(&line);
 	spy_line_lit(&line, "{");
+	for (int i = 0; i < 3; i++)
+		spy_line_str(&line, big);
+	spy_line_char(&line, '}');
 	ck_assert_int_eq(line.overflow, 0);
-	spy_line_str(&line, big);
-	ck_assert_int_eq(line.overflow, 1);
-	ck_assert_uint_lt(line.len, SPY_LINE_SIZE);
+	ck_assert_uint_eq(line.len, 3 * (n + 1) + 2);
+	ck_assert(line.data != line.first);
+	ck_assert_int_eq(line.data[0], '{');
+	ck_assert_int_eq(line.data[1], '"');
+	ck_assert_int_eq(line.data[n + 1], '"');
+	ck_assert_int_eq(line.data[line.len - 1], '}');
+	/* The grown block is kept for the next long record; reset starts over in it. */
 	spy_line_reset(&line);
-	ck_assert_int_eq(line.overflow, 0);
 	ck_assert_uint_eq(line.len, 0);
+	spy_line_lit(&line, "x");
+	ck_assert_str_eq(text(), "x");
+	spy_line_free(&line);
+	ck_assert(line.data == line.first);
+	spy_line_reset(&line);
+	spy_line_lit(&line, "y");
+	ck_assert_str_eq(text(), "y");
+	free(big);
+}
+END_TEST
+
+/* A line that may not allocate (the crash handler's) goes out in pieces that add up to the whole record. */
+START_TEST(test_spill_pieces)
+{
+	static struct spy_line small;
+	size_t n = SPY_LINE_SIZE * 3, got = 0;
+	char *big = malloc(n), *back = malloc(n + 16);
+	FILE *f = tmpfile();
+	size_t r;
+
+	ck_assert_ptr_nonnull(big);
+	ck_assert_ptr_nonnull(back);
+	ck_assert_ptr_nonnull(f);
+	memset(big, 'b', n - 1);
+	big[n - 1] = 0;
+	spy_line_reset(&small);
+	small.spill_fd = fileno(f) + 1;
+	spy_line_lit(&small, "[");
+	spy_line_str(&small, big);
+	spy_line_lit(&small, "]\n");
+	spy_line_spill(&small);
+	ck_assert_int_eq(small.overflow, 0);
+	ck_assert(small.data == small.first);
+	rewind(f);
+	while ((r = fread(back + got, 1, n + 16 - got, f)) > 0)
+		got += r;
+	ck_assert_uint_eq(got, n + 4);
+	ck_assert_int_eq(back[0], '[');
+	ck_assert_int_eq(back[1], '"');
+	ck_assert_int_eq(back[2], 'b');
+	ck_assert_int_eq(back[n], 'b');
+	ck_assert_int_eq(back[n + 1], '"');
+	ck_assert_int_eq(back[n + 2], ']');
+	ck_assert_int_eq(back[n + 3], '\n');
+	fclose(f);
+	free(back);
 	free(big);
 }
 END_TEST
@@ -114,6 +168,7 @@ UNIT_SUITE(buf)
 	tcase_add_test(tc, test_hex);
 	tcase_add_test(tc, test_str_escapes);
 	tcase_add_test(tc, test_doubles);
-	tcase_add_test(tc, test_overflow_marks);
+	tcase_add_test(tc, test_long_record_whole);
+	tcase_add_test(tc, test_spill_pieces);
 	return s;
 }
