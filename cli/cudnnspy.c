@@ -37,14 +37,15 @@ const struct spy_flavor spy_flavor = { "command", 9 };
 
 static const char usage_text[] =
 	"usage: cudnnspy run [OPTIONS] -- COMMAND [ARGS...]\n"
-	"       cudnnspy report [--json] [--chrome FILE] FILE_OR_DIR...\n"
-	"       cudnnspy report --compare RUN_A RUN_B\n"
-	"       cudnnspy scan [--json] [--for PROGRAM_OR_LIBRARY] [--root DIR]...\n"
+	"       cudnnspy report [--json] [--chrome FILE] [--top N] [--full] FILE_OR_DIR...\n"
+	"       cudnnspy report --compare [--json] RUN_A RUN_B\n"
+	"       cudnnspy scan [--json] [--for PROGRAM_OR_LIBRARY] [--root DIR]... [--no-probe]\n"
+	"       cudnnspy help [run|report|scan|env]\n"
 	"       cudnnspy --help | --version | --help-env\n"
 	"\n"
 	"Runs COMMAND with the cuDNN spy loaded and exits with COMMAND's exit status.\n"
-	"report reads the records the spy wrote (see cudnnspy report --help).\n"
-	"scan lists the cuDNN copies on this machine and their conflicts (see cudnnspy scan --help).\n"
+	"report reads the records the spy wrote (see cudnnspy help report).\n"
+	"scan lists the cuDNN copies on this machine and their conflicts (see cudnnspy help scan).\n"
 	"\n"
 	"run options:\n"
 	"  --output DIR|PATTERN  write JSON Lines records there (CUDNNSPY_OUTPUT)\n"
@@ -56,9 +57,9 @@ static const char usage_text[] =
 	"  --drop-in[=9|8]       put the drop-in libcudnn.so.N first on LD_LIBRARY_PATH\n"
 	"                        instead of using LD_PRELOAD (default major: 9)\n"
 	"\n"
-	"  --help                this text\n"
+	"  --help                this text (also: cudnnspy help, cudnnspy help run)\n"
 	"  --version             the version\n"
-	"  --help-env            the CUDNNSPY_* variables the library reads\n"
+	"  --help-env            the CUDNNSPY_* variables the library reads (cudnnspy help env)\n"
 	"\n"
 	"Relative paths given to --output and --library are made absolute.\n";
 
@@ -118,7 +119,8 @@ help_env(void)
 	       "(cudnnspy run sets some of them from its options):\n");
 	for (const struct spy_option *o = spy_options; o->name; o++) {
 		printf("\n%s\n", o->name);
-		printf("    default: %s\n", o->def && o->def[0] ? o->def : "unset");
+		/* An empty list of globs selects nothing: "none"; any other empty value is not set at all. */
+		printf("    default: %s\n", o->def && o->def[0] ? o->def : o->type == SPY_OPT_GLOBS ? "none" : "unset");
 		/* The accepted words, or a range: the table's own spelling of either. */
 		if (o->values && o->values[0])
 			printf("    values: %s\n", o->values);
@@ -564,6 +566,38 @@ cmd_run(int argc, char **argv)
 	return rc;
 }
 
+static int
+help_command(int argc, char **argv)
+{
+	static char scan_word[] = "scan", help_word[] = "--help";
+	const char *what = argc > 0 ? argv[0] : "";
+
+	if (argc > 1)
+		return usage_error("help takes one command");
+	if (!what[0] || strcmp(what, "run") == 0) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	if (strcmp(what, "env") == 0)
+		return help_env();
+	if (strcmp(what, "scan") == 0) {
+		char *sub[] = { scan_word, help_word, NULL };
+
+		return cudnnspy_scan_main(2, sub);
+	}
+	if (strcmp(what, "report") == 0) {
+#ifdef CUDNNSPY_HAVE_REPORT
+		char *sub[] = { help_word, NULL };
+
+		return cudnnspy_report_main(1, sub);
+#else
+		complain("'report' is not available in this build: cudnnspy was built without jansson");
+		return EXIT_USAGE;
+#endif
+	}
+	return usage_error("help: no command '%s' (run, report, scan, env)", what);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -582,6 +616,9 @@ main(int argc, char **argv)
 	}
 	if (strcmp(a, "--help-env") == 0)
 		return help_env();
+	/* `help COMMAND` says what `COMMAND --help` says: one text each. */
+	if (strcmp(a, "help") == 0)
+		return help_command(argc - 2, argv + 2);
 	if (strcmp(a, "run") == 0)
 		return cmd_run(argc - 2, argv + 2);
 	if (strcmp(a, "report") == 0) {

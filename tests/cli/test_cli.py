@@ -385,7 +385,9 @@ def help_env():
                 break
             block.append(line.strip())
         block = " ".join(" ".join(block).split())
-        want = "default: %s" % (default or "unset")
+        # An empty list of globs selects nothing ("none"); any other empty value is not set ("unset").
+        globs = re.search(r'"%s",\s*SPY_OPT_GLOBS' % name, table)
+        want = "default: %s" % (default or ("none" if globs else "unset"))
         check(want in block, "%s: %r" % (name, want), block)
         words = " ".join(c_strings(help_src).split()[:6])
         check(words in block, "%s: its help (%r)" % (name, words), block)
