@@ -409,11 +409,13 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 	struct spy_line *l;
 	void *ips[SPY_STACK_MAX];
 	const char *message = NULL;
-	char cuda_message[160], why[768] = "";
+	char cuda_message[160], why[768];
 	int nips = 0, cuda_err = 0, failed;
 	/* A destroyed object is forgotten after its record, which names it by its own id. */
 	int destroy = state_kind[c->id] == STATE_DESTROY;
 
+	/* Only the first byte: the slow path runs on every remembered Set, and a whole buffer costs a memset. */
+	why[0] = 0;
 	/* Enums in the numbering of the copy that answered (names.c). */
 	spy_names_major = spy_copies[c->copy].major;
 	if ((flags & SPY_FN_STATE) && status == 0 && args && !destroy)
