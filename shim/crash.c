@@ -106,11 +106,8 @@ handler(int sig, siginfo_t *info, void *context)
 		put(STDERR_FILENO, &line);
 		if (fd >= 0) {
 			/* What this thread had buffered: whole lines only, so no lock is needed to read it. */
-			if (th && th->buf && th->buf->len <= sizeof(th->buf->out)) {
-				ssize_t w = write(fd, th->buf->out, th->buf->len);
-
-				(void)w;
-			}
+			if (th && th->buf && th->buf->len <= sizeof(th->buf->out))
+				spy_sink_crash_write(fd, th->buf->out, th->buf->len);
 			spy_line_reset(&line);
 			spy_line_lit(&line, "{\"event\":\"crash\",\"signal\":");
 			spy_line_i64(&line, sig);
@@ -123,7 +120,7 @@ handler(int sig, siginfo_t *info, void *context)
 				recent(&line, th, 1);
 			spy_line_lit(&line, "]}\n");
 			if (!line.overflow)
-				put(fd, &line);
+				spy_sink_crash_write(fd, line.data, line.len);
 			spy_summary_crash(fd, sig);
 		}
 	}

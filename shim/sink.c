@@ -5,6 +5,11 @@
  * buffers and write whole lines with one write(2) each, on O_APPEND, so
  * lines never tear. When the file cannot be written the spy says so once,
  * counts what it drops, and the program runs on.
+ *
+ * The descriptor is the program's business as much as the spy's: it is
+ * never 0, 1 or 2, it sits far above the numbers programs use, and before
+ * each write the spy checks that the number still names its file (a
+ * program may close every descriptor and open its own under that number).
  */
 #include "core.h"
 #include "sink.h"
@@ -13,21 +18,28 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Taken around writes only while a file-size limit is set: whole lines must fit under it. */
+static pthread_mutex_t limit_lock = PTHREAD_MUTEX_INITIALIZER;
 static int fd = -1;
 static pid_t fd_pid;
+static dev_t fd_dev;		/* what the file is, to know it from a file that took its number */
+static ino_t fd_ino;
 static int gave_up;		/* opening failed in this process: stop trying */
+static int full;		/* the file-size limit is reached: recording has ended */
 static char path[PATH_MAX + 16];
 static unsigned long long dropped;
 static int opened;		/* the file of this process was opened (or tried): commits need not look */
-static int write_said;
+static int write_said, limit_said, lost_said;
 
 int
 spy_sink_enabled(void)
@@ -182,27 +194,179 @@ unsafe_directory(const char *file)
 	return NULL;
 }
 
+static unsigned long long
+lines_in(const char *data, size_t len)
+{
+	unsigned long long lines = 0;
+
+	for (size_t i = 0; i < len; i++)
+		lines += data[i] == '\n';
+	return lines;
+}
+
+static void
+drop(const char *data, size_t len)
+{
+	unsigned long long lines = lines_in(data, len);
+
+	__atomic_add_fetch(&dropped, lines ? lines : 1, __ATOMIC_RELAXED);
+}
+
+/* 1 when the descriptor `f` still names the record file; async-signal-safe. */
+static int
+is_ours(int f)
+{
+	struct stat st;
+
+	return f >= 0 && fstat(f, &st) == 0 && st.st_dev == __atomic_load_n(&fd_dev, __ATOMIC_RELAXED) &&
+	       st.st_ino == __atomic_load_n(&fd_ino, __ATOMIC_RELAXED);
+}
+
+/*
+ * A new descriptor moved above the numbers programs use (512, or half the
+ * descriptor limit), and never 0, 1 or 2: with its stdout closed, a
+ * program's printf must not land in the records.
+ */
+static int
+move_high(int f)
+{
+	struct rlimit rl;
+	long want = 512;
+	int g;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (rlim_t)want > rl.rlim_cur / 2)
+		want = (long)(rl.rlim_cur / 2);
+	if (want < 3)
+		want = 3;
+	g = fcntl(f, F_DUPFD_CLOEXEC, (int)want);
+	if (g < 0)
+		g = fcntl(f, F_DUPFD_CLOEXEC, 3);
+	if (g < 0 && f > 2)
+		return f;
+	close(f);
+	if (g < 0)
+		errno = EMFILE;
+	return g;
+}
+
+/*
+ * Writes whole lines: under a file-size limit (ulimit -f) only those that
+ * fit, since a write past it raises SIGXFSZ, which kills the program.
+ * SIGXFSZ is blocked meanwhile and a signal the spy's write raised is taken
+ * back, in case the limit shrank in between. Writers take turns under a
+ * limit, so that two threads cannot both fit; not in a signal handler
+ * (`in_handler`), which takes no lock and says nothing.
+ */
+static void
+put(int f, const char *data, size_t len, int in_handler)
+{
+	static const struct timespec zero;
+	struct rlimit rl;
+	struct stat st;
+	sigset_t xfsz, old, pending;
+	int limited, had_xfsz = 0;
+	size_t n = len;
+
+	if (__atomic_load_n(&full, __ATOMIC_RELAXED)) {
+		drop(data, len);
+		return;
+	}
+	limited = getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY;
+	if (limited) {
+		if (!in_handler)
+			pthread_mutex_lock(&limit_lock);
+		sigemptyset(&xfsz);
+		sigaddset(&xfsz, SIGXFSZ);
+		pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+		had_xfsz = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
+		if (fstat(f, &st) == 0 && S_ISREG(st.st_mode)) {
+			rlim_t room = (rlim_t)st.st_size >= rl.rlim_cur ? 0 : rl.rlim_cur - (rlim_t)st.st_size;
+
+			if (len > room) {
+				for (n = (size_t)room; n > 0 && data[n - 1] != '\n'; n--)
+					;
+				drop(data + n, len - n);
+				__atomic_store_n(&full, 1, __ATOMIC_RELAXED);
+				if (!in_handler)
+					spy_log_once(&limit_said, "cannot write %s: it reached the file-size limit "
+						     "(ulimit -f) of %llu bytes; recording ends, the records dropped are "
+						     "counted, the summary still goes to stderr", path,
+						     (unsigned long long)rl.rlim_cur);
+			}
+		}
+	}
+	for (size_t done = 0; done < n;) {
+		ssize_t w = write(f, data + done, n - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			drop(data + done, n - done);
+			if (!in_handler)
+				spy_log_once(&write_said, "cannot write %s: %s; records are dropped and counted, the "
+					     "summary still goes to stderr", path, w < 0 ? strerror(errno) : "short write");
+			break;
+		}
+		done += (size_t)w;
+	}
+	if (limited) {
+		if (!had_xfsz && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ))
+			sigtimedwait(&xfsz, NULL, &zero);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (!in_handler)
+			pthread_mutex_unlock(&limit_lock);
+	}
+}
+
+/*
+ * The program closed the record file, and the number may now name a file
+ * of its own: open the record file again by its name, if it is still the
+ * same file; otherwise recording ends here.
+ */
+static int
+reopen(int was)
+{
+	int f;
+
+	pthread_mutex_lock(&open_lock);
+	f = __atomic_load_n(&fd, __ATOMIC_ACQUIRE);
+	if (f != was || f < 0)
+		goto out;	/* another thread did it */
+	f = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	if (f >= 0)
+		f = move_high(f);
+	if (f >= 0 && !is_ours(f)) {
+		close(f);
+		f = -1;
+	}
+	if (f < 0) {
+		__atomic_store_n(&gave_up, 1, __ATOMIC_RELEASE);
+		spy_log_once(&lost_said, "the program closed the record file %s and it cannot be opened again; "
+			     "records are dropped and counted, the summary still goes to stderr", path);
+	}
+	__atomic_store_n(&fd, f, __ATOMIC_RELEASE);
+out:
+	pthread_mutex_unlock(&open_lock);
+	return f;
+}
+
 static void
 write_all(int f, const char *data, size_t len)
 {
-	while (len > 0) {
-		ssize_t n = write(f, data, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			unsigned long long lines = 0;
-
-			for (size_t i = 0; i < len; i++)
-				lines += data[i] == '\n';
-			__atomic_add_fetch(&dropped, lines ? lines : 1, __ATOMIC_RELAXED);
-			spy_log_once(&write_said, "cannot write %s: %s; records are dropped and counted, the "
-				     "summary still goes to stderr", path, n < 0 ? strerror(errno) : "short write");
-			return;
-		}
-		data += n;
-		len -= (size_t)n;
+	if (!is_ours(f))
+		f = reopen(f);
+	if (f < 0) {
+		drop(data, len);
+		return;
 	}
+	put(f, data, len, 0);
+}
+
+void
+spy_sink_crash_write(int f, const char *data, size_t len)
+{
+	if (is_ours(f))
+		put(f, data, len, 1);
 }
 
 static void header(int f);
@@ -219,8 +383,12 @@ sink_fd(void)
 		return f;
 	pthread_mutex_lock(&open_lock);
 	if (fd_pid != me) {
-		/* A forked child: the parent's file is the parent's. */
-		if (fd >= 0)
+		/*
+		 * A forked child: the parent's file is the parent's. Closed only if
+		 * the number still names it: the child may have closed what it
+		 * inherited and opened a file of its own under that number.
+		 */
+		if (fd >= 0 && is_ours(fd))
 			close(fd);
 		/* Atomic: spy_sink_enabled() and the fast path above read these without the lock. */
 		__atomic_store_n(&fd, -1, __ATOMIC_RELEASE);
@@ -246,7 +414,15 @@ sink_fd(void)
 			else
 				snprintf(path, sizeof(path), "%s", name);
 			f = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
+			if (f >= 0)
+				f = move_high(f);
+			if (f >= 0 && fstat(f, &st) != 0) {
+				close(f);
+				f = -1;
+			}
 			if (f >= 0) {
+				__atomic_store_n(&fd_dev, st.st_dev, __ATOMIC_RELAXED);
+				__atomic_store_n(&fd_ino, st.st_ino, __ATOMIC_RELAXED);
 				/* Published only after the header: other threads write as soon as they see it. */
 				header(f);
 				__atomic_store_n(&fd, f, __ATOMIC_RELEASE);
@@ -299,15 +475,10 @@ flush_locked(struct spy_buf *b)
 	if (!b->len)
 		return;
 	f = sink_fd();
-	if (f >= 0) {
+	if (f >= 0)
 		write_all(f, b->out, b->len);
-	} else {
-		unsigned long long lines = 0;
-
-		for (size_t i = 0; i < b->len; i++)
-			lines += b->out[i] == '\n';
-		__atomic_add_fetch(&dropped, lines, __ATOMIC_RELAXED);
-	}
+	else
+		__atomic_add_fetch(&dropped, lines_in(b->out, b->len), __ATOMIC_RELAXED);
 	b->len = 0;
 }
 
@@ -363,7 +534,9 @@ spy_sink_fork_child(void)
 		}
 	}
 	pthread_mutex_init(&open_lock, NULL);
+	pthread_mutex_init(&limit_lock, NULL);
 	opened = 0;
+	full = 0;
 }
 
 /* The first line: who, where, which cuDNN. */
@@ -434,6 +607,6 @@ header(int f)
 	}
 	spy_line_lit(l, "}\n");
 	if (!l->overflow)
-		write_all(f, l->data, l->len);
+		put(f, l->data, l->len, 0);
 	free(l);
 }

@@ -197,8 +197,8 @@ spy_summary_crash(int fd, int sig)
 	spy_line_lit(&l, ",\"crashed\":");
 	spy_line_i64(&l, sig);
 	spy_line_lit(&l, "}\n");
-	if (!l.overflow && write(fd, l.data, l.len) < 0)
-		(void)0;
+	if (!l.overflow)
+		spy_sink_crash_write(fd, l.data, l.len);
 }
 
 static void

@@ -1415,5 +1415,94 @@ def main():
     return 0
 
 
+# ---- What programs do to fds, limits, signals and their process (issue 15) ----
+
+def hostile(mode, extra=None, args=(), complete=True, check_rc=True, lib=None):
+    """The hostile program without and with the spy: (plain, spied)."""
+    lib = lib or FAKE9
+    base = {"LD_LIBRARY_PATH": lib, "FAKECUDNN_STATUS": "cudnnCreate=1001"}
+    base.update(extra or {})
+    plain = run([prog("hostile"), mode] + list(args), base, check_rc=check_rc, complete=complete,
+                signal_ok=not check_rc)
+    spied = run([prog("hostile"), mode] + list(args), dict(base, LD_PRELOAD=PRELOAD), check_rc=check_rc,
+                complete=complete, signal_ok=not check_rc)
+    check(plain.returncode == spied.returncode and plain.stdout == spied.stdout,
+          "%s: the program ends the same way (%d, %d)" % (mode, plain.returncode, spied.returncode),
+          plain.stdout, spied.stdout, spied.stderr)
+    return plain, spied
+
+
+def whole_lines(directory):
+    """Every file in the directory ends with a newline: no torn last line."""
+    for name in os.listdir(directory):
+        with open(os.path.join(directory, name), "rb") as f:
+            data = f.read()
+        check(not data or data.endswith(b"\n"), "%s: a torn last line" % name, repr(data[-200:]))
+
+
+@scenario
+def file_size_limit():
+    """ulimit -f below what the records need: SIGXFSZ never reaches the program; one warning, whole lines,
+    the drops counted, and the program's exit status and stdout are its own."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1500, 1500))
+    with tempfile.TemporaryDirectory() as d:
+        p = run([prog("threads"), "300"], spied_env({"CUDNNSPY_OUTPUT": d, "CUDNNSPY_TRACE": "*"}), preexec=limit,
+                check_rc=False, signal_ok=True)
+        check(p.returncode == 0 and "threads 8 calls 300 fails 0" in p.stdout, "the program ran to its end "
+              "(exit %d)" % p.returncode, p.stdout, p.stderr)
+        check(p.stderr.count("file-size limit") == 1, "one warning", p.stderr)
+        m = re.search(r"^cudnnspy: (\d+) records could not be written", p.stderr, re.M)
+        check(m and int(m.group(1)) > 1000, "dropped records counted", p.stderr)
+        names = os.listdir(d)
+        check(len(names) == 1 and os.path.getsize(os.path.join(d, names[0])) <= 1500, "under the limit",
+              repr(names))
+        whole_lines(d)
+
+
+@scenario
+def fds_low_closed():
+    """The record file never takes fd 0, 1 or 2: with stdout closed the program's write still fails as it
+    would; with stderr closed the spy's lines never land in its records."""
+    with tempfile.TemporaryDirectory() as d:
+        plain, spied = hostile("stdout-closed", {"CUDNNSPY_OUTPUT": d}, check_rc=False)
+        check(spied.returncode == 7, "the program's write to its closed stdout fails (exit %d)" % spied.returncode,
+              spied.stderr)
+        recs = records_in(d)
+        check(len(recs) == 1 and len(events(recs, "failure")) == 1, "the records, whole", repr(recs))
+    with tempfile.TemporaryDirectory() as d:
+        hostile("stderr-closed", {"CUDNNSPY_OUTPUT": d})
+        recs = records_in(d)
+        check(len(recs) == 1 and len(events(recs, "failure")) == 2, "only records in the file", repr(recs))
+
+
+@scenario
+def fds_closed_reused():
+    """The program closes every fd above 2 and opens a file of its own, which gets the record file's number:
+    the spy never writes into it, and its records go on in its own file."""
+    with tempfile.TemporaryDirectory() as d, tempfile.TemporaryDirectory() as mine:
+        plain, spied = hostile("closefrom", {"CUDNNSPY_OUTPUT": d}, args=[os.path.join(mine, "own")])
+        check("own holds [mine\n]" in spied.stdout, "the program's file holds what it wrote", spied.stdout)
+        recs = records_in(d)
+        check(len(recs) == 1 and len(events(recs, "failure")) == 3, "every failure in the record file",
+              repr(recs))
+
+
+@scenario
+def fork_child_own_file():
+    """A forked child closes what it inherited and opens its own file with the parent's record file number:
+    the spy neither closes it nor writes into it."""
+    with tempfile.TemporaryDirectory() as d, tempfile.TemporaryDirectory() as mine:
+        # The child ends with _exit(): its file has no summary.
+        plain, spied = hostile("fork-own-file", {"CUDNNSPY_OUTPUT": d}, args=[os.path.join(mine, "own")],
+                               complete=False)
+        check("own holds [child\n]" in spied.stdout and "child 0" in spied.stdout, "the child's file is its own",
+              spied.stdout)
+        recs = records_in(d, complete=False)
+        check(len(recs) == 2, "a file each", repr(list(recs)))
+        check(sorted(len([r for r in v if r["event"] == "failure"]) for v in recs.values()) == [1, 2],
+              "each one's failures in its own file", repr(recs))
+
+
 if __name__ == "__main__":
     sys.exit(main())
