@@ -1450,9 +1450,11 @@ report_read_path(struct report *r, const char *path)
 	read_lines(r, p, &s, 1);
 	p->read_error = s.error;
 	if (needs_pass2(r, p) && lseek(fd, 0, SEEK_SET) == 0) {
+		char *buf = s.buf;	/* the second pass reads into the same buffer */
+
 		memset(&s, 0, sizeof(s));
 		s.fd = fd;
-		s.buf = xcalloc(1, READ_BUF);
+		s.buf = buf;
 		p->pass2 = 1;
 		read_lines(r, p, &s, 2);
 	}

@@ -574,6 +574,29 @@ def bounded_memory():
 
 
 @scenario
+def many_unfinished():
+    """Files without a summary (killed runs) are read twice; memory does not grow with their number."""
+    sys.path.insert(0, os.path.dirname(GEN))
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("report_gen", GEN)
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    d = tmpdir()
+    rss = {}
+    for n in (10, 100):
+        sub = os.path.join(d, "n%d" % n)
+        os.mkdir(sub)
+        for i in range(n):
+            shutil.copy(os.path.join(HERE, fixture("no-summary"), "train.node01.600.r3.cudnnspy.jsonl"),
+                        os.path.join(sub, "r%d.jsonl" % i))
+        _, peak, code = gen.timed_run([EXE, "report", sub])
+        check(code == 0, "exit 0 for %d files" % n)
+        rss[n] = peak
+    print("peak RSS (KiB):", rss)
+    check(rss[100] - rss[10] < 8192, "90 more files, less than 8 MiB more memory", rss)
+
+
+@scenario
 def replay():
     """The fuzz target's entry point over every seed of the corpus (built with the sanitizers when they link)."""
     if not REPLAY or not os.path.exists(REPLAY):
