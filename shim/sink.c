@@ -76,7 +76,12 @@ rank(void)
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
 		const char *v = getenv(vars[i]);
 
-		if (v && *v && strspn(v, "0123456789") == strlen(v) && strlen(v) < 10)
+		if (!v || !*v || strspn(v, "0123456789") != strlen(v))
+			continue;
+		/* RANK=007 is rank 7: JSON has no leading zeros, and the file name says the same. */
+		while (v[0] == '0' && v[1])
+			v++;
+		if (strlen(v) < 10)
 			return v;
 	}
 	return NULL;

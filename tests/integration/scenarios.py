@@ -1504,5 +1504,17 @@ def fork_child_own_file():
               "each one's failures in its own file", repr(recs))
 
 
+@scenario
+def rank_numbers():
+    """Numbers from the environment are written as the numbers they mean: RANK=007 is rank 7."""
+    for value, want in (("007", 7), ("0", 0), ("000", 0), ("42", 42)):
+        with tempfile.TemporaryDirectory() as d:
+            run([prog("host-calls")], spied_env({"CUDNNSPY_OUTPUT": d, "RANK": value}))
+            recs = records_in(d)
+            check(len(recs) == 1 and list(recs.values())[0][0]["rank"] == want, "RANK=%s: rank %d" % (value, want),
+                  repr(recs))
+            check(list(recs)[0].endswith(".r%d.cudnnspy.jsonl" % want), "the file name has the rank", repr(recs))
+
+
 if __name__ == "__main__":
     sys.exit(main())
