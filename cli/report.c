@@ -3077,14 +3077,19 @@ cudnnspy_report_main(int argc, char **argv)
 	if (ok < in.n)
 		bad++;
 	if (chrome) {
+		int err;
+
 		report_chrome_end(r);
-		if (fclose(chrome) != 0) {
-			chrome = NULL;
-			complain("cannot write %s: %s", chrome_path, strerror(errno));
+		/* A write that failed earlier (a full disk) leaves only the error flag: fclose may still say 0. */
+		err = fflush(chrome) != 0 ? errno : ferror(chrome) ? EIO : 0;
+		if (fclose(chrome) != 0 && !err)
+			err = errno;
+		chrome = NULL;
+		if (err) {
+			complain("cannot write %s: %s", chrome_path, strerror(err));
 			rc = 1;
 			goto out;
 		}
-		chrome = NULL;
 	}
 	if (ok == 0) {
 		complain("nothing could be read");

@@ -440,6 +440,17 @@ def chrome():
     check([e["args"]["name"] for e in ev if e["name"] == "process_name"] == ["p pid 5 norank"], "norank", ev)
 
 
+@scenario
+def chrome_unwritable():
+    """--chrome onto a full disk (/dev/full): a message naming the file, and a failing exit status."""
+    if not os.path.exists("/dev/full"):
+        raise Skip("no /dev/full")
+    for args in ([fixture("ranks-fail")], ["--json", fixture("ranks-fail")]):
+        p = report(["--chrome", "/dev/full"] + args)
+        check(p.returncode != 0, "a failing exit status", p.returncode, p.stderr)
+        check("cannot write /dev/full" in p.stderr, "says so", p.stderr)
+
+
 def spy_run(argv, outdir, env=None, lib_dir=None):
     e = clean_env({"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": lib_dir or FAKE9, "CUDNNSPY_OUTPUT": outdir,
                    "CUDNNSPY_STDERR": "none"})
