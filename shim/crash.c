@@ -103,7 +103,8 @@ handler(int sig, siginfo_t *info, void *context)
 			recent(&line, th, 0);
 		}
 		spy_line_char(&line, '\n');
-		put(STDERR_FILENO, &line);
+		if (!spy_quiet)
+			put(STDERR_FILENO, &line);
 		if (fd >= 0) {
 			/* What this thread had buffered: whole lines only, so no lock is needed to read it. */
 			if (th && th->buf && th->buf->len <= sizeof(th->buf->out))

@@ -1516,5 +1516,18 @@ def rank_numbers():
             check(list(recs)[0].endswith(".r%d.cudnnspy.jsonl" % want), "the file name has the rank", repr(recs))
 
 
+@scenario
+def stderr_none_silent():
+    """CUDNNSPY_STDERR=none: not a single line, whatever goes wrong (bad settings, an unwritable output,
+    a crash)."""
+    env = {"CUDNNSPY_STDERR": "none", "CUDNNSPY_OUTPUT": "/dev/full", "CUDNNSPY_RATE_LIMIT": "bogus",
+           "CUDNNSPY_TRACE": "cudnnNoSuchFunction", "CUDNNSPY_CRASH": "1"}
+    p = run([prog("host-calls")], spied_env(env))
+    check(p.stderr == "", "nothing on stderr", p.stderr)
+    q = run([prog("endings"), "segv"], {"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": FAKE9, **env}, check_rc=False,
+            signal_ok=True)
+    check(q.returncode == -signal.SIGSEGV and q.stderr == "", "a crash, silent", q.stderr)
+
+
 if __name__ == "__main__":
     sys.exit(main())
