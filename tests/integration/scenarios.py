@@ -893,7 +893,9 @@ def inject_bad_rules():
     """Bad injection rules: one clear warning each, ignored, the program unchanged."""
     plain = run([prog("host-calls")], {"LD_LIBRARY_PATH": FAKE9})
     bad = ["cudnnNoSuchThing=BAD_PARAM", "cudnnCreate", "cudnnCreate=NOPE", "cudnnCreate=BAD_PARAM@0",
-           "cudnnCreate=BAD_PARAM%200", "cudnnCreate=SUCCESS", "cudnnGetVersion=BAD_PARAM", "=BAD_PARAM", "x" * 300]
+           "cudnnCreate=BAD_PARAM%200", "cudnnCreate=SUCCESS", "cudnnGetVersion=BAD_PARAM", "=BAD_PARAM", "x" * 300,
+           # Past 32 bits: once cut to 2000 (BAD_PARAM) without a word.
+           "cudnnCreate=4294969296", "cudnnCreate=99999999999999999999", "cudnnCreate=BAD_PARAM@99999999999999999999"]
     p = run([prog("host-calls")], gpu_env({"CUDNNSPY_INJECT": ",".join(bad)}))
     check(p.stdout == plain.stdout, "nothing injected", plain.stdout, p.stdout)
     check(p.stderr.count("CUDNNSPY_INJECT") == len(bad), "one warning per bad rule", p.stderr)
