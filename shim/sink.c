@@ -28,8 +28,8 @@
 #include <unistd.h>
 
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
-/* Taken around writes only while a file-size limit is set: whole lines must fit under it. */
-static pthread_mutex_t limit_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Writers take turns: whole lines must fit in the room there is (put()). */
+static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
 static int fd = -1;
 static pid_t fd_pid;
 static dev_t fd_dev;		/* what the file is, to know it from a file that took its number */
@@ -217,14 +217,12 @@ drop(const char *data, size_t len)
 	__atomic_add_fetch(&dropped, lines ? lines : 1, __ATOMIC_RELAXED);
 }
 
-/* 1 when the descriptor `f` still names the record file; async-signal-safe. */
+/* 1 when the descriptor `f` still names the record file, with what fstat says; async-signal-safe. */
 static int
-is_ours(int f)
+is_ours(int f, struct stat *st)
 {
-	struct stat st;
-
-	return f >= 0 && fstat(f, &st) == 0 && st.st_dev == __atomic_load_n(&fd_dev, __ATOMIC_RELAXED) &&
-	       st.st_ino == __atomic_load_n(&fd_ino, __ATOMIC_RELAXED);
+	return f >= 0 && fstat(f, st) == 0 && st->st_dev == __atomic_load_n(&fd_dev, __ATOMIC_RELAXED) &&
+	       st->st_ino == __atomic_load_n(&fd_ino, __ATOMIC_RELAXED);
 }
 
 /*
@@ -255,50 +253,61 @@ move_high(int f)
 }
 
 /*
- * Writes whole lines: under a file-size limit (ulimit -f) only those that
- * fit, since a write past it raises SIGXFSZ, which kills the program.
- * SIGXFSZ is blocked meanwhile and a signal the spy's write raised is taken
- * back, in case the limit shrank in between. Writers take turns under a
- * limit, so that two threads cannot both fit; not in a signal handler
- * (`in_handler`), which takes no lock and says nothing.
+ * Writes whole lines, or nothing. Under a file-size limit (ulimit -f) only
+ * those that fit, since a write past it raises SIGXFSZ, which kills the
+ * program: SIGXFSZ is blocked meanwhile and a signal the spy's write raised
+ * is taken back, in case the limit shrank in between. On a disk that is
+ * full, a write stops in the middle of a line: the space is reserved first
+ * (fallocate, the file's size unchanged), and a chunk that finds no room is
+ * dropped whole. Writers take turns (the kernel serializes appends to one
+ * file anyway), so that two threads cannot both fit in the same room; not
+ * in a signal handler (`in_handler`), which takes no lock and says nothing.
  */
 static void
-put(int f, const char *data, size_t len, int in_handler)
+put(int f, const struct stat *st, const char *data, size_t len, int in_handler)
 {
 	static const struct timespec zero;
 	struct rlimit rl;
-	struct stat st;
 	sigset_t xfsz, old, pending;
 	int limited, had_xfsz = 0;
+	struct stat now;
 	size_t n = len;
 
+	if (!in_handler) {
+		pthread_mutex_lock(&write_lock);
+		/* Its size now that this thread has its turn. */
+		if (fstat(f, &now) == 0)
+			st = &now;
+	}
 	if (__atomic_load_n(&full, __ATOMIC_RELAXED)) {
 		drop(data, len);
-		return;
+		goto out;
 	}
 	limited = getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY;
 	if (limited) {
-		if (!in_handler)
-			pthread_mutex_lock(&limit_lock);
+		rlim_t room = (rlim_t)st->st_size >= rl.rlim_cur ? 0 : rl.rlim_cur - (rlim_t)st->st_size;
+
 		sigemptyset(&xfsz);
 		sigaddset(&xfsz, SIGXFSZ);
 		pthread_sigmask(SIG_BLOCK, &xfsz, &old);
 		had_xfsz = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
-		if (fstat(f, &st) == 0 && S_ISREG(st.st_mode)) {
-			rlim_t room = (rlim_t)st.st_size >= rl.rlim_cur ? 0 : rl.rlim_cur - (rlim_t)st.st_size;
-
-			if (len > room) {
-				for (n = (size_t)room; n > 0 && data[n - 1] != '\n'; n--)
-					;
-				drop(data + n, len - n);
-				__atomic_store_n(&full, 1, __ATOMIC_RELAXED);
-				if (!in_handler)
-					spy_log_once(&limit_said, "cannot write %s: it reached the file-size limit "
-						     "(ulimit -f) of %llu bytes; recording ends, the records dropped are "
-						     "counted, the summary still goes to stderr", path,
-						     (unsigned long long)rl.rlim_cur);
-			}
+		if (len > room) {
+			for (n = (size_t)room; n > 0 && data[n - 1] != '\n'; n--)
+				;
+			drop(data + n, len - n);
+			__atomic_store_n(&full, 1, __ATOMIC_RELAXED);
+			if (!in_handler)
+				spy_log_once(&limit_said, "cannot write %s: it reached the file-size limit (ulimit -f) "
+					     "of %llu bytes; recording ends, the records dropped are counted, the summary "
+					     "still goes to stderr", path, (unsigned long long)rl.rlim_cur);
 		}
+	}
+	if (!in_handler && n > 0 &&
+	    fallocate(f, FALLOC_FL_KEEP_SIZE, st->st_size, (off_t)n) != 0 && (errno == ENOSPC || errno == EDQUOT)) {
+		drop(data, n);
+		spy_log_once(&write_said, "cannot write %s: %s; records are dropped and counted, the summary "
+			     "still goes to stderr", path, strerror(errno));
+		n = 0;
 	}
 	for (size_t done = 0; done < n;) {
 		ssize_t w = write(f, data + done, n - done);
@@ -318,9 +327,10 @@ put(int f, const char *data, size_t len, int in_handler)
 		if (!had_xfsz && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ))
 			sigtimedwait(&xfsz, NULL, &zero);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		if (!in_handler)
-			pthread_mutex_unlock(&limit_lock);
 	}
+out:
+	if (!in_handler)
+		pthread_mutex_unlock(&write_lock);
 }
 
 /*
@@ -331,6 +341,7 @@ put(int f, const char *data, size_t len, int in_handler)
 static int
 reopen(int was)
 {
+	struct stat st;
 	int f;
 
 	pthread_mutex_lock(&open_lock);
@@ -340,7 +351,7 @@ reopen(int was)
 	f = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
 	if (f >= 0)
 		f = move_high(f);
-	if (f >= 0 && !is_ours(f)) {
+	if (f >= 0 && !is_ours(f, &st)) {
 		close(f);
 		f = -1;
 	}
@@ -358,20 +369,22 @@ out:
 static void
 write_all(int f, const char *data, size_t len)
 {
-	if (!is_ours(f))
-		f = reopen(f);
-	if (f < 0) {
+	struct stat st;
+
+	if (!is_ours(f, &st) && ((f = reopen(f)) < 0 || fstat(f, &st) != 0)) {
 		drop(data, len);
 		return;
 	}
-	put(f, data, len, 0);
+	put(f, &st, data, len, 0);
 }
 
 void
 spy_sink_crash_write(int f, const char *data, size_t len)
 {
-	if (is_ours(f))
-		put(f, data, len, 1);
+	struct stat st;
+
+	if (is_ours(f, &st))
+		put(f, &st, data, len, 1);
 }
 
 static void header(int f);
@@ -388,12 +401,14 @@ sink_fd(void)
 		return f;
 	pthread_mutex_lock(&open_lock);
 	if (fd_pid != me) {
+		struct stat st;
+
 		/*
 		 * A forked child: the parent's file is the parent's. Closed only if
 		 * the number still names it: the child may have closed what it
 		 * inherited and opened a file of its own under that number.
 		 */
-		if (fd >= 0 && is_ours(fd))
+		if (fd >= 0 && is_ours(fd, &st))
 			close(fd);
 		/* Atomic: spy_sink_enabled() and the fast path above read these without the lock. */
 		__atomic_store_n(&fd, -1, __ATOMIC_RELEASE);
@@ -539,7 +554,7 @@ spy_sink_fork_child(void)
 		}
 	}
 	pthread_mutex_init(&open_lock, NULL);
-	pthread_mutex_init(&limit_lock, NULL);
+	pthread_mutex_init(&write_lock, NULL);
 	opened = 0;
 	full = 0;
 }
@@ -552,6 +567,7 @@ header(int f)
 	char host[256] = "unknown", cmdline[4096];
 	struct timespec wall, mono;
 	const char *r = rank();
+	struct stat st;
 	ssize_t n = -1;
 	int cf;
 
@@ -611,7 +627,7 @@ header(int f)
 		spy_line_lit(l, "null");
 	}
 	spy_line_lit(l, "}\n");
-	if (!l->overflow)
-		put(f, l->data, l->len, 0);
+	if (!l->overflow && fstat(f, &st) == 0)
+		put(f, &st, l->data, l->len, 0);
 	free(l);
 }

@@ -1531,5 +1531,32 @@ def stderr_none_silent():
     check(q.returncode == -signal.SIGSEGV and q.stderr == "", "a crash, silent", q.stderr)
 
 
+@scenario
+def full_disk_whole_lines():
+    """A disk that fills up (a 64 KiB tmpfs; needs root): every line in the file is whole, the drops are
+    counted, and the program runs to its end."""
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        print("needs root to mount a small tmpfs: skipped")
+        sys.exit(77)
+    d = tempfile.mkdtemp(prefix="cudnnspy-full-")
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", d]).returncode != 0:
+        os.rmdir(d)
+        print("cannot mount a tmpfs: skipped")
+        sys.exit(77)
+    try:
+        for calls in ("300", "2000"):
+            for f in os.listdir(d):
+                os.unlink(os.path.join(d, f))
+            p = run([prog("threads"), calls], spied_env({"CUDNNSPY_OUTPUT": d, "CUDNNSPY_TRACE": "*"}))
+            check("threads 8 calls %s fails 0" % calls in p.stdout, "the program ran to its end", p.stdout)
+            check(p.stderr.count("cannot write") == 1, "one warning", p.stderr)
+            m = re.search(r"^cudnnspy: (\d+) records could not be written", p.stderr, re.M)
+            check(m and int(m.group(1)) > 100, "dropped records counted", p.stderr)
+            whole_lines(d)
+    finally:
+        subprocess.run(["umount", d])
+        os.rmdir(d)
+
+
 if __name__ == "__main__":
     sys.exit(main())
