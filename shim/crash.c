@@ -11,8 +11,10 @@
 #include "crash.h"
 #include "sink.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <ucontext.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -83,6 +85,50 @@ recent(struct spy_line *l, const struct spy_thread *th, int json)
 	}
 }
 
+/* The program's own handler for the signal, if it has one (not SIG_DFL or SIG_IGN). */
+static int
+has_handler(const struct sigaction *sa)
+{
+	if (sa->sa_flags & SA_SIGINFO)
+		return sa->sa_sigaction != NULL;
+	return sa->sa_handler != SIG_DFL && sa->sa_handler != SIG_IGN;
+}
+
+/*
+ * Runs the program's handler as the kernel would have: with the mask of
+ * the interrupted code, plus its sa_mask, plus the signal itself unless
+ * SA_NODEFER; SA_RESETHAND puts back the default action first.
+ */
+static void
+chain(int sig, siginfo_t *info, void *context, struct sigaction *prev)
+{
+	const ucontext_t *uc = context;
+	struct sigaction sa = *prev;
+	sigset_t mask;
+
+	if (uc)
+		mask = uc->uc_sigmask;
+	else
+		pthread_sigmask(SIG_BLOCK, NULL, &mask);
+	for (int s = 1; s < NSIG; s++)
+		if (sigismember(&sa.sa_mask, s) == 1)
+			sigaddset(&mask, s);
+	if (sa.sa_flags & SA_NODEFER)
+		sigdelset(&mask, sig);
+	else
+		sigaddset(&mask, sig);
+	if (sa.sa_flags & SA_RESETHAND) {
+		memset(prev, 0, sizeof(*prev));
+		prev->sa_handler = SIG_DFL;
+		sigaction(sig, prev, NULL);
+	}
+	pthread_sigmask(SIG_SETMASK, &mask, NULL);
+	if (sa.sa_flags & SA_SIGINFO)
+		sa.sa_sigaction(sig, info, context);
+	else
+		sa.sa_handler(sig);
+}
+
 static void
 handler(int sig, siginfo_t *info, void *context)
 {
@@ -90,6 +136,17 @@ handler(int sig, siginfo_t *info, void *context)
 	int fd = spy_sink_crash_fd();
 	size_t i;
 
+	/*
+	 * A program with its own handler decides what the signal means: it may
+	 * recover (siglongjmp, a fault it repairs). The spy reports a crash only
+	 * where the signal's default action ends the program.
+	 */
+	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
+		if (signals[i] == sig && has_handler(&previous[i])) {
+			chain(sig, info, context, &previous[i]);
+			return;
+		}
+	}
 	if (!__atomic_exchange_n(&entered, 1, __ATOMIC_ACQ_REL)) {
 		spy_line_reset(&line);
 		spy_line_lit(&line, "cudnnspy: fatal signal ");
@@ -125,22 +182,10 @@ handler(int sig, siginfo_t *info, void *context)
 			spy_summary_crash(fd, sig);
 		}
 	}
-	/* Hand the signal on as if the spy had never been there. */
-	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
-		if (signals[i] != sig)
-			continue;
-		sigaction(sig, &previous[i], NULL);
-		if ((previous[i].sa_flags & SA_SIGINFO) && previous[i].sa_sigaction) {
-			previous[i].sa_sigaction(sig, info, context);
-			return;
-		}
-		if (previous[i].sa_handler != SIG_DFL && previous[i].sa_handler != SIG_IGN) {
-			previous[i].sa_handler(sig);
-			return;
-		}
-		break;
-	}
-	/* Default action: pending now, delivered as soon as this handler returns. */
+	/* The default action, as if the spy had never been there: pending now, delivered when this returns. */
+	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+		if (signals[i] == sig)
+			sigaction(sig, &previous[i], NULL);
 	raise(sig);
 }
 
@@ -156,6 +201,10 @@ spy_crash_install(void)
 	sa.sa_sigaction = handler;
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
+		/* An ignored signal stays ignored: the program meant it not to end anything. */
+		if (sigaction(signals[i], NULL, &previous[i]) != 0 || previous[i].sa_handler == SIG_IGN)
+			continue;
 		sigaction(signals[i], &sa, &previous[i]);
+	}
 }
