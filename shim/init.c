@@ -32,6 +32,7 @@ at_exit(void)
 
 	if (__atomic_exchange_n(&exit_done, 1, __ATOMIC_ACQ_REL))
 		return;
+	spy_sink_seal();
 	if (resolved_ok)
 		spy_audit();
 	spy_gpu_drain();

@@ -40,6 +40,9 @@ static char path[PATH_MAX + 16];
 static unsigned long long dropped;
 static int opened;		/* the file of this process was opened (or tried): commits need not look */
 static int write_said, limit_said, lost_said;
+/* The exit handler has begun: only its thread writes from now on (spy_sink_seal). */
+static int sealed;
+static pthread_t sealer;
 
 int
 spy_sink_enabled(void)
@@ -261,11 +264,14 @@ move_high(int f)
  * (fallocate, the file's size unchanged), and a chunk that finds no room is
  * dropped whole. Writers take turns (the kernel serializes appends to one
  * file anyway), so that two threads cannot both fit in the same room; not
- * in a signal handler (`in_handler`), which takes no lock and says nothing.
+ * in a signal handler (PUT_IN_HANDLER), which takes no lock and says nothing.
  */
+enum { PUT_IN_HANDLER = 1, PUT_HEADER = 2 };
+
 static void
-put(int f, const struct stat *st, const char *data, size_t len, int in_handler)
+put(int f, const struct stat *st, const char *data, size_t len, int how)
 {
+	int in_handler = how & PUT_IN_HANDLER;
 	static const struct timespec zero;
 	struct rlimit rl;
 	sigset_t xfsz, old, pending;
@@ -283,6 +289,9 @@ put(int f, const struct stat *st, const char *data, size_t len, int in_handler)
 		drop(data, len);
 		goto out;
 	}
+	/* Records of other threads made while the process exits come after its end: not written. */
+	if (!(how & PUT_HEADER) && !in_handler && sealed && !pthread_equal(sealer, pthread_self()))
+		goto out;
 	limited = getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY;
 	if (limited) {
 		rlim_t room = (rlim_t)st->st_size >= rl.rlim_cur ? 0 : rl.rlim_cur - (rlim_t)st->st_size;
@@ -384,7 +393,7 @@ spy_sink_crash_write(int f, const char *data, size_t len)
 	struct stat st;
 
 	if (is_ours(f, &st))
-		put(f, &st, data, len, 1);
+		put(f, &st, data, len, PUT_IN_HANDLER);
 }
 
 static void header(int f);
@@ -545,6 +554,16 @@ spy_sink_commit(struct spy_thread *th, struct spy_line *l, int now)
 }
 
 void
+spy_sink_seal(void)
+{
+	/* Under the write lock: a write of another thread is then either whole in the file or not begun. */
+	pthread_mutex_lock(&write_lock);
+	sealer = pthread_self();
+	sealed = 1;
+	pthread_mutex_unlock(&write_lock);
+}
+
+void
 spy_sink_fork_child(void)
 {
 	for (struct spy_thread *th = spy_thread_list(); th; th = th->next) {
@@ -557,6 +576,7 @@ spy_sink_fork_child(void)
 	pthread_mutex_init(&write_lock, NULL);
 	opened = 0;
 	full = 0;
+	sealed = 0;
 }
 
 /* The first line: who, where, which cuDNN. */
@@ -628,6 +648,6 @@ header(int f)
 	}
 	spy_line_lit(l, "}\n");
 	if (!l->overflow && fstat(f, &st) == 0)
-		put(f, &st, l->data, l->len, 0);
+		put(f, &st, l->data, l->len, PUT_HEADER);
 	free(l);
 }

@@ -26,6 +26,12 @@ int spy_sink_expand(const char *pattern, int is_dir, const char *prog, const cha
 int spy_sink_crash_fd(void);
 /* Writes whole lines to that file from a signal handler: only if `fd` still names it, only what fits. */
 void spy_sink_crash_write(int fd, const char *data, size_t len);
+/*
+ * The exit handler begins: from now on only the calling thread writes (the
+ * buffers it flushes, the summary, calls made after it), so that the summary
+ * stays the last line and no other thread is cut off in the middle of one.
+ */
+void spy_sink_seal(void);
 /* In a forked child: forget the parent's file and buffered records. */
 void spy_sink_fork_child(void);
 

@@ -1582,5 +1582,23 @@ def crash_handler_chaining():
             check(len(events(recs, "call", "cudnnGetVersion")) == 2, "%s: the calls after it recorded" % mode)
 
 
+@scenario
+def exit_while_calling():
+    """exit() while 4 other threads keep calling, every call traced (10 runs): the summary is the one last line,
+    no line is torn, and the file holds no more calls than the summary counts."""
+    for i in range(10):
+        with tempfile.TemporaryDirectory() as d:
+            p = run([prog("hostile"), "exit-race"], spied_env({"CUDNNSPY_OUTPUT": d, "CUDNNSPY_TRACE": "*",
+                                                               "CUDNNSPY_STDERR": "none"}))
+            check(p.stdout == "exiting\n", "the program's output", p.stdout)
+            recs = records_in(d)    # the summary last, every line whole
+            check(len(recs) == 1, "one file", repr(list(recs)))
+            s = events(recs, "summary")
+            calls = len(events(recs, "call", "cudnnGetVersion"))
+            counted = [f["calls"] for f in s[0]["functions"] if f["fn"] == "cudnnGetVersion"]
+            check(len(s) == 1 and counted and calls <= counted[0], "run %d: one summary, counting at least the "
+                  "calls recorded (%d recorded, %r counted)" % (i, calls, counted))
+
+
 if __name__ == "__main__":
     sys.exit(main())

@@ -214,7 +214,7 @@ main(int argc, char **argv)
 
 		for (int i = 0; i < 4; i++)
 			pthread_create(&th[i], NULL, caller, NULL);
-		usleep(20000);
+		usleep(5000);
 		printf("exiting\n");
 		exit(0);
 	} else if (strcmp(mode, "sa-mask") == 0) {
