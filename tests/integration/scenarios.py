@@ -1600,5 +1600,21 @@ def exit_while_calling():
                   "calls recorded (%d recorded, %r counted)" % (i, calls, counted))
 
 
+@scenario
+def thread_exit_destructor():
+    """800 threads (8 at a time) that call cuDNN from a thread-exit destructor running after the spy's,
+    400 traced calls each: a thread's block is handed on only once it can no longer call, so every record is
+    whole and there, once, and the counts are exact."""
+    with tempfile.TemporaryDirectory() as d:
+        p = run([prog("hostile"), "exit-destructor"], spied_env({"CUDNNSPY_OUTPUT": d, "CUDNNSPY_STDERR": "summary",
+                                                                 "CUDNNSPY_TRACE": "cudnnSetTensor4dDescriptor"}))
+        check(p.stdout == "800 threads\n", "ran", p.stdout)
+        recs = records_in(d)
+        calls = events(recs, "call", "cudnnSetTensor4dDescriptor")
+        check(len(calls) == 320000, "every call recorded once", str(len(calls)))
+        check(summary_row(p.stderr, "cudnnSetTensor4dDescriptor")[:2] == (320000, 0), "counted", p.stderr)
+        check(summary_row(p.stderr, "cudnnCreateTensorDescriptor")[:2] == (800, 0), "counted", p.stderr)
+
+
 if __name__ == "__main__":
     sys.exit(main())

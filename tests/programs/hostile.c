@@ -9,6 +9,7 @@
  *   fork-own-file     a forked child closes what it inherited and opens a file of its own
  *   exec PROGRAM      traced calls, then exec without exit
  *   exit-race         exit() while other threads keep calling
+ *   exit-destructor   800 threads calling from a thread-exit destructor that runs after the spy's
  *   sa-mask           a SIGSEGV handler installed with sa_mask: is that mask in force?
  *   nodefer           a SIGSEGV handler with SA_NODEFER that faults once more inside itself
  *   segv-recover      a SIGSEGV handler that siglongjmps back, then more calls
@@ -99,6 +100,30 @@ caller(void *arg)
 	(void)arg;
 	while (!stop)
 		cudnnGetVersion();
+	return NULL;
+}
+
+/* Calls made from a thread-exit destructor that runs after the spy's own. */
+static pthread_key_t late_key;
+
+static void
+late_calls(void *arg)
+{
+	cudnnTensorDescriptor_t t = arg;
+
+	for (int i = 0; i < 400; i++)
+		cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 2, 3, 4);
+	cudnnDestroyTensorDescriptor(t);
+}
+
+static void *
+exiting(void *arg)
+{
+	cudnnTensorDescriptor_t t;
+
+	(void)arg;
+	cudnnCreateTensorDescriptor(&t);
+	pthread_setspecific(late_key, t);
 	return NULL;
 }
 
@@ -217,6 +242,19 @@ main(int argc, char **argv)
 		usleep(5000);
 		printf("exiting\n");
 		exit(0);
+	} else if (strcmp(mode, "exit-destructor") == 0) {
+		/* The spy's key exists from the first call; the program's, made after it, runs after it. */
+		cudnnGetVersion();
+		pthread_key_create(&late_key, late_calls);
+		for (int round = 0; round < 100; round++) {
+			pthread_t th[8];
+
+			for (int i = 0; i < 8; i++)
+				pthread_create(&th[i], NULL, exiting, NULL);
+			for (int i = 0; i < 8; i++)
+				pthread_join(th[i], NULL);
+		}
+		printf("800 threads\n");
 	} else if (strcmp(mode, "sa-mask") == 0) {
 		install(SIGSEGV, mask_handler, 0, SIGUSR1);
 		some_calls();
