@@ -303,6 +303,33 @@ def library_unusable():
             f.write("not a library\n")
         unusable(junk, "cannot use it")
     unusable("relative/libcudnn.so.9", "is not an absolute path")
+    # Looked at before dlopen, which blocks forever on a FIFO and dies of SIGBUS on a truncated file.
+    with tempfile.TemporaryDirectory() as d:
+        real = os.path.join(FAKE9, "libcudnn.so.9")
+        data = open(real, "rb").read()
+        fifo = os.path.join(d, "fifo")
+        os.mkfifo(fifo)
+        unusable(fifo, "is a FIFO, not a library")
+        inner = os.path.join(d, "fifo-dir")
+        os.mkdir(inner)
+        os.mkfifo(os.path.join(inner, "libcudnn.so.9"))
+        unusable(inner, "libcudnn.so.9 is a FIFO, not a library")
+        os.mkdir(os.path.join(d, "dir-dir"))
+        os.mkdir(os.path.join(d, "dir-dir", "libcudnn.so.9"))
+        unusable(os.path.join(d, "dir-dir"), "libcudnn.so.9 is a directory, not a library")
+        cut = os.path.join(d, "cut.so")
+        with open(cut, "wb") as f:
+            f.write(data[:len(data) // 2])
+        unusable(cut, "is truncated")
+        arch = os.path.join(d, "arch.so")
+        with open(arch, "wb") as f:
+            # e_machine (bytes 18-19): aarch64 (183) on x86-64, x86-64 (62) elsewhere.
+            other = 62 if data[18:20] == bytes([183, 0]) else 183
+            f.write(data[:18] + bytes([other, 0]) + data[20:])
+        unusable(arch, "is built for another machine")
+        # Preloaded, the same check.
+        p = run([prog("host-calls")], {"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": FAKE9, "CUDNNSPY_LIBRARY": fifo})
+        check("is a FIFO, not a library" in p.stderr and "version 0" in p.stdout, "preload: refused", p.stderr)
     unusable(os.path.join(DROPIN9, "libcudnn.so.9"), "the spy itself")
 
 
