@@ -482,6 +482,54 @@ def hostile():
           "the table escapes control bytes", p.stdout[:3000])
 
 
+WHOAMI_C = ("#include <stddef.h>\n#include <unistd.h>\n"
+            "size_t cudnnGetVersion(void) { return geteuid() == 0 ? 90000 : 90001; }\n")
+
+
+@scenario
+def root_never_runs_others_files():
+    """Run as root, the version helper loads nothing that anyone but root (or the file's owner, as that
+    owner) could have changed: the file and every directory above it."""
+    if os.geteuid() != 0:
+        raise Skip("needs root")
+    root = tmpdir()
+    os.chmod(root, 0o755)
+    src = os.path.join(root, "whoami.c")
+    with open(src, "w") as f:
+        f.write(WHOAMI_C)
+    cases = {}
+
+    def lib(name, file_mode=0o755, owner=(0, 0), dir_mode=0o755, dir_owner=(0, 0)):
+        d = os.path.join(root, name)
+        os.makedirs(d)
+        path = os.path.join(d, "libcudnn.so.9")
+        compile_c(src, path, ["-shared", "-fPIC", "-Wl,-soname,libcudnn.so.9"])
+        os.chown(path, *owner)
+        os.chmod(path, file_mode)
+        os.chown(d, *dir_owner)
+        os.chmod(d, dir_mode)
+        cases[name] = path
+
+    lib("root-only")
+    lib("other-owner", owner=(65534, 65534))
+    lib("group-writable", file_mode=0o664, owner=(0, 65534))
+    lib("world-writable", file_mode=0o666)
+    lib("dir-group-writable", dir_mode=0o775, dir_owner=(0, 65534))
+    lib("dir-of-another", dir_owner=(65534, 65534))
+    lib("sticky-dir", dir_mode=0o1777)
+    doc = scan_json(["--root", root])
+    got = {x["directory"].rsplit("/", 1)[1]: x for x in doc["copies"]}
+    check(got["root-only"]["version"] == "9.0.0", "root's own file, loaded as root", got["root-only"])
+    check(got["sticky-dir"]["version"] == "9.0.0", "in a sticky directory too", got["sticky-dir"])
+    check(got["other-owner"]["version"] == "9.0.1", "another user's file, loaded as that user", got["other-owner"])
+    for name, words in (("group-writable", "is writable by its group"), ("world-writable", "writable by everyone"),
+                        ("dir-group-writable", "is writable by its group"),
+                        ("dir-of-another", "belongs to another user")):
+        c = got[name]
+        check(c["version"] is None and "not read" in c["version_error"] and words in c["version_error"],
+              "%s: not loaded (%s)" % (name, words), c)
+
+
 # ---- --for: compared with what the loader does ----
 
 WHERE_C = r"""
