@@ -8,6 +8,7 @@
  */
 #include "scan-int.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -160,6 +161,69 @@ helper(const char *path, int fd, pid_t parent, uid_t uid, gid_t gid)
 	_exit(0);
 }
 
+/* The children of this process now, from /proc; at most `max`. */
+static size_t
+children(pid_t *out, size_t max)
+{
+	pid_t me = getpid();
+	size_t n = 0;
+	struct dirent *e;
+	DIR *d = opendir("/proc");
+
+	if (!d)
+		return 0;
+	while (n < max && (e = readdir(d))) {
+		char file[300], line[512], *close_paren;
+		long ppid;
+		ssize_t len;
+		int fd;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(file, sizeof(file), "/proc/%s/stat", e->d_name);
+		fd = open(file, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, line, sizeof(line) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		line[len] = '\0';
+		/* "pid (comm) state ppid ...": comm may hold anything, even ')'. */
+		close_paren = strrchr(line, ')');
+		if (close_paren && sscanf(close_paren + 1, " %*c %ld", &ppid) == 1 && ppid == me)
+			out[n++] = (pid_t)atol(e->d_name);
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * What the helper started outside its process group (setsid, then fork)
+ * outlives it. The scan is the child subreaper (scan_probe_version), so
+ * such orphans become its children: each is killed and reaped, and theirs
+ * after them, until none is left or two seconds have passed.
+ */
+static void
+reap_orphans(void)
+{
+	long until = now_ms() + 2000;
+
+	while (now_ms() < until) {
+		pid_t kids[256];
+		size_t n = children(kids, sizeof(kids) / sizeof(kids[0]));
+		int status;
+
+		for (size_t i = 0; i < n; i++)
+			kill(kids[i], SIGKILL);
+		while (waitpid(-1, &status, WNOHANG) > 0)
+			;
+		if (n == 0 && waitpid(-1, &status, WNOHANG) < 0 && errno == ECHILD)
+			return;
+		usleep(2000);
+	}
+}
+
 void
 scan_probe_version(const char *path, int timeout_ms, struct scan_probe *p)
 {
@@ -180,6 +244,8 @@ scan_probe_version(const char *path, int timeout_ms, struct scan_probe *p)
 	}
 	fflush(NULL);
 	parent = getpid();
+	/* Orphans of the helper become this process's children, not init's: reap_orphans(). */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	pid = fork();
 	if (pid < 0) {
 		snprintf(p->why, sizeof(p->why), "fork: %s", strerror(errno));
@@ -244,6 +310,7 @@ scan_probe_version(const char *path, int timeout_ms, struct scan_probe *p)
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
 	}
+	reap_orphans();
 	if (strncmp(buf, "V ", 2) == 0 && memchr(buf, '\n', len)) {
 		char *end;
 		unsigned long long v;

@@ -530,6 +530,49 @@ def root_never_runs_others_files():
               "%s: not loaded (%s)" % (name, words), c)
 
 
+@scenario
+def no_process_left():
+    """A library whose constructor leaves its session (setsid) and forks, twice over: nothing it started is
+    still running once the scan has ended."""
+    root = tmpdir()
+    os.chmod(root, 0o755)
+    d = os.path.join(root, "escape")
+    os.makedirs(d)
+    pids = os.path.join(root, "pids")
+    src = os.path.join(root, "escape.c")
+    with open(src, "w") as f:
+        f.write('#include <stdio.h>\n#include <stddef.h>\n#include <unistd.h>\n'
+                'static void note(void) { FILE *f = fopen("%s", "a"); if (f) { fprintf(f, "%%d\\n", (int)getpid());'
+                ' fclose(f); } }\n'
+                '__attribute__((constructor)) static void escape(void) {\n'
+                ' if (fork() == 0) { setsid(); if (fork() == 0) { note(); if (fork() == 0) note();'
+                ' for (int i = 0; i < 600; i++) sleep(1); } _exit(0); }\n'
+                ' usleep(200000); }\n'
+                'size_t cudnnGetVersion(void) { return 90500; }\n' % pids)
+    compile_c(src, os.path.join(d, "libcudnn.so.9"), ["-shared", "-fPIC", "-Wl,-soname,libcudnn.so.9"])
+    doc = scan_json(["--root", root])
+    c = the_copy(doc, d, 9)
+    check(c["version"] == "9.5.0", "the version read", c)
+    time.sleep(0.3)
+    with open(pids) as f:
+        started = [int(x) for x in f.read().split()]
+    check(len(started) == 2, "the library started two processes", started)
+    alive = []
+    for pid in started:
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                if f.read().rsplit(")", 1)[1].split()[0] != "Z":
+                    alive.append(pid)
+        except OSError:
+            pass
+    for pid in alive:
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+    check(not alive, "nothing left running", alive)
+
+
 # ---- --for: compared with what the loader does ----
 
 WHERE_C = r"""
