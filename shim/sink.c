@@ -175,30 +175,59 @@ file_name(char *out, size_t size)
 }
 
 /*
- * A directory where another user could swap the file for a link: refused,
- * unless it is sticky (like /tmp), where only the owner may rename.
+ * The directory the record file goes in, opened once and never through
+ * another user's symlink: the file is then created relative to it
+ * (openat), so that no link swapped in later can redirect it. Refused: a
+ * directory of another user (its owner could rename or delete the
+ * records), a symlink of another user (in a sticky directory such as /tmp
+ * anyone may plant one), and one that everyone may write to without the
+ * sticky bit (anyone could swap the file for a link). One's own symlink,
+ * or root's, is followed. Returns NULL with *dirfd and *base set, or why.
  */
 static const char *
-unsafe_directory(const char *file)
+open_directory(const char *file, int *dirfd, const char **base, char *why, size_t whylen)
 {
 	char dir[PATH_MAX];
 	const char *slash = strrchr(file, '/');
+	uid_t me = geteuid();
 	struct stat st;
+	int d;
 
+	*dirfd = -1;
+	*base = slash ? slash + 1 : file;
 	if (!slash)
 		snprintf(dir, sizeof(dir), ".");
 	else if (slash == file)
 		snprintf(dir, sizeof(dir), "/");
 	else
 		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - file), file);
-	if (stat(dir, &st) != 0)
-		return strerror(errno);
-	if (!S_ISDIR(st.st_mode))
-		return "not a directory";
-	if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
+	d = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d < 0 && (errno == ELOOP || errno == ENOTDIR) && lstat(dir, &st) == 0 && S_ISLNK(st.st_mode)) {
+		if (st.st_uid != me && st.st_uid != 0) {
+			snprintf(why, whylen, "its directory is a symbolic link of another user (uid %u)",
+				 (unsigned)st.st_uid);
+			return why;
+		}
+		d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (d < 0)
+		return errno == ENOTDIR ? "not a directory" : strerror(errno);
+	if (fstat(d, &st) != 0) {
+		snprintf(why, whylen, "%s", strerror(errno));
+		close(d);
+		return why;
+	}
+	if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+		close(d);
 		return "its directory is writable by everyone and not sticky";
-	if (st.st_uid != geteuid() && st.st_uid != 0 && (st.st_mode & (S_IWGRP | S_IWOTH)))
-		return "its directory belongs to another user who can write in it";
+	}
+	if (st.st_uid != me && st.st_uid != 0) {
+		snprintf(why, whylen, "its directory belongs to another user (uid %u), who could rename or delete "
+			 "the records", (unsigned)st.st_uid);
+		close(d);
+		return why;
+	}
+	*dirfd = d;
 	return NULL;
 }
 
@@ -426,23 +455,28 @@ sink_fd(void)
 		__atomic_store_n(&fd_pid, me, __ATOMIC_RELEASE);
 	}
 	if (fd < 0 && !gave_up && spy_config.output[0]) {
-		char name[PATH_MAX];
-		const char *why = NULL;
+		char name[PATH_MAX], leaf[PATH_MAX + 16], whybuf[128];
+		const char *why = NULL, *base = NULL;
 		struct stat st;
+		int dirfd = -1;
 
 		if (file_name(name, sizeof(name) - 8) != 0)
 			why = "the name is too long";
-		else if (lstat(name, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+		else
+			why = open_directory(name, &dirfd, &base, whybuf, sizeof(whybuf));
+		if (!why && fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode) &&
+		    !S_ISLNK(st.st_mode))
 			/* A device (/dev/full), FIFO or socket: no file of ours, not even beside it. */
 			why = "it exists and is not a regular file";
-		else
-			why = unsafe_directory(name);
 		for (int i = 0; !why && i < 100; i++) {
-			if (i)
+			if (i) {
 				snprintf(path, sizeof(path), "%s.%d", name, i);
-			else
+				snprintf(leaf, sizeof(leaf), "%s.%d", base, i);
+			} else {
 				snprintf(path, sizeof(path), "%s", name);
-			f = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
+				snprintf(leaf, sizeof(leaf), "%s", base);
+			}
+			f = openat(dirfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
 			if (f >= 0)
 				f = move_high(f);
 			if (f >= 0 && fstat(f, &st) != 0) {
@@ -462,6 +496,8 @@ sink_fd(void)
 				break;
 			}
 		}
+		if (dirfd >= 0)
+			close(dirfd);
 		if (fd < 0) {
 			__atomic_store_n(&gave_up, 1, __ATOMIC_RELEASE);
 			spy_log("cannot create a record file from CUDNNSPY_OUTPUT=%s (%s: %s); failures and the "

@@ -1643,5 +1643,39 @@ def thread_exit_destructor():
         check(summary_row(p.stderr, "cudnnCreateTensorDescriptor")[:2] == (800, 0), "counted", p.stderr)
 
 
+@scenario
+def output_others_dirs():
+    """Run as root: no records in another user's directory (its owner could rename or delete them), none
+    through another user's symlink to a directory (in a sticky directory, like /tmp); one's own link is
+    followed. Needs root (77 otherwise)."""
+    if os.geteuid() != 0:
+        print("needs root: skipped")
+        sys.exit(77)
+    plain = run([prog("host-calls")], {"LD_LIBRARY_PATH": FAKE9, "FAKECUDNN_STATUS": "cudnnCreate=1001"})
+    with tempfile.TemporaryDirectory() as d:
+        os.chmod(d, 0o1777)
+        theirs = os.path.join(d, "theirs")
+        os.mkdir(theirs, 0o755)
+        os.chown(theirs, 65534, 65534)
+        mine = os.path.join(d, "mine")
+        os.mkdir(mine, 0o700)
+        link = os.path.join(d, "link")
+        os.symlink(mine, link)
+        os.lchown(link, 65534, 65534)
+        for target, words in ((theirs, "belongs to another user"), (theirs + "/x-%p.jsonl", "belongs to another user"),
+                              (link, "symbolic link of another user"),
+                              (link + "/x-%p.jsonl", "symbolic link of another user")):
+            p = run([prog("host-calls")], spied_env({"CUDNNSPY_OUTPUT": target}))
+            check(p.stdout == plain.stdout, "stdout unchanged", p.stdout)
+            check(p.stderr.count("cannot create a record file") == 1 and words in p.stderr, "%s: refused (%s)" %
+                  (target, words), p.stderr)
+            check(not os.listdir(theirs) and not os.listdir(mine), "%s: nothing written" % target,
+                  repr(os.listdir(theirs) + os.listdir(mine)))
+        own = os.path.join(d, "own-link")
+        os.symlink(mine, own)
+        p = run([prog("host-calls")], spied_env({"CUDNNSPY_OUTPUT": own}))
+        check(len(os.listdir(mine)) == 1, "one's own link is followed", p.stderr)
+
+
 if __name__ == "__main__":
     sys.exit(main())
