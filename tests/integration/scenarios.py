@@ -1547,6 +1547,25 @@ def rank_numbers():
 
 
 @scenario
+def exec_without_exit():
+    """exec without exit(): the spy runs no code at an exec (it may export no exec), so what it buffered and the
+    summary are lost; failures are written at once and survive, and cudnnspy_flush() before the exec keeps
+    every record (docs/reliability.md, what is not promised)."""
+    for flush in (False, True):
+        with tempfile.TemporaryDirectory() as d:
+            env = {"CUDNNSPY_OUTPUT": d, "CUDNNSPY_TRACE": "cudnnGetVersion"}
+            if flush:
+                env["HOSTILE_FLUSH"] = "1"
+            plain, spied = hostile("exec", env, args=["/bin/true"], complete=False)
+            recs = records_in(d, complete=False)
+            check(len(recs) == 1, "one file", repr(list(recs)))
+            check(len(events(recs, "failure", "cudnnCreate")) == 1, "the failure survives the exec", repr(recs))
+            calls = len(events(recs, "call", "cudnnGetVersion"))
+            check(calls == (51 if flush else 0), "flush %s: %d traced calls in the file" % (flush, calls))
+            check(not events(recs, "summary"), "no summary: nothing runs at an exec")
+
+
+@scenario
 def stderr_none_silent():
     """CUDNNSPY_STDERR=none: not a single line, whatever goes wrong (bad settings, an unwritable output,
     a crash)."""
@@ -1675,6 +1694,19 @@ def output_others_dirs():
         os.symlink(mine, own)
         p = run([prog("host-calls")], spied_env({"CUDNNSPY_OUTPUT": own}))
         check(len(os.listdir(mine)) == 1, "one's own link is followed", p.stderr)
+
+
+@scenario
+def errno_first_call_real():
+    """errno after the program's first cuDNN call is what it is without the spy (preload and drop-in, default
+    settings and every call recorded)."""
+    need_real()
+    for extra in ({}, {"CUDNNSPY_TRACE": "*", "CUDNNSPY_CRASH": "1"}):
+        plain = run([prog("hostile"), "errno"], {"LD_LIBRARY_PATH": REAL})
+        pre = run([prog("hostile"), "errno"], dict(extra, LD_LIBRARY_PATH=REAL, LD_PRELOAD=PRELOAD))
+        drop = run([prog("hostile"), "errno"], dict(extra, LD_LIBRARY_PATH=DROPIN9,
+                                                     CUDNNSPY_LIBRARY=os.path.join(REAL, "libcudnn.so.9")))
+        check(plain.stdout == pre.stdout == drop.stdout, "the same errno", plain.stdout, pre.stdout, drop.stdout)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@
  *   stderr-closed     stderr closed before failing calls
  *   closefrom         every fd above 2 closed after the first records, then a file of its own
  *   fork-own-file     a forked child closes what it inherited and opens a file of its own
- *   exec PROGRAM      traced calls, then exec without exit
+ *   exec PROGRAM      traced calls, a failure, then exec without exit (cudnnspy_flush() first
+ *                     when HOSTILE_FLUSH is set)
  *   exit-race         exit() while other threads keep calling
  *   exit-destructor   800 threads calling from a thread-exit destructor that runs after the spy's
  *   sa-mask           a SIGSEGV handler installed with sa_mask: is that mask in force?
@@ -16,6 +17,7 @@
  *   abort-ignored     SIGABRT ignored, raised, then more calls
  *   errno             errno after the first cuDNN call
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -228,10 +230,18 @@ main(int argc, char **argv)
 	} else if (strcmp(mode, "exec") == 0 && argc > 2) {
 		char *child[] = { argv[2], NULL };
 
+		void (*flush)(void);
+
+		/* The failure first: it flushes what was buffered before it. */
+		failing_call();
 		for (int i = 0; i < 50; i++)
 			cudnnGetVersion();
 		some_calls();
 		fflush(stdout);
+		/* What docs/reliability.md advises before an exec: the spy cannot see one coming. */
+		*(void **)&flush = dlsym(RTLD_DEFAULT, "cudnnspy_flush");
+		if (getenv("HOSTILE_FLUSH") && flush)
+			flush();
 		execv(argv[2], child);
 		return 2;
 	} else if (strcmp(mode, "exit-race") == 0) {
