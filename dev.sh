@@ -61,7 +61,7 @@ asan_known_bugs=""
 #   load-records, load-records-real: the runtime's dlopen interceptor comes before the spy's
 #   dlopen, so the caller that the spy (and glibc) sees is libasan, not the program.
 asan_left_out="load-records load-records-real"
-tsan_tests="unit threads-counts threads-records fork-records rate-limit"
+tsan_tests="unit threads-counts threads-records fork-records rate-limit exit-while-calling thread-exit-destructor file-size-limit"
 tsan_known_bugs=""
 
 sanitize_setup() {

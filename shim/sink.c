@@ -2,9 +2,9 @@
  * The record file. Opened at the first record (a process that records
  * nothing leaves no file), never through an existing file or a symlink,
  * reopened under the child's own pid after a fork. Threads fill their own
- * buffers and write whole lines with one write(2) each, on O_APPEND, so
- * lines never tear. When the file cannot be written the spy says so once,
- * counts what it drops, and the program runs on.
+ * buffers and write whole lines, one writer at a time, on O_APPEND, so
+ * lines never tear (put()). When the file cannot be written the spy says
+ * so once, counts what it drops, and the program runs on.
  *
  * The descriptor is the program's business as much as the spy's: it is
  * never 0, 1 or 2, it sits far above the numbers programs use, and before
