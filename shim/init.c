@@ -33,7 +33,8 @@ at_exit(void)
 	if (__atomic_exchange_n(&exit_done, 1, __ATOMIC_ACQ_REL))
 		return;
 	spy_sink_seal();
-	if (resolved_ok)
+	/* Another thread may have resolved: resolve_done (acquire) makes its resolved_ok visible here. */
+	if (spy_resolved() && resolved_ok)
 		spy_audit();
 	spy_gpu_drain();
 	for (struct spy_thread *th = spy_thread_list(); th; th = th->next)

@@ -514,9 +514,14 @@ sink_fd(void)
 struct spy_buf *
 spy_thread_buf(struct spy_thread *th)
 {
-	if (!th->buf)
-		th->buf = calloc(1, sizeof(*th->buf));
-	return th->buf;
+	struct spy_buf *b = th->buf;
+
+	/* Only its thread allocates it; published with release for the exit flush of another thread. */
+	if (!b) {
+		b = calloc(1, sizeof(*b));
+		__atomic_store_n(&th->buf, b, __ATOMIC_RELEASE);
+	}
+	return b;
 }
 
 static void
@@ -550,7 +555,8 @@ flush_locked(struct spy_buf *b)
 void
 spy_sink_flush(struct spy_thread *th)
 {
-	struct spy_buf *b = th->buf;
+	/* Acquire: the thread that made it may be another (the exit handler, cudnnspy_flush). */
+	struct spy_buf *b = __atomic_load_n(&th->buf, __ATOMIC_ACQUIRE);
 
 	if (!b)
 		return;

@@ -114,10 +114,14 @@ collect(struct row *rows, struct row *total, int sort)
 				continue;
 			r.timed += __atomic_load_n(&n->timed, __ATOMIC_RELAXED);
 			r.total += __atomic_load_n(&t->total_ns, __ATOMIC_RELAXED);
-			if (t->min_ns < r.min)
-				r.min = t->min_ns;
-			if (t->max_ns > r.max)
-				r.max = t->max_ns;
+			/* Atomic: other threads may still be calling (exit() from one thread). */
+			uint64_t lo = __atomic_load_n(&t->min_ns, __ATOMIC_RELAXED);
+			uint64_t hi = __atomic_load_n(&t->max_ns, __ATOMIC_RELAXED);
+
+			if (lo < r.min)
+				r.min = lo;
+			if (hi > r.max)
+				r.max = hi;
 			for (unsigned b = 0; b < SPY_HIST_BUCKETS; b++)
 				r.hist[b] += __atomic_load_n(&t->hist[b], __ATOMIC_RELAXED);
 		}
