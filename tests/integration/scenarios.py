@@ -1508,6 +1508,16 @@ def fds_low_closed():
 
 
 @scenario
+def fds_first_free():
+    """After failures (a stack taken for each, the record file open) the program's next open() gets the
+    number it gets without the spy: the spy holds no descriptor below 512 (libunwind kept a pipe at 3 and 4,
+    and closed those numbers again once the program had closed and reused them)."""
+    with tempfile.TemporaryDirectory() as d:
+        plain, spied = hostile("first-fd", {"CUDNNSPY_OUTPUT": d})
+        check("first free fd 3" in spied.stdout, "fd 3", spied.stdout)
+
+
+@scenario
 def fds_closed_reused():
     """The program closes every fd above 2 and opens a file of its own, which gets the record file's number:
     the spy never writes into it, and its records go on in its own file."""

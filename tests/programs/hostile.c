@@ -15,6 +15,7 @@
  *   nodefer           a SIGSEGV handler with SA_NODEFER that faults once more inside itself
  *   segv-recover      a SIGSEGV handler that siglongjmps back, then more calls
  *   abort-ignored     SIGABRT ignored, raised, then more calls
+ *   first-fd          the descriptor the program's first open() gets, after failing calls
  *   errno             errno after the first cuDNN call
  */
 #include <dlfcn.h>
@@ -291,6 +292,14 @@ main(int argc, char **argv)
 		raise(SIGABRT);
 		printf("survived\n");
 		some_calls();
+	} else if (strcmp(mode, "first-fd") == 0) {
+		int f;
+
+		some_calls();
+		failing_call();
+		failing_call();
+		f = open("/dev/null", O_RDONLY);
+		printf("first free fd %d\n", f);
 	} else if (strcmp(mode, "errno") == 0) {
 		size_t v;
 
