@@ -40,6 +40,7 @@ at_exit(void)
 	for (struct spy_thread *th = spy_thread_list(); th; th = th->next)
 		spy_sink_flush(th);
 	spy_summary_print();
+	spy_sink_trim();
 	errno = saved;
 }
 

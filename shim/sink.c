@@ -403,7 +403,8 @@ put(int f, const struct stat *st, const char *data, size_t len, int how)
 	counted = n;
 	want = __atomic_add_fetch(&inflight, counted, __ATOMIC_SEQ_CST);
 	if (!in_handler && n > 0 && (uint64_t)st->st_size + want > __atomic_load_n(&reserved_end, __ATOMIC_ACQUIRE)) {
-		uint64_t ahead = limited ? 0 : RESERVE_AHEAD;
+		/* As much ahead as the file holds, up to 1 MiB: a small file takes little room it does not use. */
+		uint64_t ahead = limited ? 0 : (uint64_t)st->st_size < RESERVE_AHEAD ? (uint64_t)st->st_size : RESERVE_AHEAD;
 		int r = fallocate(f, FALLOC_FL_KEEP_SIZE, st->st_size, (off_t)(want + ahead));
 
 		if (r != 0 && ahead && (errno == ENOSPC || errno == EDQUOT)) {
@@ -411,7 +412,11 @@ put(int f, const struct stat *st, const char *data, size_t len, int how)
 			r = fallocate(f, FALLOC_FL_KEEP_SIZE, st->st_size, (off_t)want);
 		}
 		if (r == 0 && !limited) {
-			__atomic_store_n(&reserved_end, (uint64_t)st->st_size + want + ahead, __ATOMIC_RELEASE);
+			uint64_t end = (uint64_t)st->st_size + want + ahead;
+
+			/* Never lower: spy_sink_trim() gives back everything up to the furthest reservation. */
+			if (end > __atomic_load_n(&reserved_end, __ATOMIC_RELAXED))
+				__atomic_store_n(&reserved_end, end, __ATOMIC_RELEASE);
 		} else if (r != 0 && (errno == ENOSPC || errno == EDQUOT)) {
 			drop(data, n);
 			spy_log_once(&write_said, "cannot write %s: %s; records are dropped and counted, the summary "
@@ -675,6 +680,27 @@ spy_sink_seal(void)
 	 */
 	for (int i = 0; i < 10000 && __atomic_load_n(&inflight, __ATOMIC_SEQ_CST); i++)
 		sched_yield();
+}
+
+void
+spy_sink_trim(void)
+{
+	int f = __atomic_load_n(&fd, __ATOMIC_ACQUIRE);
+	struct stat st;
+
+	if (f < 0 || __atomic_load_n(&fd_pid, __ATOMIC_ACQUIRE) != getpid())
+		return;
+	/*
+	 * Sealed (spy_sink_seal): nothing but this thread writes now. Truncating
+	 * to the size the file has frees the blocks reserved past its end (a
+	 * hole punched there would not, on ext4).
+	 */
+	pthread_mutex_lock(&write_lock);
+	if (__atomic_load_n(&sealed, __ATOMIC_SEQ_CST) && is_ours(f, &st) && (uint64_t)st.st_size < reserved_end &&
+	    reserved_end != UINT64_MAX && __atomic_load_n(&inflight, __ATOMIC_SEQ_CST) == 0 &&
+	    ftruncate(f, st.st_size) == 0)
+		__atomic_store_n(&reserved_end, (uint64_t)st.st_size, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&write_lock);
 }
 
 void

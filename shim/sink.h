@@ -32,6 +32,8 @@ void spy_sink_crash_write(int fd, const char *data, size_t len);
  * stays the last line and no other thread is cut off in the middle of one.
  */
 void spy_sink_seal(void);
+/* After the summary: gives back the room reserved past the end of the file. */
+void spy_sink_trim(void);
 /* In a forked child: forget the parent's file and buffered records. */
 void spy_sink_fork_child(void);
 

@@ -1492,6 +1492,18 @@ def file_size_limit():
 
 
 @scenario
+def record_file_room():
+    """The room reserved ahead for whole lines is given back at exit: a file takes the disk it holds."""
+    for argv, env in (([prog("host-calls")], {}), ([prog("threads"), "3000"], {"CUDNNSPY_TRACE": "*"})):
+        with tempfile.TemporaryDirectory() as d:
+            run(argv, spied_env(dict(env, CUDNNSPY_OUTPUT=d)))
+            for name in os.listdir(d):
+                st = os.stat(os.path.join(d, name))
+                check(st.st_blocks * 512 <= st.st_size + 65536, "%s: %d bytes take %d on disk" %
+                      (name, st.st_size, st.st_blocks * 512))
+
+
+@scenario
 def fds_low_closed():
     """The record file never takes fd 0, 1 or 2: with stdout closed the program's write still fails as it
     would; with stderr closed the spy's lines never land in its records."""
