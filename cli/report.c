@@ -1668,9 +1668,11 @@ report_read_path(struct report *r, const char *path)
 	read_lines(r, p, &s, 1);
 	p->read_error = s.error;
 	if (needs_pass2(r, p) && lseek(fd, 0, SEEK_SET) == 0) {
+		char *buf = s.buf;	/* the second pass reads into the same buffer */
+
 		memset(&s, 0, sizeof(s));
 		s.fd = fd;
-		s.buf = xcalloc(1, READ_BUF);
+		s.buf = buf;
 		p->pass2 = 1;
 		read_lines(r, p, &s, 2);
 	}
@@ -3667,14 +3669,19 @@ cudnnspy_report_main(int argc, char **argv)
 	if (ok < in.n)
 		bad++;
 	if (chrome) {
+		int err;
+
 		report_chrome_end(r);
-		if (fclose(chrome) != 0) {
-			chrome = NULL;
-			complain("cannot write %s: %s", chrome_path, strerror(errno));
+		/* A write that failed earlier (a full disk) leaves only the error flag: fclose may still say 0. */
+		err = fflush(chrome) != 0 ? errno : ferror(chrome) ? EIO : 0;
+		if (fclose(chrome) != 0 && !err)
+			err = errno;
+		chrome = NULL;
+		if (err) {
+			complain("cannot write %s: %s", chrome_path, strerror(err));
 			rc = 1;
 			goto out;
 		}
-		chrome = NULL;
 	}
 	if (ok == 0) {
 		complain("nothing could be read");

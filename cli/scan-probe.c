@@ -8,6 +8,7 @@
  */
 #include "scan-int.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
+#include <limits.h>
+#include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -52,37 +55,72 @@ say(int fd, const char *kind, const char *text)
 }
 
 /*
- * Run as root, the helper would run other users' code as root: loading a
- * library runs its constructors. It becomes the file's owner instead, or
- * nobody for a file that anyone may write.
+ * Whom the helper runs as. Loading a library runs its constructors, so a
+ * scan run as root loads only a file that nobody but root and the file's
+ * owner could have changed: the file and every directory above it belong
+ * to one of them, and none is writable by its group or by everyone (a
+ * sticky directory excepted: there only an entry's owner may rename it).
+ * Root's own files load as root, another user's as that user. Otherwise
+ * -1 and why: the version is then not read.
  */
 static int
-drop_privileges(const char *path)
+loader_identity(const char *path, uid_t *uid, gid_t *gid, char *why, size_t whylen)
 {
+	char real[PATH_MAX];
 	struct stat st;
-	uid_t uid;
-	gid_t gid;
 
-	if (geteuid() != 0)
+	*uid = geteuid();
+	*gid = getegid();
+	if (*uid != 0)
 		return 0;
-	if (stat(path, &st) != 0)
+	if (!realpath(path, real) || stat(real, &st) != 0) {
+		snprintf(why, whylen, "not read: cannot resolve it (%s)", strerror(errno));
 		return -1;
-	if (st.st_mode & S_IWOTH) {
-		uid = 65534;
-		gid = 65534;
-	} else if (st.st_uid != 0) {
-		uid = st.st_uid;
-		gid = st.st_gid;
-	} else {
-		return 0;
 	}
+	*uid = st.st_uid;
+	*gid = st.st_gid;
+	for (;;) {
+		char *slash;
+
+		if (stat(real, &st) != 0) {
+			snprintf(why, whylen, "not read: cannot look at %.120s (%s)", real, strerror(errno));
+			return -1;
+		}
+		if (st.st_uid != 0 && st.st_uid != *uid) {
+			snprintf(why, whylen, "not read: the scan runs as root and does not load it, since %.120s "
+				 "belongs to another user (uid %u)", real, (unsigned)st.st_uid);
+			return -1;
+		}
+		if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX))) {
+			snprintf(why, whylen, "not read: the scan runs as root and does not load it, since %.120s "
+				 "is writable by %s", real, st.st_mode & S_IWOTH ? "everyone" : "its group");
+			return -1;
+		}
+		if (strcmp(real, "/") == 0)
+			break;
+		slash = strrchr(real, '/');
+		if (!slash)
+			break;
+		if (slash == real)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	return 0;
+}
+
+static int
+become(uid_t uid, gid_t gid)
+{
+	if (geteuid() != 0 || uid == 0)
+		return 0;
 	if (setgroups(0, NULL) != 0 || setgid(gid) != 0 || setuid(uid) != 0)
 		return -1;
 	return 0;
 }
 
 static void __attribute__((noreturn))
-helper(const char *path, int fd, pid_t parent)
+helper(const char *path, int fd, pid_t parent, uid_t uid, gid_t gid)
 {
 	struct rlimit no_core = { 0, 0 };
 	size_t (*get_version)(void);
@@ -96,7 +134,7 @@ helper(const char *path, int fd, pid_t parent)
 	if (getppid() != parent)
 		_exit(5);
 	setrlimit(RLIMIT_CORE, &no_core);
-	if (drop_privileges(path) != 0) {
+	if (become(uid, gid) != 0) {
 		say(fd, "E", "cannot take the file owner's identity to load it");
 		_exit(6);
 	}
@@ -123,6 +161,69 @@ helper(const char *path, int fd, pid_t parent)
 	_exit(0);
 }
 
+/* The children of this process now, from /proc; at most `max`. */
+static size_t
+children(pid_t *out, size_t max)
+{
+	pid_t me = getpid();
+	size_t n = 0;
+	struct dirent *e;
+	DIR *d = opendir("/proc");
+
+	if (!d)
+		return 0;
+	while (n < max && (e = readdir(d))) {
+		char file[300], line[512], *close_paren;
+		long ppid;
+		ssize_t len;
+		int fd;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(file, sizeof(file), "/proc/%s/stat", e->d_name);
+		fd = open(file, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, line, sizeof(line) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		line[len] = '\0';
+		/* "pid (comm) state ppid ...": comm may hold anything, even ')'. */
+		close_paren = strrchr(line, ')');
+		if (close_paren && sscanf(close_paren + 1, " %*c %ld", &ppid) == 1 && ppid == me)
+			out[n++] = (pid_t)atol(e->d_name);
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * What the helper started outside its process group (setsid, then fork)
+ * outlives it. The scan is the child subreaper (scan_probe_version), so
+ * such orphans become its children: each is killed and reaped, and theirs
+ * after them, until none is left or two seconds have passed.
+ */
+static void
+reap_orphans(void)
+{
+	long until = now_ms() + 2000;
+
+	while (now_ms() < until) {
+		pid_t kids[256];
+		size_t n = children(kids, sizeof(kids) / sizeof(kids[0]));
+		int status;
+
+		for (size_t i = 0; i < n; i++)
+			kill(kids[i], SIGKILL);
+		while (waitpid(-1, &status, WNOHANG) > 0)
+			;
+		if (n == 0 && waitpid(-1, &status, WNOHANG) < 0 && errno == ECHILD)
+			return;
+		usleep(2000);
+	}
+}
+
 void
 scan_probe_version(const char *path, int timeout_ms, struct scan_probe *p)
 {
@@ -131,14 +232,20 @@ scan_probe_version(const char *path, int timeout_ms, struct scan_probe *p)
 	long deadline;
 	int pipefd[2], status = 0, timed_out = 0, reaped;
 	pid_t pid, parent;
+	uid_t uid;
+	gid_t gid;
 
 	memset(p, 0, sizeof(*p));
+	if (loader_identity(path, &uid, &gid, p->why, sizeof(p->why)) != 0)
+		return;
 	if (pipe2(pipefd, O_CLOEXEC) != 0) {
 		snprintf(p->why, sizeof(p->why), "pipe: %s", strerror(errno));
 		return;
 	}
 	fflush(NULL);
 	parent = getpid();
+	/* Orphans of the helper become this process's children, not init's: reap_orphans(). */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	pid = fork();
 	if (pid < 0) {
 		snprintf(p->why, sizeof(p->why), "fork: %s", strerror(errno));
@@ -148,7 +255,7 @@ scan_probe_version(const char *path, int timeout_ms, struct scan_probe *p)
 	}
 	if (pid == 0) {
 		close(pipefd[0]);
-		helper(path, pipefd[1], parent);
+		helper(path, pipefd[1], parent, uid, gid);
 	}
 	/* Also from here, so that the kill below reaches the group even if the child has not run yet. */
 	setpgid(pid, pid);
@@ -203,6 +310,7 @@ scan_probe_version(const char *path, int timeout_ms, struct scan_probe *p)
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
 	}
+	reap_orphans();
 	if (strncmp(buf, "V ", 2) == 0 && memchr(buf, '\n', len)) {
 		char *end;
 		unsigned long long v;

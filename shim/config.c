@@ -196,11 +196,23 @@ expected(const struct spy_option *o)
 	}
 }
 
+int spy_quiet;
+
 void
 spy_config_parse(const char *(*get)(const char *name))
 {
+	const char *quiet = NULL;
+
+	/* CUDNNSPY_STDERR=none silences the warnings about the other settings too: read it first. */
+	spy_quiet = 0;
 	for (const struct spy_option *o = spy_options; o->name; o++) {
-		const char *v = get(o->name);
+		if (o->target != &spy_config.stderr_mask)
+			continue;
+		quiet = get(o->name);
+		spy_quiet = quiet && set_value(o, quiet) == 0 && spy_config.stderr_mask == 0;
+	}
+	for (const struct spy_option *o = spy_options; o->name; o++) {
+		const char *v = o->target == &spy_config.stderr_mask ? quiet : get(o->name);
 
 		set_value(o, o->def);
 		if (!v)

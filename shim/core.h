@@ -65,7 +65,10 @@ int spy_parse_bool(const char *value, long *out);
 /* Sets the flag bit on every function matching one of the globs; warns on globs that match nothing. */
 void spy_apply_globs(const char *option, const char *globs, unsigned char bit);
 
-/* log.c: the spy's own diagnostics on stderr, never stdout. */
+/* CUDNNSPY_STDERR=none: not a line on stderr, not even a warning (config.c). */
+extern int spy_quiet;
+
+/* log.c: the spy's own diagnostics on stderr, never stdout; nothing under spy_quiet. */
 void spy_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Says it at most once per flag (a static int owned by the caller). */
 #define spy_log_once(flag, ...) \

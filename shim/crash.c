@@ -11,8 +11,10 @@
 #include "crash.h"
 #include "sink.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <ucontext.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -67,6 +69,50 @@ recent(struct spy_line *l, const struct spy_thread *th, int json)
 	}
 }
 
+/* The program's own handler for the signal, if it has one (not SIG_DFL or SIG_IGN). */
+static int
+has_handler(const struct sigaction *sa)
+{
+	if (sa->sa_flags & SA_SIGINFO)
+		return sa->sa_sigaction != NULL;
+	return sa->sa_handler != SIG_DFL && sa->sa_handler != SIG_IGN;
+}
+
+/*
+ * Runs the program's handler as the kernel would have: with the mask of
+ * the interrupted code, plus its sa_mask, plus the signal itself unless
+ * SA_NODEFER; SA_RESETHAND puts back the default action first.
+ */
+static void
+chain(int sig, siginfo_t *info, void *context, struct sigaction *prev)
+{
+	const ucontext_t *uc = context;
+	struct sigaction sa = *prev;
+	sigset_t mask;
+
+	if (uc)
+		mask = uc->uc_sigmask;
+	else
+		pthread_sigmask(SIG_BLOCK, NULL, &mask);
+	for (int s = 1; s < NSIG; s++)
+		if (sigismember(&sa.sa_mask, s) == 1)
+			sigaddset(&mask, s);
+	if (sa.sa_flags & SA_NODEFER)
+		sigdelset(&mask, sig);
+	else
+		sigaddset(&mask, sig);
+	if (sa.sa_flags & SA_RESETHAND) {
+		memset(prev, 0, sizeof(*prev));
+		prev->sa_handler = SIG_DFL;
+		sigaction(sig, prev, NULL);
+	}
+	pthread_sigmask(SIG_SETMASK, &mask, NULL);
+	if (sa.sa_flags & SA_SIGINFO)
+		sa.sa_sigaction(sig, info, context);
+	else
+		sa.sa_handler(sig);
+}
+
 static void
 handler(int sig, siginfo_t *info, void *context)
 {
@@ -74,10 +120,21 @@ handler(int sig, siginfo_t *info, void *context)
 	int fd = spy_sink_crash_fd();
 	size_t i;
 
+	/*
+	 * A program with its own handler decides what the signal means: it may
+	 * recover (siglongjmp, a fault it repairs). The spy reports a crash only
+	 * where the signal's default action ends the program.
+	 */
+	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
+		if (signals[i] == sig && has_handler(&previous[i])) {
+			chain(sig, info, context, &previous[i]);
+			return;
+		}
+	}
 	if (!__atomic_exchange_n(&entered, 1, __ATOMIC_ACQ_REL)) {
 		spy_line_reset(&line);
 		/* Written out in pieces when longer than the static block (256 recent calls). */
-		line.spill_fd = STDERR_FILENO + 1;
+		line.spill_fd = spy_quiet ? 0 : STDERR_FILENO + 1;	/* 0: nowhere, CUDNNSPY_STDERR=none */
 		spy_line_lit(&line, "cudnnspy: fatal signal ");
 		spy_line_i64(&line, sig);
 		spy_line_lit(&line, " (");
@@ -92,11 +149,8 @@ handler(int sig, siginfo_t *info, void *context)
 		spy_line_spill(&line);
 		if (fd >= 0) {
 			/* What this thread had buffered: whole lines only, so no lock is needed to read it. */
-			if (th && th->buf && th->buf->len <= sizeof(th->buf->out)) {
-				ssize_t w = write(fd, th->buf->out, th->buf->len);
-
-				(void)w;
-			}
+			if (th && th->buf && th->buf->len <= sizeof(th->buf->out))
+				spy_sink_crash_write(fd, th->buf->out, th->buf->len);
 			spy_line_reset(&line);
 			line.spill_fd = fd + 1;
 			spy_line_lit(&line, "{\"event\":\"crash\",\"signal\":");
@@ -109,26 +163,15 @@ handler(int sig, siginfo_t *info, void *context)
 			if (th)
 				recent(&line, th, 1);
 			spy_line_lit(&line, "]}\n");
-			spy_line_spill(&line);
+			/* Through the sink's check that the number is still its file; the pieces before it went out as it filled. */
+			spy_sink_crash_write(fd, line.data, line.len);
 			spy_summary_crash(fd, sig);
 		}
 	}
-	/* Hand the signal on as if the spy had never been there. */
-	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
-		if (signals[i] != sig)
-			continue;
-		sigaction(sig, &previous[i], NULL);
-		if ((previous[i].sa_flags & SA_SIGINFO) && previous[i].sa_sigaction) {
-			previous[i].sa_sigaction(sig, info, context);
-			return;
-		}
-		if (previous[i].sa_handler != SIG_DFL && previous[i].sa_handler != SIG_IGN) {
-			previous[i].sa_handler(sig);
-			return;
-		}
-		break;
-	}
-	/* Default action: pending now, delivered as soon as this handler returns. */
+	/* The default action, as if the spy had never been there: pending now, delivered when this returns. */
+	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+		if (signals[i] == sig)
+			sigaction(sig, &previous[i], NULL);
 	raise(sig);
 }
 
@@ -144,6 +187,10 @@ spy_crash_install(void)
 	sa.sa_sigaction = handler;
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
+		/* An ignored signal stays ignored: the program meant it not to end anything. */
+		if (sigaction(signals[i], NULL, &previous[i]) != 0 || previous[i].sa_handler == SIG_IGN)
+			continue;
 		sigaction(signals[i], &sa, &previous[i]);
+	}
 }

@@ -33,12 +33,15 @@ at_exit(void)
 
 	if (__atomic_exchange_n(&exit_done, 1, __ATOMIC_ACQ_REL))
 		return;
-	if (resolved_ok)
+	spy_sink_seal();
+	/* Another thread may have resolved: resolve_done (acquire) makes its resolved_ok visible here. */
+	if (spy_resolved() && resolved_ok)
 		spy_audit();
 	spy_gpu_drain();
 	for (struct spy_thread *th = spy_thread_list(); th; th = th->next)
 		spy_sink_flush(th);
 	spy_summary_print();
+	spy_sink_trim();
 	errno = saved;
 }
 

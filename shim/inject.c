@@ -11,7 +11,9 @@
 #include "core.h"
 #include "inject.h"
 
+#include <errno.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,9 +63,10 @@ parse_rule(const char *text, struct rule *r, char *glob, size_t globsize)
 	n = strcspn(st, "@%");
 	if (n == 0 || n >= 48)
 		return -1;
+	errno = 0;
 	if (st[n] == '@') {
 		r->nth = strtol(st + n + 1, &end, 10);
-		if (*end || r->nth < 1)
+		if (*end || r->nth < 1 || errno == ERANGE)
 			return -1;
 	} else if (st[n] == '%') {
 		r->percent = strtol(st + n + 1, &end, 10);
@@ -72,7 +75,8 @@ parse_rule(const char *text, struct rule *r, char *glob, size_t globsize)
 	}
 	if (st[0] >= '0' && st[0] <= '9') {
 		r->status_number = strtol(st, &end, 10);
-		if (end != st + n || r->status_number <= 0)
+		/* A status is an int: a larger number would be cut to 32 bits and inject something else. */
+		if (end != st + n || r->status_number <= 0 || r->status_number > INT_MAX || errno == ERANGE)
 			return -1;
 		return 0;
 	}

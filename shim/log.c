@@ -12,8 +12,11 @@ spy_log(const char *fmt, ...)
 	char buf[1024];
 	int saved = errno;
 	va_list ap;
-	int n = snprintf(buf, sizeof(buf), "cudnnspy: ");
+	int n;
 
+	if (spy_quiet)
+		return;
+	n = snprintf(buf, sizeof(buf), "cudnnspy: ");
 	va_start(ap, fmt);
 	n += vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
 	va_end(ap);

@@ -10,6 +10,7 @@
  * drop-in has the very name it searches for.
  */
 #include "core.h"
+#include "libfile.h"
 #include "requester.h"
 
 #include <dirent.h>
@@ -189,6 +190,14 @@ open_path(const char *path, const char *how, char *why, size_t whylen)
 	if (same_file_as_self(path)) {
 		snprintf(why, whylen, "%s is the spy itself", path);
 		return -2;
+	}
+	/* The loader hangs on a FIFO and dies of SIGBUS on a truncated file: look first. */
+	if (spy_library_file_check(path, why, whylen) != 0) {
+		char what[PATH_MAX + 160];
+
+		snprintf(what, sizeof(what), "%s %s", path, why);
+		snprintf(why, whylen, "%s", what);
+		return -1;
 	}
 	h = spy_dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {

@@ -2,9 +2,14 @@
  * The record file. Opened at the first record (a process that records
  * nothing leaves no file), never through an existing file or a symlink,
  * reopened under the child's own pid after a fork. Threads fill their own
- * buffers and write whole lines with one write(2) each, on O_APPEND, so
- * lines never tear. When the file cannot be written the spy says so once,
- * counts what it drops, and the program runs on.
+ * buffers and write whole lines, one writer at a time, on O_APPEND, so
+ * lines never tear (put()). When the file cannot be written the spy says
+ * so once, counts what it drops, and the program runs on.
+ *
+ * The descriptor is the program's business as much as the spy's: it is
+ * never 0, 1 or 2, it sits far above the numbers programs use, and before
+ * each write the spy checks that the number still names its file (a
+ * program may close every descriptor and open its own under that number).
  */
 #include "core.h"
 #include "sink.h"
@@ -13,21 +18,32 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Writers take turns: whole lines must fit in the room there is (put()). */
+static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
 static int fd = -1;
 static pid_t fd_pid;
+static dev_t fd_dev;		/* what the file is, to know it from a file that took its number */
+static ino_t fd_ino;
 static int gave_up;		/* opening failed in this process: stop trying */
+static int full;		/* the file-size limit is reached: recording has ended */
 static char path[PATH_MAX + 16];
 static unsigned long long dropped;
 static int opened;		/* the file of this process was opened (or tried): commits need not look */
-static int write_said;
+static int write_said, limit_said, lost_said;
+/* The exit handler has begun: only its thread writes from now on (spy_sink_seal). */
+static int sealed;
+static pthread_t sealer;
 
 int
 spy_sink_enabled(void)
@@ -64,7 +80,12 @@ rank(void)
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
 		const char *v = getenv(vars[i]);
 
-		if (v && *v && strspn(v, "0123456789") == strlen(v) && strlen(v) < 10)
+		if (!v || !*v || strspn(v, "0123456789") != strlen(v))
+			continue;
+		/* RANK=007 is rank 7: JSON has no leading zeros, and the file name says the same. */
+		while (v[0] == '0' && v[1])
+			v++;
+		if (strlen(v) < 10)
 			return v;
 	}
 	return NULL;
@@ -155,54 +176,323 @@ file_name(char *out, size_t size)
 }
 
 /*
- * A directory where another user could swap the file for a link: refused,
- * unless it is sticky (like /tmp), where only the owner may rename.
+ * The directory the record file goes in, opened once and never through
+ * another user's symlink: the file is then created relative to it
+ * (openat), so that no link swapped in later can redirect it. Refused: a
+ * directory of another user (its owner could rename or delete the
+ * records), a symlink of another user (in a sticky directory such as /tmp
+ * anyone may plant one), and one that everyone may write to without the
+ * sticky bit (anyone could swap the file for a link). One's own symlink,
+ * or root's, is followed. Returns NULL with *dirfd and *base set, or why.
  */
 static const char *
-unsafe_directory(const char *file)
+open_directory(const char *file, int *dirfd, const char **base, char *why, size_t whylen)
 {
 	char dir[PATH_MAX];
 	const char *slash = strrchr(file, '/');
+	uid_t me = geteuid();
 	struct stat st;
+	int d;
 
+	*dirfd = -1;
+	*base = slash ? slash + 1 : file;
 	if (!slash)
 		snprintf(dir, sizeof(dir), ".");
 	else if (slash == file)
 		snprintf(dir, sizeof(dir), "/");
 	else
 		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - file), file);
-	if (stat(dir, &st) != 0)
-		return strerror(errno);
-	if (!S_ISDIR(st.st_mode))
-		return "not a directory";
-	if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
+	d = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d < 0 && (errno == ELOOP || errno == ENOTDIR) && lstat(dir, &st) == 0 && S_ISLNK(st.st_mode)) {
+		if (st.st_uid != me && st.st_uid != 0) {
+			snprintf(why, whylen, "its directory is a symbolic link of another user (uid %u)",
+				 (unsigned)st.st_uid);
+			return why;
+		}
+		d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (d < 0)
+		return errno == ENOTDIR ? "not a directory" : strerror(errno);
+	if (fstat(d, &st) != 0) {
+		snprintf(why, whylen, "%s", strerror(errno));
+		close(d);
+		return why;
+	}
+	if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+		close(d);
 		return "its directory is writable by everyone and not sticky";
-	if (st.st_uid != geteuid() && st.st_uid != 0 && (st.st_mode & (S_IWGRP | S_IWOTH)))
-		return "its directory belongs to another user who can write in it";
+	}
+	if (st.st_uid != me && st.st_uid != 0) {
+		snprintf(why, whylen, "its directory belongs to another user (uid %u), who could rename or delete "
+			 "the records", (unsigned)st.st_uid);
+		close(d);
+		return why;
+	}
+	*dirfd = d;
 	return NULL;
+}
+
+static unsigned long long
+lines_in(const char *data, size_t len)
+{
+	unsigned long long lines = 0;
+
+	for (size_t i = 0; i < len; i++)
+		lines += data[i] == '\n';
+	return lines;
+}
+
+static void
+drop(const char *data, size_t len)
+{
+	unsigned long long lines = lines_in(data, len);
+
+	__atomic_add_fetch(&dropped, lines ? lines : 1, __ATOMIC_RELAXED);
+}
+
+/* 1 when the descriptor `f` still names the record file, with what fstat says; async-signal-safe. */
+static int
+is_ours(int f, struct stat *st)
+{
+	return f >= 0 && fstat(f, st) == 0 && st->st_dev == __atomic_load_n(&fd_dev, __ATOMIC_RELAXED) &&
+	       st->st_ino == __atomic_load_n(&fd_ino, __ATOMIC_RELAXED);
+}
+
+/*
+ * A new descriptor moved above the numbers programs use (512, or half the
+ * descriptor limit), and never 0, 1 or 2: with its stdout closed, a
+ * program's printf must not land in the records.
+ */
+static int
+move_high(int f)
+{
+	struct rlimit rl;
+	long want = 512;
+	int g;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (rlim_t)want > rl.rlim_cur / 2)
+		want = (long)(rl.rlim_cur / 2);
+	if (want < 3)
+		want = 3;
+	g = fcntl(f, F_DUPFD_CLOEXEC, (int)want);
+	if (g < 0)
+		g = fcntl(f, F_DUPFD_CLOEXEC, 3);
+	if (g < 0 && f > 2)
+		return f;
+	close(f);
+	if (g < 0)
+		errno = EMFILE;
+	return g;
+}
+
+/* The bytes `data` holds, written until done or an error; what fails is dropped and counted. */
+static void
+write_out(int f, const char *data, size_t n, int in_handler)
+{
+	for (size_t done = 0; done < n;) {
+		ssize_t w = write(f, data + done, n - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			drop(data + done, n - done);
+			if (!in_handler)
+				spy_log_once(&write_said, "cannot write %s: %s; records are dropped and counted, the "
+					     "summary still goes to stderr", path, w < 0 ? strerror(errno) : "short write");
+			return;
+		}
+		done += (size_t)w;
+	}
+}
+
+/*
+ * Room reserved ahead in the file (fallocate), so that most writes need
+ * neither a lock nor a system call of their own: a writer counts its bytes
+ * in `inflight` first, then reads the file's size, and writes at once when
+ * size and all bytes in flight fit below `reserved_end`.
+ */
+#define RESERVE_AHEAD ((uint64_t)1 << 20)
+static uint64_t reserved_end;
+static uint64_t inflight;
+
+/* 1 when written; 0 when put() must decide (no room yet, the seal, a limit, `f` no longer the file). */
+static int
+put_fast(int f, const char *data, size_t len)
+{
+	uint64_t want;
+	struct rlimit rl;
+	int done = 0;
+
+	if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur != RLIM_INFINITY)
+		return 0;
+	want = __atomic_add_fetch(&inflight, len, __ATOMIC_SEQ_CST);
+	/* Seq-cst against spy_sink_seal(): it sees this writer in flight, or this writer sees the seal. */
+	if (!__atomic_load_n(&sealed, __ATOMIC_SEQ_CST)) {
+		struct stat st;
+
+		/* The one fstat: the number still names the file, and its size. */
+		if (is_ours(f, &st) && (uint64_t)st.st_size + want <= __atomic_load_n(&reserved_end, __ATOMIC_ACQUIRE)) {
+			write_out(f, data, len, 0);
+			done = 1;
+		}
+	}
+	__atomic_sub_fetch(&inflight, len, __ATOMIC_SEQ_CST);
+	return done;
+}
+
+/*
+ * Writes whole lines, or nothing. Under a file-size limit (ulimit -f) only
+ * those that fit, since a write past it raises SIGXFSZ, which kills the
+ * program: SIGXFSZ is blocked meanwhile and a signal the spy's write raised
+ * is taken back, in case the limit shrank in between. On a disk that is
+ * full, a write stops in the middle of a line: the room is reserved first
+ * (fallocate, the file's size unchanged), and a chunk that finds none is
+ * dropped whole. Inside room reserved before, a write goes straight out
+ * (put_fast); otherwise writers take turns, so that two threads cannot both
+ * fit in the same room. Not in a signal handler (PUT_IN_HANDLER), which
+ * takes no lock, reserves nothing and says nothing.
+ */
+enum { PUT_IN_HANDLER = 1, PUT_HEADER = 2 };
+
+static void
+put(int f, const struct stat *st, const char *data, size_t len, int how)
+{
+	int in_handler = how & PUT_IN_HANDLER;
+	static const struct timespec zero;
+	struct rlimit rl;
+	sigset_t xfsz, old, pending;
+	int limited, had_xfsz = 0;
+	struct stat now;
+	uint64_t want, counted;
+	size_t n = len;
+
+	if (__atomic_load_n(&full, __ATOMIC_RELAXED)) {
+		drop(data, len);
+		return;
+	}
+	limited = getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY;
+	if (!in_handler) {
+		pthread_mutex_lock(&write_lock);
+		/* Its size now that this thread has its turn. */
+		if (fstat(f, &now) == 0)
+			st = &now;
+	}
+	/* Records of other threads made while the process exits come after its end: not written. */
+	if (!(how & PUT_HEADER) && !in_handler && __atomic_load_n(&sealed, __ATOMIC_SEQ_CST) &&
+	    !pthread_equal(sealer, pthread_self()))
+		goto out;
+	if (limited) {
+		rlim_t room = (rlim_t)st->st_size >= rl.rlim_cur ? 0 : rl.rlim_cur - (rlim_t)st->st_size;
+
+		sigemptyset(&xfsz);
+		sigaddset(&xfsz, SIGXFSZ);
+		pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+		had_xfsz = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
+		if (len > room) {
+			for (n = (size_t)room; n > 0 && data[n - 1] != '\n'; n--)
+				;
+			drop(data + n, len - n);
+			__atomic_store_n(&full, 1, __ATOMIC_RELAXED);
+			if (!in_handler)
+				spy_log_once(&limit_said, "cannot write %s: it reached the file-size limit (ulimit -f) "
+					     "of %llu bytes; recording ends, the records dropped are counted, the summary "
+					     "still goes to stderr", path, (unsigned long long)rl.rlim_cur);
+		}
+	}
+	/* This writer's bytes and those of writers on the fast path now, then room ahead for the next ones. */
+	counted = n;
+	want = __atomic_add_fetch(&inflight, counted, __ATOMIC_SEQ_CST);
+	if (!in_handler && n > 0 && (uint64_t)st->st_size + want > __atomic_load_n(&reserved_end, __ATOMIC_ACQUIRE)) {
+		/* As much ahead as the file holds, up to 1 MiB: a small file takes little room it does not use. */
+		uint64_t ahead = limited ? 0 : (uint64_t)st->st_size < RESERVE_AHEAD ? (uint64_t)st->st_size : RESERVE_AHEAD;
+		int r = fallocate(f, FALLOC_FL_KEEP_SIZE, st->st_size, (off_t)(want + ahead));
+
+		if (r != 0 && ahead && (errno == ENOSPC || errno == EDQUOT)) {
+			ahead = 0;
+			r = fallocate(f, FALLOC_FL_KEEP_SIZE, st->st_size, (off_t)want);
+		}
+		if (r == 0 && !limited) {
+			uint64_t end = (uint64_t)st->st_size + want + ahead;
+
+			/* Never lower: spy_sink_trim() gives back everything up to the furthest reservation. */
+			if (end > __atomic_load_n(&reserved_end, __ATOMIC_RELAXED))
+				__atomic_store_n(&reserved_end, end, __ATOMIC_RELEASE);
+		} else if (r != 0 && (errno == ENOSPC || errno == EDQUOT)) {
+			drop(data, n);
+			spy_log_once(&write_said, "cannot write %s: %s; records are dropped and counted, the summary "
+				     "still goes to stderr", path, strerror(errno));
+			n = 0;
+		} else if (r != 0 && !limited) {
+			/* A file system that reserves nothing (EOPNOTSUPP): nothing to wait for, and nothing to gain. */
+			__atomic_store_n(&reserved_end, UINT64_MAX, __ATOMIC_RELEASE);
+		}
+	}
+	write_out(f, data, n, in_handler);
+	__atomic_sub_fetch(&inflight, counted, __ATOMIC_SEQ_CST);
+	if (limited) {
+		if (!had_xfsz && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ))
+			sigtimedwait(&xfsz, NULL, &zero);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+out:
+	if (!in_handler)
+		pthread_mutex_unlock(&write_lock);
+}
+
+/*
+ * The program closed the record file, and the number may now name a file
+ * of its own: open the record file again by its name, if it is still the
+ * same file; otherwise recording ends here.
+ */
+static int
+reopen(int was)
+{
+	struct stat st;
+	int f;
+
+	pthread_mutex_lock(&open_lock);
+	f = __atomic_load_n(&fd, __ATOMIC_ACQUIRE);
+	if (f != was || f < 0)
+		goto out;	/* another thread did it */
+	f = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	if (f >= 0)
+		f = move_high(f);
+	if (f >= 0 && !is_ours(f, &st)) {
+		close(f);
+		f = -1;
+	}
+	if (f < 0) {
+		__atomic_store_n(&gave_up, 1, __ATOMIC_RELEASE);
+		spy_log_once(&lost_said, "the program closed the record file %s and it cannot be opened again; "
+			     "records are dropped and counted, the summary still goes to stderr", path);
+	}
+	__atomic_store_n(&fd, f, __ATOMIC_RELEASE);
+out:
+	pthread_mutex_unlock(&open_lock);
+	return f;
 }
 
 static void
 write_all(int f, const char *data, size_t len)
 {
-	while (len > 0) {
-		ssize_t n = write(f, data, len);
+	struct stat st;
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			unsigned long long lines = 0;
-
-			for (size_t i = 0; i < len; i++)
-				lines += data[i] == '\n';
-			__atomic_add_fetch(&dropped, lines ? lines : 1, __ATOMIC_RELAXED);
-			spy_log_once(&write_said, "cannot write %s: %s; records are dropped and counted, the "
-				     "summary still goes to stderr", path, n < 0 ? strerror(errno) : "short write");
-			return;
-		}
-		data += n;
-		len -= (size_t)n;
+	if (put_fast(f, data, len))
+		return;
+	if (!is_ours(f, &st) && ((f = reopen(f)) < 0 || fstat(f, &st) != 0)) {
+		drop(data, len);
+		return;
 	}
+	put(f, &st, data, len, 0);
+}
+
+void
+spy_sink_crash_write(int f, const char *data, size_t len)
+{
+	struct stat st;
+
+	if (is_ours(f, &st))
+		put(f, &st, data, len, PUT_IN_HANDLER);
 }
 
 static void header(int f);
@@ -219,8 +509,14 @@ sink_fd(void)
 		return f;
 	pthread_mutex_lock(&open_lock);
 	if (fd_pid != me) {
-		/* A forked child: the parent's file is the parent's. */
-		if (fd >= 0)
+		struct stat st;
+
+		/*
+		 * A forked child: the parent's file is the parent's. Closed only if
+		 * the number still names it: the child may have closed what it
+		 * inherited and opened a file of its own under that number.
+		 */
+		if (fd >= 0 && is_ours(fd, &st))
 			close(fd);
 		/* Atomic: spy_sink_enabled() and the fast path above read these without the lock. */
 		__atomic_store_n(&fd, -1, __ATOMIC_RELEASE);
@@ -229,24 +525,37 @@ sink_fd(void)
 		__atomic_store_n(&fd_pid, me, __ATOMIC_RELEASE);
 	}
 	if (fd < 0 && !gave_up && spy_config.output[0]) {
-		char name[PATH_MAX];
-		const char *why = NULL;
+		char name[PATH_MAX], leaf[PATH_MAX + 16], whybuf[128];
+		const char *why = NULL, *base = NULL;
 		struct stat st;
+		int dirfd = -1;
 
 		if (file_name(name, sizeof(name) - 8) != 0)
 			why = "the name is too long";
-		else if (lstat(name, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+		else
+			why = open_directory(name, &dirfd, &base, whybuf, sizeof(whybuf));
+		if (!why && fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode) &&
+		    !S_ISLNK(st.st_mode))
 			/* A device (/dev/full), FIFO or socket: no file of ours, not even beside it. */
 			why = "it exists and is not a regular file";
-		else
-			why = unsafe_directory(name);
 		for (int i = 0; !why && i < 100; i++) {
-			if (i)
+			if (i) {
 				snprintf(path, sizeof(path), "%s.%d", name, i);
-			else
+				snprintf(leaf, sizeof(leaf), "%s.%d", base, i);
+			} else {
 				snprintf(path, sizeof(path), "%s", name);
-			f = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
+				snprintf(leaf, sizeof(leaf), "%s", base);
+			}
+			f = openat(dirfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
+			if (f >= 0)
+				f = move_high(f);
+			if (f >= 0 && fstat(f, &st) != 0) {
+				close(f);
+				f = -1;
+			}
 			if (f >= 0) {
+				__atomic_store_n(&fd_dev, st.st_dev, __ATOMIC_RELAXED);
+				__atomic_store_n(&fd_ino, st.st_ino, __ATOMIC_RELAXED);
 				/* Published only after the header: other threads write as soon as they see it. */
 				header(f);
 				__atomic_store_n(&fd, f, __ATOMIC_RELEASE);
@@ -257,6 +566,8 @@ sink_fd(void)
 				break;
 			}
 		}
+		if (dirfd >= 0)
+			close(dirfd);
 		if (fd < 0) {
 			__atomic_store_n(&gave_up, 1, __ATOMIC_RELEASE);
 			spy_log("cannot create a record file from CUDNNSPY_OUTPUT=%s (%s: %s); failures and the "
@@ -273,9 +584,14 @@ sink_fd(void)
 struct spy_buf *
 spy_thread_buf(struct spy_thread *th)
 {
-	if (!th->buf)
-		th->buf = calloc(1, sizeof(*th->buf));
-	return th->buf;
+	struct spy_buf *b = th->buf;
+
+	/* Only its thread allocates it; published with release for the exit flush of another thread. */
+	if (!b) {
+		b = calloc(1, sizeof(*b));
+		__atomic_store_n(&th->buf, b, __ATOMIC_RELEASE);
+	}
+	return b;
 }
 
 static void
@@ -299,22 +615,18 @@ flush_locked(struct spy_buf *b)
 	if (!b->len)
 		return;
 	f = sink_fd();
-	if (f >= 0) {
+	if (f >= 0)
 		write_all(f, b->out, b->len);
-	} else {
-		unsigned long long lines = 0;
-
-		for (size_t i = 0; i < b->len; i++)
-			lines += b->out[i] == '\n';
-		__atomic_add_fetch(&dropped, lines, __ATOMIC_RELAXED);
-	}
+	else
+		__atomic_add_fetch(&dropped, lines_in(b->out, b->len), __ATOMIC_RELAXED);
 	b->len = 0;
 }
 
 void
 spy_sink_flush(struct spy_thread *th)
 {
-	struct spy_buf *b = th->buf;
+	/* Acquire: the thread that made it may be another (the exit handler, cudnnspy_flush). */
+	struct spy_buf *b = __atomic_load_n(&th->buf, __ATOMIC_ACQUIRE);
 
 	if (!b)
 		return;
@@ -367,6 +679,44 @@ spy_sink_commit(struct spy_thread *th, struct spy_line *l, int now)
 }
 
 void
+spy_sink_seal(void)
+{
+	/* Under the write lock: a write of another thread is then either whole in the file or not begun. */
+	pthread_mutex_lock(&write_lock);
+	sealer = pthread_self();
+	__atomic_store_n(&sealed, 1, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&write_lock);
+	/*
+	 * A writer already past its check on the fast path (put_fast) finishes
+	 * its lines first; a later one sees the seal. Bounded: the exit must
+	 * not wait on a thread stuck in write(2).
+	 */
+	for (int i = 0; i < 10000 && __atomic_load_n(&inflight, __ATOMIC_SEQ_CST); i++)
+		sched_yield();
+}
+
+void
+spy_sink_trim(void)
+{
+	int f = __atomic_load_n(&fd, __ATOMIC_ACQUIRE);
+	struct stat st;
+
+	if (f < 0 || __atomic_load_n(&fd_pid, __ATOMIC_ACQUIRE) != getpid())
+		return;
+	/*
+	 * Sealed (spy_sink_seal): nothing but this thread writes now. Truncating
+	 * to the size the file has frees the blocks reserved past its end (a
+	 * hole punched there would not, on ext4).
+	 */
+	pthread_mutex_lock(&write_lock);
+	if (__atomic_load_n(&sealed, __ATOMIC_SEQ_CST) && is_ours(f, &st) && (uint64_t)st.st_size < reserved_end &&
+	    reserved_end != UINT64_MAX && __atomic_load_n(&inflight, __ATOMIC_SEQ_CST) == 0 &&
+	    ftruncate(f, st.st_size) == 0)
+		__atomic_store_n(&reserved_end, (uint64_t)st.st_size, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&write_lock);
+}
+
+void
 spy_sink_fork_child(void)
 {
 	for (struct spy_thread *th = spy_thread_list(); th; th = th->next) {
@@ -376,7 +726,12 @@ spy_sink_fork_child(void)
 		}
 	}
 	pthread_mutex_init(&open_lock, NULL);
+	pthread_mutex_init(&write_lock, NULL);
 	opened = 0;
+	full = 0;
+	sealed = 0;
+	reserved_end = 0;
+	inflight = 0;
 }
 
 /* The first line: who, where, which cuDNN. */
@@ -387,6 +742,7 @@ header(int f)
 	char host[256] = "unknown", cmdline[4096];
 	struct timespec wall, mono;
 	const char *r = rank();
+	struct stat st;
 	ssize_t n = -1;
 	int cf;
 
@@ -446,8 +802,8 @@ header(int f)
 		spy_line_lit(l, "null");
 	}
 	spy_line_lit(l, "}\n");
-	if (!l->overflow)
-		write_all(f, l->data, l->len);
+	if (!l->overflow && fstat(f, &st) == 0)
+		put(f, &st, l->data, l->len, PUT_HEADER);
 	spy_line_free(l);
 	free(l);
 }

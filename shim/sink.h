@@ -24,6 +24,16 @@ int spy_sink_expand(const char *pattern, int is_dir, const char *prog, const cha
 		    const char *rank, char *out, size_t size);
 /* The record file of this process if it is open, for a signal handler (no lock); or -1. */
 int spy_sink_crash_fd(void);
+/* Writes whole lines to that file from a signal handler: only if `fd` still names it, only what fits. */
+void spy_sink_crash_write(int fd, const char *data, size_t len);
+/*
+ * The exit handler begins: from now on only the calling thread writes (the
+ * buffers it flushes, the summary, calls made after it), so that the summary
+ * stays the last line and no other thread is cut off in the middle of one.
+ */
+void spy_sink_seal(void);
+/* After the summary: gives back the room reserved past the end of the file. */
+void spy_sink_trim(void);
 /* In a forked child: forget the parent's file and buffered records. */
 void spy_sink_fork_child(void);
 

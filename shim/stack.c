@@ -2,8 +2,12 @@
  * Call stacks for failure records. libunwind is opened at run time with
  * RTLD_LOCAL: linked normally, its _Unwind_* definitions would enter the
  * process's global scope ahead of libgcc_s and take over C++ exception
- * unwinding. Without it (or when the build left it out) glibc's backtrace()
- * serves. Frames inside the spy itself are dropped.
+ * unwinding. Without it (the default build leaves it out) glibc's
+ * backtrace() serves. libunwind keeps a pipe open to check addresses, on
+ * the lowest free descriptors, and closes those numbers again when a read
+ * from them fails: after a program closed every descriptor and opened its
+ * own files, it closed the program's. Frames inside the spy itself are
+ * dropped.
  */
 #include "core.h"
 #include "stack.h"

@@ -140,10 +140,14 @@ collect(struct row *rows, struct row *total, int sort, int copy)
 			r.total += __atomic_load_n(&t->total_ns, __ATOMIC_RELAXED);
 			r.first += __atomic_load_n(&t->first_ns, __ATOMIC_RELAXED);
 			r.nfirst++;
-			if (t->min_ns < r.min)
-				r.min = t->min_ns;
-			if (t->max_ns > r.max)
-				r.max = t->max_ns;
+			/* Atomic: other threads may still be calling (exit() from one thread). */
+			uint64_t lo = __atomic_load_n(&t->min_ns, __ATOMIC_RELAXED);
+			uint64_t hi = __atomic_load_n(&t->max_ns, __ATOMIC_RELAXED);
+
+			if (lo < r.min)
+				r.min = lo;
+			if (hi > r.max)
+				r.max = hi;
 			for (unsigned b = 0; b < SPY_HIST_BUCKETS; b++)
 				r.hist[b] += __atomic_load_n(&t->hist[b], __ATOMIC_RELAXED);
 		}
@@ -163,8 +167,8 @@ collect(struct row *rows, struct row *total, int sort, int copy)
 
 static int collect(struct row *rows, struct row *total, int sort, int copy);
 
-/* Per copy, when a process has more than one: which copy answered how many calls of what. */
-static void copies_fields(struct spy_line *l);
+/* Per copy: which copy answered how many calls of what (one copy: the rows and total given). */
+static void copies_fields(struct spy_line *l, const struct row *all, int nall, const struct row *all_total);
 
 static void
 summary_fields(struct spy_line *l, const struct row *rows, int nrows, const struct row *total)
@@ -236,16 +240,18 @@ spy_summary_crash(int fd, int sig)
 }
 
 static void
-copies_fields(struct spy_line *l)
+copies_fields(struct spy_line *l, const struct row *all, int nall, const struct row *all_total)
 {
-	static struct row rows[_SPY_FN_COUNT];
+	static struct row own[_SPY_FN_COUNT];
 	unsigned n = spy_copy_count();
 
 	spy_line_lit(l, ",\"copies\":[");
 	for (unsigned k = 0; k < n; k++) {
 		const struct spy_real_lib *c = &spy_copies[k];
-		struct row total;
-		int nrows = collect(rows, &total, 1, (int)k);
+		struct row own_total;
+		/* One copy: the same snapshot as the totals, which threads still calling at exit() would move. */
+		const struct row *rows = n == 1 ? all : own, *total = n == 1 ? all_total : &own_total;
+		int nrows = n == 1 ? nall : collect(own, &own_total, 1, (int)k);
 
 		if (k)
 			spy_line_char(l, ',');
@@ -259,11 +265,11 @@ copies_fields(struct spy_line *l)
 		else
 			spy_line_lit(l, "null");
 		spy_line_lit(l, ",\"calls\":");
-		spy_line_u64(l, total.calls);
+		spy_line_u64(l, total->calls);
 		spy_line_lit(l, ",\"failures\":");
-		spy_line_u64(l, total.fails);
+		spy_line_u64(l, total->fails);
 		spy_line_lit(l, ",\"internal\":");
-		spy_line_u64(l, total.internal);
+		spy_line_u64(l, total->internal);
 		spy_line_lit(l, ",\"functions\":[");
 		for (int i = 0; i < nrows; i++) {
 			if (i)
@@ -319,7 +325,7 @@ summary_record(const struct row *rows, int nrows, const struct row *total)
 	l = &b->line;
 	spy_line_reset(l);
 	summary_fields(l, rows, nrows, total);
-	copies_fields(l);
+	copies_fields(l, rows, nrows, total);
 	if (spy_config.gpu_time || spy_config.sync[0]) {
 		struct spy_gpu_stats g;
 

@@ -25,6 +25,14 @@ thread_exit(void *p)
 
 	/* What this thread buffered goes out before another thread takes the block. */
 	spy_sink_flush(th);
+	/*
+	 * The thread may still call: from a destructor of the program's that runs
+	 * after this one. It then claims a block afresh (spy_thread_get), which
+	 * sets the key again, so this runs again in the next round; this block
+	 * must no longer be its own before another thread can take it.
+	 */
+	if (spy_tls.thread == th)
+		spy_tls.thread = NULL;
 	__atomic_store_n(&th->in_use, 0, __ATOMIC_RELEASE);
 }
 

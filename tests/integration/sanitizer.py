@@ -74,13 +74,23 @@ def options(for_scenarios=True):
     return {"ASAN_OPTIONS": _join(asan), "UBSAN_OPTIONS": _join(ubsan), "TSAN_OPTIONS": _join(tsan)}
 
 
+# A scenario whose program takes fatal signals on purpose sets this in the program's environment: the
+# runtime then leaves those signals alone (handle_segv=0, ...), since a handler of the runtime's is one of
+# the program's to the spy's crash handler, which hands such signals on without a word.
+DELIBERATE_SIGNALS = "SPY_SANITIZER_DELIBERATE_SIGNALS"
+
+
 def child_env(env):
     """In a sanitizer build, the runtime first in LD_PRELOAD and the options, in env (changed and returned)."""
+    deliberate = env.pop(DELIBERATE_SIGNALS, None)
     if not RUNTIME:
         return env
     rest = [p for p in re.split(r"[: ]+", env.get("LD_PRELOAD", "")) if p and p != RUNTIME]
     env["LD_PRELOAD"] = ":".join([RUNTIME] + rest)
     env.update(options(True))
+    if deliberate:
+        for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS"):
+            env[var] += ":handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0"
     return env
 
 
@@ -88,10 +98,10 @@ _START = re.compile(r"^(==\d+==ERROR: \w+Sanitizer|WARNING: ThreadSanitizer|\S+:
 _SUMMARY = re.compile(r"^SUMMARY: \w+Sanitizer: .*$", re.M)
 _SUMMARY_FUNCTION = re.compile(r" in (\S+)\s*$")
 _FRAME0 = re.compile(r"^\s*#0 0x[0-9a-f]+ in (\S+)", re.M)
-# Reports that a test program causes on purpose, never a finding: the crash-handler scenario makes
-# tests/programs/endings.c store to an invalid address (UBSan: misaligned store; ASan: its SEGV report,
+# Reports that a test program causes on purpose, never a finding: the crash-handler scenarios make
+# tests/programs/endings.c and hostile.c store to an invalid address (UBSan: misaligned store; ASan: its SEGV report,
 # from the handler that the spy's crash handler chains to, as it would to any earlier handler).
-_DELIBERATE = re.compile(r"^SUMMARY: \w+Sanitizer: (SEGV|undefined-behavior) \S*\bendings\.c:\d+")
+_DELIBERATE = re.compile(r"^SUMMARY: \w+Sanitizer: (SEGV|undefined-behavior) \S*\b(endings|hostile)\.c:\d+")
 
 
 def reports(stderr):

@@ -307,6 +307,33 @@ def library_unusable():
             f.write("not a library\n")
         unusable(junk, "cannot use it")
     unusable("relative/libcudnn.so.9", "is not an absolute path")
+    # Looked at before dlopen, which blocks forever on a FIFO and dies of SIGBUS on a truncated file.
+    with tempfile.TemporaryDirectory() as d:
+        real = os.path.join(FAKE9, "libcudnn.so.9")
+        data = open(real, "rb").read()
+        fifo = os.path.join(d, "fifo")
+        os.mkfifo(fifo)
+        unusable(fifo, "is a FIFO, not a library")
+        inner = os.path.join(d, "fifo-dir")
+        os.mkdir(inner)
+        os.mkfifo(os.path.join(inner, "libcudnn.so.9"))
+        unusable(inner, "libcudnn.so.9 is a FIFO, not a library")
+        os.mkdir(os.path.join(d, "dir-dir"))
+        os.mkdir(os.path.join(d, "dir-dir", "libcudnn.so.9"))
+        unusable(os.path.join(d, "dir-dir"), "libcudnn.so.9 is a directory, not a library")
+        cut = os.path.join(d, "cut.so")
+        with open(cut, "wb") as f:
+            f.write(data[:len(data) // 2])
+        unusable(cut, "is truncated")
+        arch = os.path.join(d, "arch.so")
+        with open(arch, "wb") as f:
+            # e_machine (bytes 18-19): aarch64 (183) on x86-64, x86-64 (62) elsewhere.
+            other = 62 if data[18:20] == bytes([183, 0]) else 183
+            f.write(data[:18] + bytes([other, 0]) + data[20:])
+        unusable(arch, "is built for another machine")
+        # Preloaded, the same check.
+        p = run([prog("host-calls")], {"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": FAKE9, "CUDNNSPY_LIBRARY": fifo})
+        check("is a FIFO, not a library" in p.stderr and "version 0" in p.stdout, "preload: refused", p.stderr)
     unusable(os.path.join(DROPIN9, "libcudnn.so.9"), "the spy itself")
 
 
@@ -899,7 +926,9 @@ def inject_bad_rules():
     """Bad injection rules: one clear warning each, ignored, the program unchanged."""
     plain = run([prog("host-calls")], {"LD_LIBRARY_PATH": FAKE9})
     bad = ["cudnnNoSuchThing=BAD_PARAM", "cudnnCreate", "cudnnCreate=NOPE", "cudnnCreate=BAD_PARAM@0",
-           "cudnnCreate=BAD_PARAM%200", "cudnnCreate=SUCCESS", "cudnnGetVersion=BAD_PARAM", "=BAD_PARAM", "x" * 300]
+           "cudnnCreate=BAD_PARAM%200", "cudnnCreate=SUCCESS", "cudnnGetVersion=BAD_PARAM", "=BAD_PARAM", "x" * 300,
+           # Past 32 bits: once cut to 2000 (BAD_PARAM) without a word.
+           "cudnnCreate=4294969296", "cudnnCreate=99999999999999999999", "cudnnCreate=BAD_PARAM@99999999999999999999"]
     p = run([prog("host-calls")], gpu_env({"CUDNNSPY_INJECT": ",".join(bad)}))
     check(p.stdout == plain.stdout, "nothing injected", plain.stdout, p.stdout)
     check(p.stderr.count("CUDNNSPY_INJECT") == len(bad), "one warning per bad rule", p.stderr)
@@ -924,8 +953,9 @@ def ending(mode, extra=None, args=(), complete=True, check_rc=True):
 def crash_handler():
     """CUDNNSPY_CRASH: a fatal signal writes the recent calls and the counts, then the program dies as before;
     a handler the program installed first still runs."""
+    crash_env = {"CUDNNSPY_CRASH": "1", sanitizer.DELIBERATE_SIGNALS: "1"}
     for mode, sig in (("segv", "SIGSEGV"), ("abort", "SIGABRT")):
-        p = ending(mode, {"CUDNNSPY_CRASH": "1"}, complete=False, check_rc=False)
+        p = ending(mode, crash_env, complete=False, check_rc=False)
         check(p.returncode < 0, "killed by the signal", str(p.returncode))
         check(re.search(r"fatal signal \d+ \(%s\) in thread \d+; its last cuDNN calls: cudnnGetVersion, "
                         r"cudnnCreateTensorDescriptor, cudnnSetTensor4dDescriptor" % sig, p.stderr), "on stderr",
@@ -936,9 +966,10 @@ def crash_handler():
               repr(recs))
         check(recs[-1]["event"] == "summary" and recs[-1]["crashed"] > 0 and recs[-1]["calls"] == 3,
               "a summary from the signal handler", repr(recs[-1]))
-    p = ending("segv-own-handler", {"CUDNNSPY_CRASH": "1"}, check_rc=False)
-    check(p.returncode == 3 and "own handler" in p.stdout and "fatal signal" in p.stderr,
-          "the spy's handler ran, then the program's", p.stdout, p.stderr)
+    # A handler of the program's own decides (it may recover: crash-handler-chaining); the spy says nothing.
+    p = ending("segv-own-handler", crash_env, check_rc=False, complete=False)
+    check(p.returncode == 3 and "own handler" in p.stdout and "fatal signal" not in p.stderr,
+          "the program's handler ran, and the spy reported no crash", p.stdout, p.stderr)
     q = ending("segv", check_rc=False, complete=False)
     check("fatal signal" not in q.stderr, "off by default", q.stderr)
 
@@ -2207,6 +2238,294 @@ def main():
         return 1
     print("ok")
     return 0
+
+
+# ---- What programs do to fds, limits, signals and their process (issue 15) ----
+
+def hostile(mode, extra=None, args=(), complete=True, check_rc=True, lib=None):
+    """The hostile program without and with the spy: (plain, spied)."""
+    lib = lib or FAKE9
+    base = {"LD_LIBRARY_PATH": lib, "FAKECUDNN_STATUS": "cudnnCreate=1001"}
+    base.update(extra or {})
+    plain = run([prog("hostile"), mode] + list(args), base, check_rc=check_rc, complete=complete,
+                signal_ok=not check_rc)
+    spied = run([prog("hostile"), mode] + list(args), dict(base, LD_PRELOAD=PRELOAD), check_rc=check_rc,
+                complete=complete, signal_ok=not check_rc)
+    check(plain.returncode == spied.returncode and plain.stdout == spied.stdout,
+          "%s: the program ends the same way (%d, %d)" % (mode, plain.returncode, spied.returncode),
+          plain.stdout, spied.stdout, spied.stderr)
+    return plain, spied
+
+
+def whole_lines(directory):
+    """Every file in the directory ends with a newline: no torn last line."""
+    for name in os.listdir(directory):
+        with open(os.path.join(directory, name), "rb") as f:
+            data = f.read()
+        check(not data or data.endswith(b"\n"), "%s: a torn last line" % name, repr(data[-200:]))
+
+
+@scenario
+def file_size_limit():
+    """ulimit -f below what the records need: SIGXFSZ never reaches the program; one warning, whole lines,
+    the drops counted, and the program's exit status and stdout are its own."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1500, 1500))
+    with tempfile.TemporaryDirectory() as d:
+        p = run([prog("threads"), "300"], spied_env({"CUDNNSPY_OUTPUT": d, "CUDNNSPY_TRACE": "*"}), preexec=limit,
+                check_rc=False, signal_ok=True)
+        check(p.returncode == 0 and "threads 8 calls 300 fails 0" in p.stdout, "the program ran to its end "
+              "(exit %d)" % p.returncode, p.stdout, p.stderr)
+        check(p.stderr.count("file-size limit") == 1, "one warning", p.stderr)
+        m = re.search(r"^cudnnspy: (\d+) records could not be written", p.stderr, re.M)
+        check(m and int(m.group(1)) > 1000, "dropped records counted", p.stderr)
+        names = os.listdir(d)
+        check(len(names) == 1 and os.path.getsize(os.path.join(d, names[0])) <= 1500, "under the limit",
+              repr(names))
+        whole_lines(d)
+
+
+@scenario
+def record_file_room():
+    """The room reserved ahead for whole lines is given back at exit: a file takes the disk it holds."""
+    for argv, env in (([prog("host-calls")], {}), ([prog("threads"), "3000"], {"CUDNNSPY_TRACE": "*"})):
+        with tempfile.TemporaryDirectory() as d:
+            run(argv, spied_env(dict(env, CUDNNSPY_OUTPUT=d)))
+            for name in os.listdir(d):
+                st = os.stat(os.path.join(d, name))
+                check(st.st_blocks * 512 <= st.st_size + 65536, "%s: %d bytes take %d on disk" %
+                      (name, st.st_size, st.st_blocks * 512))
+
+
+@scenario
+def fds_low_closed():
+    """The record file never takes fd 0, 1 or 2: with stdout closed the program's write still fails as it
+    would; with stderr closed the spy's lines never land in its records."""
+    with tempfile.TemporaryDirectory() as d:
+        plain, spied = hostile("stdout-closed", {"CUDNNSPY_OUTPUT": d}, check_rc=False)
+        check(spied.returncode == 7, "the program's write to its closed stdout fails (exit %d)" % spied.returncode,
+              spied.stderr)
+        recs = records_in(d)
+        check(len(recs) == 1 and len(events(recs, "failure")) == 1, "the records, whole", repr(recs))
+    with tempfile.TemporaryDirectory() as d:
+        hostile("stderr-closed", {"CUDNNSPY_OUTPUT": d})
+        recs = records_in(d)
+        check(len(recs) == 1 and len(events(recs, "failure")) == 2, "only records in the file", repr(recs))
+
+
+@scenario
+def fds_first_free():
+    """After failures (a stack taken for each, the record file open) the program's next open() gets the
+    number it gets without the spy: the spy holds no descriptor below 512 (libunwind kept a pipe at 3 and 4,
+    and closed those numbers again once the program had closed and reused them)."""
+    with tempfile.TemporaryDirectory() as d:
+        plain, spied = hostile("first-fd", {"CUDNNSPY_OUTPUT": d})
+        check("first free fd 3" in spied.stdout, "fd 3", spied.stdout)
+
+
+@scenario
+def fds_closed_reused():
+    """The program closes every fd above 2 and opens a file of its own, which gets the record file's number:
+    the spy never writes into it, and its records go on in its own file."""
+    with tempfile.TemporaryDirectory() as d, tempfile.TemporaryDirectory() as mine:
+        plain, spied = hostile("closefrom", {"CUDNNSPY_OUTPUT": d}, args=[os.path.join(mine, "own")])
+        check("own holds [mine\n]" in spied.stdout, "the program's file holds what it wrote", spied.stdout)
+        recs = records_in(d)
+        check(len(recs) == 1 and len(events(recs, "failure")) == 3, "every failure in the record file",
+              repr(recs))
+
+
+@scenario
+def fork_child_own_file():
+    """A forked child closes what it inherited and opens its own file with the parent's record file number:
+    the spy neither closes it nor writes into it."""
+    with tempfile.TemporaryDirectory() as d, tempfile.TemporaryDirectory() as mine:
+        # The child ends with _exit(): its file has no summary.
+        plain, spied = hostile("fork-own-file", {"CUDNNSPY_OUTPUT": d}, args=[os.path.join(mine, "own")],
+                               complete=False)
+        check("own holds [child\n]" in spied.stdout and "child 0" in spied.stdout, "the child's file is its own",
+              spied.stdout)
+        recs = records_in(d, complete=False)
+        check(len(recs) == 2, "a file each", repr(list(recs)))
+        check(sorted(len([r for r in v if r["event"] == "failure"]) for v in recs.values()) == [1, 2],
+              "each one's failures in its own file", repr(recs))
+
+
+@scenario
+def rank_numbers():
+    """Numbers from the environment are written as the numbers they mean: RANK=007 is rank 7."""
+    for value, want in (("007", 7), ("0", 0), ("000", 0), ("42", 42)):
+        with tempfile.TemporaryDirectory() as d:
+            run([prog("host-calls")], spied_env({"CUDNNSPY_OUTPUT": d, "RANK": value}))
+            recs = records_in(d)
+            check(len(recs) == 1 and list(recs.values())[0][0]["rank"] == want, "RANK=%s: rank %d" % (value, want),
+                  repr(recs))
+            check(list(recs)[0].endswith(".r%d.cudnnspy.jsonl" % want), "the file name has the rank", repr(recs))
+
+
+@scenario
+def exec_without_exit():
+    """exec without exit(): the spy runs no code at an exec (it may export no exec), so what it buffered and the
+    summary are lost; failures are written at once and survive, and cudnnspy_flush() before the exec keeps
+    every record (docs/reliability.md, what is not promised)."""
+    for flush in (False, True):
+        with tempfile.TemporaryDirectory() as d:
+            env = {"CUDNNSPY_OUTPUT": d, "CUDNNSPY_TRACE": "cudnnGetVersion"}
+            if flush:
+                env["HOSTILE_FLUSH"] = "1"
+            plain, spied = hostile("exec", env, args=["/bin/true"], complete=False)
+            recs = records_in(d, complete=False)
+            check(len(recs) == 1, "one file", repr(list(recs)))
+            check(len(events(recs, "failure", "cudnnCreate")) == 1, "the failure survives the exec", repr(recs))
+            calls = len(events(recs, "call", "cudnnGetVersion"))
+            check(calls == (51 if flush else 0), "flush %s: %d traced calls in the file" % (flush, calls))
+            check(not events(recs, "summary"), "no summary: nothing runs at an exec")
+
+
+@scenario
+def stderr_none_silent():
+    """CUDNNSPY_STDERR=none: not a single line, whatever goes wrong (bad settings, an unwritable output,
+    a crash)."""
+    env = {"CUDNNSPY_STDERR": "none", "CUDNNSPY_OUTPUT": "/dev/full", "CUDNNSPY_RATE_LIMIT": "bogus",
+           "CUDNNSPY_TRACE": "cudnnNoSuchFunction", "CUDNNSPY_CRASH": "1"}
+    p = run([prog("host-calls")], spied_env(env))
+    check(p.stderr == "", "nothing on stderr", p.stderr)
+    q = run([prog("endings"), "segv"], {"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": FAKE9,
+                                        sanitizer.DELIBERATE_SIGNALS: "1", **env}, check_rc=False, signal_ok=True)
+    # A sanitizer build's runtime reports the deliberate fault itself: only the spy must say nothing.
+    said = q.stderr if not sanitizer.RUNTIME else "\n".join(l for l in q.stderr.splitlines() if "cudnnspy" in l)
+    check(q.returncode == -signal.SIGSEGV and said == "", "a crash, silent", q.stderr)
+
+
+@scenario
+def full_disk_whole_lines():
+    """A disk that fills up (a 64 KiB tmpfs; needs root): every line in the file is whole, the drops are
+    counted, and the program runs to its end."""
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        print("needs root to mount a small tmpfs: skipped")
+        sys.exit(77)
+    d = tempfile.mkdtemp(prefix="cudnnspy-full-")
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", d]).returncode != 0:
+        os.rmdir(d)
+        print("cannot mount a tmpfs: skipped")
+        sys.exit(77)
+    try:
+        for calls in ("300", "2000"):
+            for f in os.listdir(d):
+                os.unlink(os.path.join(d, f))
+            p = run([prog("threads"), calls], spied_env({"CUDNNSPY_OUTPUT": d, "CUDNNSPY_TRACE": "*"}))
+            check("threads 8 calls %s fails 0" % calls in p.stdout, "the program ran to its end", p.stdout)
+            check(p.stderr.count("cannot write") == 1, "one warning", p.stderr)
+            m = re.search(r"^cudnnspy: (\d+) records could not be written", p.stderr, re.M)
+            check(m and int(m.group(1)) > 100, "dropped records counted", p.stderr)
+            whole_lines(d)
+    finally:
+        subprocess.run(["umount", d])
+        os.rmdir(d)
+
+
+@scenario
+def crash_handler_chaining():
+    """CUDNNSPY_CRASH=1 with the program's own handlers: each runs as the kernel would run it (its sa_mask,
+    SA_NODEFER); a program that recovers (siglongjmp) or ignores the signal gets no crash record and one
+    summary; no handler goes over SIG_IGN."""
+    crash = {"CUDNNSPY_CRASH": "1", sanitizer.DELIBERATE_SIGNALS: "1"}
+    plain, spied = hostile("sa-mask", crash, check_rc=False, complete=False)
+    check(spied.returncode == 5 and "SIGUSR1 blocked 1, SIGSEGV blocked 1" in spied.stdout,
+          "the handler's sa_mask and its own signal are blocked in it", spied.stdout)
+    plain, spied = hostile("nodefer", crash, check_rc=False, complete=False)
+    check(spied.returncode == 6 and "nested" in spied.stdout, "SA_NODEFER: the nested signal reaches the handler",
+          spied.stdout, spied.stderr)
+    for mode, out in (("segv-recover", "recovered 2"), ("abort-ignored", "survived")):
+        with tempfile.TemporaryDirectory() as d:
+            plain, spied = hostile(mode, dict(crash, CUDNNSPY_OUTPUT=d, CUDNNSPY_TRACE="*"))
+            check(out in spied.stdout, "%s: ran on" % mode, spied.stdout)
+            check("fatal signal" not in spied.stderr, "%s: no crash said" % mode, spied.stderr)
+            recs = records_in(d)
+            check(not events(recs, "crash") and len(events(recs, "summary")) == 1, "%s: no crash record, one "
+                  "summary" % mode, repr(recs))
+            check(len(events(recs, "call", "cudnnGetVersion")) == 2, "%s: the calls after it recorded" % mode)
+
+
+@scenario
+def exit_while_calling():
+    """exit() while 4 other threads keep calling, every call traced (10 runs): the summary is the one last line,
+    no line is torn, and the file holds no more calls than the summary counts."""
+    for i in range(10):
+        with tempfile.TemporaryDirectory() as d:
+            p = run([prog("hostile"), "exit-race"], spied_env({"CUDNNSPY_OUTPUT": d, "CUDNNSPY_TRACE": "*",
+                                                               "CUDNNSPY_STDERR": "none"}))
+            check(p.stdout == "exiting\n", "the program's output", p.stdout)
+            recs = records_in(d)    # the summary last, every line whole
+            check(len(recs) == 1, "one file", repr(list(recs)))
+            s = events(recs, "summary")
+            calls = len(events(recs, "call", "cudnnGetVersion"))
+            counted = [f["calls"] for f in s[0]["functions"] if f["fn"] == "cudnnGetVersion"]
+            check(len(s) == 1 and counted and calls <= counted[0], "run %d: one summary, counting at least the "
+                  "calls recorded (%d recorded, %r counted)" % (i, calls, counted))
+
+
+@scenario
+def thread_exit_destructor():
+    """800 threads (8 at a time) that call cuDNN from a thread-exit destructor running after the spy's,
+    400 traced calls each: a thread's block is handed on only once it can no longer call, so every record is
+    whole and there, once, and the counts are exact."""
+    with tempfile.TemporaryDirectory() as d:
+        p = run([prog("hostile"), "exit-destructor"], spied_env({"CUDNNSPY_OUTPUT": d, "CUDNNSPY_STDERR": "summary",
+                                                                 "CUDNNSPY_TRACE": "cudnnSetTensor4dDescriptor"}))
+        check(p.stdout == "800 threads\n", "ran", p.stdout)
+        recs = records_in(d)
+        calls = events(recs, "call", "cudnnSetTensor4dDescriptor")
+        check(len(calls) == 320000, "every call recorded once", str(len(calls)))
+        check(summary_row(p.stderr, "cudnnSetTensor4dDescriptor")[:2] == (320000, 0), "counted", p.stderr)
+        check(summary_row(p.stderr, "cudnnCreateTensorDescriptor")[:2] == (800, 0), "counted", p.stderr)
+
+
+@scenario
+def output_others_dirs():
+    """Run as root: no records in another user's directory (its owner could rename or delete them), none
+    through another user's symlink to a directory (in a sticky directory, like /tmp); one's own link is
+    followed. Needs root (77 otherwise)."""
+    if os.geteuid() != 0:
+        print("needs root: skipped")
+        sys.exit(77)
+    plain = run([prog("host-calls")], {"LD_LIBRARY_PATH": FAKE9, "FAKECUDNN_STATUS": "cudnnCreate=1001"})
+    with tempfile.TemporaryDirectory() as d:
+        os.chmod(d, 0o1777)
+        theirs = os.path.join(d, "theirs")
+        os.mkdir(theirs, 0o755)
+        os.chown(theirs, 65534, 65534)
+        mine = os.path.join(d, "mine")
+        os.mkdir(mine, 0o700)
+        link = os.path.join(d, "link")
+        os.symlink(mine, link)
+        os.lchown(link, 65534, 65534)
+        for target, words in ((theirs, "belongs to another user"), (theirs + "/x-%p.jsonl", "belongs to another user"),
+                              (link, "symbolic link of another user"),
+                              (link + "/x-%p.jsonl", "symbolic link of another user")):
+            p = run([prog("host-calls")], spied_env({"CUDNNSPY_OUTPUT": target}))
+            check(p.stdout == plain.stdout, "stdout unchanged", p.stdout)
+            check(p.stderr.count("cannot create a record file") == 1 and words in p.stderr, "%s: refused (%s)" %
+                  (target, words), p.stderr)
+            check(not os.listdir(theirs) and not os.listdir(mine), "%s: nothing written" % target,
+                  repr(os.listdir(theirs) + os.listdir(mine)))
+        own = os.path.join(d, "own-link")
+        os.symlink(mine, own)
+        p = run([prog("host-calls")], spied_env({"CUDNNSPY_OUTPUT": own}))
+        check(len(os.listdir(mine)) == 1, "one's own link is followed", p.stderr)
+
+
+@scenario
+def errno_first_call_real():
+    """errno after the program's first cuDNN call is what it is without the spy (preload and drop-in, default
+    settings and every call recorded)."""
+    need_real()
+    for extra in ({}, {"CUDNNSPY_TRACE": "*", "CUDNNSPY_CRASH": "1"}):
+        plain = run([prog("hostile"), "errno"], {"LD_LIBRARY_PATH": REAL})
+        pre = run([prog("hostile"), "errno"], dict(extra, LD_LIBRARY_PATH=REAL, LD_PRELOAD=PRELOAD))
+        drop = run([prog("hostile"), "errno"], dict(extra, LD_LIBRARY_PATH=DROPIN9,
+                                                     CUDNNSPY_LIBRARY=os.path.join(REAL, "libcudnn.so.9")))
+        check(plain.stdout == pre.stdout == drop.stdout, "the same errno", plain.stdout, pre.stdout, drop.stdout)
 
 
 if __name__ == "__main__":

@@ -444,6 +444,17 @@ def chrome():
     check([e["args"]["name"] for e in ev if e["name"] == "process_name"] == ["p pid 5 norank"], "norank", ev)
 
 
+@scenario
+def chrome_unwritable():
+    """--chrome onto a full disk (/dev/full): a message naming the file, and a failing exit status."""
+    if not os.path.exists("/dev/full"):
+        raise Skip("no /dev/full")
+    for args in ([fixture("ranks-fail")], ["--json", fixture("ranks-fail")]):
+        p = report(["--chrome", "/dev/full"] + args)
+        check(p.returncode != 0, "a failing exit status", p.returncode, p.stderr)
+        check("cannot write /dev/full" in p.stderr, "says so", p.stderr)
+
+
 def spy_run(argv, outdir, env=None, lib_dir=None):
     e = clean_env({"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": lib_dir or FAKE9, "CUDNNSPY_OUTPUT": outdir,
                    "CUDNNSPY_STDERR": "none"})
@@ -637,6 +648,29 @@ def bounded_memory():
         grow = rss[(40, mode)] - rss[(4, mode)]
         check(grow < 4096, "%s: ten times the records, less than 4 MiB more memory (%d KiB)" % (mode, grow), rss)
         check(rss[(40, mode)] < 64 * 1024, "%s: under 64 MiB" % (mode,), rss)
+
+
+@scenario
+def many_unfinished():
+    """Files without a summary (killed runs) are read twice; memory does not grow with their number."""
+    sys.path.insert(0, os.path.dirname(GEN))
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("report_gen", GEN)
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    d = tmpdir()
+    rss = {}
+    for n in (10, 100):
+        sub = os.path.join(d, "n%d" % n)
+        os.mkdir(sub)
+        for i in range(n):
+            shutil.copy(os.path.join(HERE, fixture("no-summary"), "train.node01.600.r3.cudnnspy.jsonl"),
+                        os.path.join(sub, "r%d.jsonl" % i))
+        _, peak, code = gen.timed_run([EXE, "report", sub])
+        check(code == 0, "exit 0 for %d files" % n)
+        rss[n] = peak
+    print("peak RSS (KiB):", rss)
+    check(rss[100] - rss[10] < 8192, "90 more files, less than 8 MiB more memory", rss)
 
 
 @scenario

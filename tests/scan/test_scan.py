@@ -482,6 +482,97 @@ def hostile():
           "the table escapes control bytes", p.stdout[:3000])
 
 
+WHOAMI_C = ("#include <stddef.h>\n#include <unistd.h>\n"
+            "size_t cudnnGetVersion(void) { return geteuid() == 0 ? 90000 : 90001; }\n")
+
+
+@scenario
+def root_never_runs_others_files():
+    """Run as root, the version helper loads nothing that anyone but root (or the file's owner, as that
+    owner) could have changed: the file and every directory above it."""
+    if os.geteuid() != 0:
+        raise Skip("needs root")
+    root = tmpdir()
+    os.chmod(root, 0o755)
+    src = os.path.join(root, "whoami.c")
+    with open(src, "w") as f:
+        f.write(WHOAMI_C)
+    cases = {}
+
+    def lib(name, file_mode=0o755, owner=(0, 0), dir_mode=0o755, dir_owner=(0, 0)):
+        d = os.path.join(root, name)
+        os.makedirs(d)
+        path = os.path.join(d, "libcudnn.so.9")
+        compile_c(src, path, ["-shared", "-fPIC", "-Wl,-soname,libcudnn.so.9"])
+        os.chown(path, *owner)
+        os.chmod(path, file_mode)
+        os.chown(d, *dir_owner)
+        os.chmod(d, dir_mode)
+        cases[name] = path
+
+    lib("root-only")
+    lib("other-owner", owner=(65534, 65534))
+    lib("group-writable", file_mode=0o664, owner=(0, 65534))
+    lib("world-writable", file_mode=0o666)
+    lib("dir-group-writable", dir_mode=0o775, dir_owner=(0, 65534))
+    lib("dir-of-another", dir_owner=(65534, 65534))
+    lib("sticky-dir", dir_mode=0o1777)
+    doc = scan_json(["--root", root])
+    got = {x["directory"].rsplit("/", 1)[1]: x for x in doc["copies"]}
+    check(got["root-only"]["version"] == "9.0.0", "root's own file, loaded as root", got["root-only"])
+    check(got["sticky-dir"]["version"] == "9.0.0", "in a sticky directory too", got["sticky-dir"])
+    check(got["other-owner"]["version"] == "9.0.1", "another user's file, loaded as that user", got["other-owner"])
+    for name, words in (("group-writable", "is writable by its group"), ("world-writable", "writable by everyone"),
+                        ("dir-group-writable", "is writable by its group"),
+                        ("dir-of-another", "belongs to another user")):
+        c = got[name]
+        check(c["version"] is None and "not read" in c["version_error"] and words in c["version_error"],
+              "%s: not loaded (%s)" % (name, words), c)
+
+
+@scenario
+def no_process_left():
+    """A library whose constructor leaves its session (setsid) and forks, twice over: nothing it started is
+    still running once the scan has ended."""
+    root = tmpdir()
+    os.chmod(root, 0o755)
+    d = os.path.join(root, "escape")
+    os.makedirs(d)
+    pids = os.path.join(root, "pids")
+    src = os.path.join(root, "escape.c")
+    with open(src, "w") as f:
+        f.write('#include <stdio.h>\n#include <stddef.h>\n#include <unistd.h>\n'
+                'static void note(void) { FILE *f = fopen("%s", "a"); if (f) { fprintf(f, "%%d\\n", (int)getpid());'
+                ' fclose(f); } }\n'
+                '__attribute__((constructor)) static void escape(void) {\n'
+                ' if (fork() == 0) { setsid(); if (fork() == 0) { note(); if (fork() == 0) note();'
+                ' for (int i = 0; i < 600; i++) sleep(1); } _exit(0); }\n'
+                ' usleep(200000); }\n'
+                'size_t cudnnGetVersion(void) { return 90500; }\n' % pids)
+    compile_c(src, os.path.join(d, "libcudnn.so.9"), ["-shared", "-fPIC", "-Wl,-soname,libcudnn.so.9"])
+    doc = scan_json(["--root", root])
+    c = the_copy(doc, d, 9)
+    check(c["version"] == "9.5.0", "the version read", c)
+    time.sleep(0.3)
+    with open(pids) as f:
+        started = [int(x) for x in f.read().split()]
+    check(len(started) == 2, "the library started two processes", started)
+    alive = []
+    for pid in started:
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                if f.read().rsplit(")", 1)[1].split()[0] != "Z":
+                    alive.append(pid)
+        except OSError:
+            pass
+    for pid in alive:
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+    check(not alive, "nothing left running", alive)
+
+
 # ---- --for: compared with what the loader does ----
 
 WHERE_C = r"""

@@ -40,6 +40,7 @@ reset(void)
 	/* Leftovers from an earlier parse must never survive the next one. */
 	memset(&spy_config, 0x5a, sizeof(spy_config));
 	spy_config.library[sizeof(spy_config.library) - 1] = 0;
+	spy_quiet = 0;
 }
 
 /* Parses the fake environment and returns what went to stderr. */
@@ -296,6 +297,28 @@ START_TEST(test_stderr_bad_after_none_gives_default)
 }
 END_TEST
 
+START_TEST(test_stderr_none_silences_warnings)
+{
+	size_t len;
+	const char *out = parse("relative/lib", "none", &len);
+
+	/* The library setting is still refused, silently. */
+	ck_assert_int_eq(spy_config.library_refused, 1);
+	ck_assert_uint_eq(len, 0);
+	ck_assert_str_eq(out, "");
+	ck_assert_int_eq(spy_quiet, 1);
+	unit_capture_start();
+	spy_log("not %s", "said");
+	out = unit_capture_stop(&len);
+	ck_assert_uint_eq(len, 0);
+	/* A bad CUDNNSPY_STDERR is not none: its warning and the others are said. */
+	out = parse("relative/lib", "bogus", &len);
+	ck_assert_int_eq(spy_quiet, 0);
+	ck_assert_ptr_nonnull(strstr(out, "CUDNNSPY_STDERR=bogus"));
+	ck_assert_ptr_nonnull(strstr(out, "not an absolute path"));
+}
+END_TEST
+
 START_TEST(test_stderr_huge_garbage)
 {
 	char *v = repeat('x', 'x', 10000);
@@ -405,6 +428,7 @@ UNIT_SUITE(config)
 	tcase_add_test(tc, test_stderr_all);
 	tcase_add_loop_test(tc, test_stderr_bad_values_keep_default, 0, UNIT_COUNT(bad_stderr));
 	tcase_add_test(tc, test_stderr_bad_after_none_gives_default);
+	tcase_add_test(tc, test_stderr_none_silences_warnings);
 	tcase_add_test(tc, test_stderr_huge_garbage);
 	tcase_add_test(tc, test_stderr_huge_valid_list);
 

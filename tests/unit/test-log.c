@@ -260,12 +260,20 @@ START_TEST(test_log_threads_whole_lines)
 }
 END_TEST
 
+/* A configuration parsed by another suite may have left CUDNNSPY_STDERR=none behind. */
+static void
+loud(void)
+{
+	spy_quiet = 0;
+}
+
 UNIT_SUITE(log)
 {
 	Suite *s = suite_create("log");
 	TCase *tc;
 
 	tc = unit_tcase(s, "format");
+	tcase_add_checked_fixture(tc, loud, NULL);
 	tcase_add_test(tc, test_log_line);
 	tcase_add_test(tc, test_log_empty_message);
 	tcase_add_test(tc, test_log_lines_accumulate);
@@ -275,6 +283,7 @@ UNIT_SUITE(log)
 	tcase_add_test(tc, test_log_once);
 
 	tc = unit_tcase(s, "side-effects");
+	tcase_add_checked_fixture(tc, loud, NULL);
 	tcase_add_loop_test(tc, test_log_keeps_errno, 0, UNIT_COUNT(errnos));
 	tcase_add_test(tc, test_log_keeps_errno_when_write_fails);
 	tcase_add_test(tc, test_log_not_on_stdout);
