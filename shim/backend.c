@@ -19,8 +19,10 @@
 #include "objects.h"
 #include "sink.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define SLOTS 4096		/* a power of two */
@@ -29,7 +31,6 @@
 #define ATTRS 12		/* attributes kept per descriptor */
 #define VALUES 16		/* values kept per attribute */
 #define QUERIES 256		/* heuristics queries kept for the exit records */
-#define QUERY_CFGS 16		/* ranked configs kept per query */
 #define JSON_MAX 6144		/* a plan's JSON representation, at most, in a record */
 #define STRING_MAX 1024		/* CUDNN_TYPE_CHAR arrays in call records, at most */
 #define DEPTH 2			/* descriptors nested in a graph record: op, then its tensors */
@@ -94,14 +95,35 @@ struct slot {
 	short query, rank;	/* engine configs (and their engines): the heuristics query that returned it */
 	unsigned cache_epoch;	/* plans: the choice they ran as, valid while `epoch` stays this */
 	int cache_choice;
+	/*
+	 * Captured at finalize, while what it names is alive: cudnn-frontend
+	 * destroys an operation's tensors once the operation is finalized, and a
+	 * graph's operations once the graph is. Operations: their fragment
+	 * (sig_kind the convolution kind, or -1) and their short name; graphs
+	 * and engines: the graph's signature (sig_kind its spy_conv_op).
+	 */
+	char *sig, *short_sig;
+	int sig_kind;
+	/* Plans: the engine and knobs the spy read itself after finalize, when the program never asked. */
+	struct self_read *self;
 	struct attr attrs[ATTRS];
 };
 
+struct self_read {
+	int64_t engine;
+	int nknobs;
+	int64_t knob_type[SPY_KNOBS_MAX], knob_value[SPY_KNOBS_MAX];
+};
+
 struct query {
-	unsigned heur, graph, cfg[QUERY_CFGS];
+	unsigned heur, graph;
+	/* Every ranked config a query returned (cudnn-frontend asks for all of them): allocated, n of each. */
+	unsigned *cfg;
+	int64_t *engine;
+	int64_t ncfg;
 	int tid;
 	uint64_t t_ns;
-	int64_t mode, requested, returned, engine[QUERY_CFGS];
+	int64_t mode, requested, returned;
 	int op;
 	char sig[SPY_SIG_LEN];
 };
@@ -176,6 +198,11 @@ forget(struct slot *s)
 	size_t i = (size_t)(s - slots);
 
 	s->key = KEY_GONE;
+	free(s->sig);
+	free(s->short_sig);
+	free(s->self);
+	s->sig = s->short_sig = NULL;
+	s->self = NULL;
 	if (slots[(i + 1) & (SLOTS - 1)].key != KEY_EMPTY)
 		return;
 	while (slots[i].key == KEY_GONE) {
@@ -292,7 +319,7 @@ query_learn(const struct slot *engine_or_cfg)
 	const struct slot *s = engine_or_cfg, *e = s;
 	int64_t index;
 
-	if (s->query < 0 || s->query >= nqueries || s->rank < 0 || s->rank >= QUERY_CFGS)
+	if (s->query < 0 || s->query >= nqueries || s->rank < 0 || s->rank >= queries[s->query].ncfg)
 		return;
 	if (s->type == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR)
 		e = target(s, CUDNN_ATTR_ENGINECFG_ENGINE, 0);
@@ -463,14 +490,23 @@ graph_signature(const struct slot *g, char *out)
 	const struct attr *ops = attr_of(g, CUDNN_ATTR_OPERATIONGRAPH_OPS);
 	int kind = -1, conv = -1;
 
+	if (g && g->sig) {
+		snprintf(out, SPY_SIG_LEN, "%s", g->sig);
+		return g->sig_kind;
+	}
 	spy_text_init(&t, out, SPY_SIG_LEN);
 	if (!g || !ops)
 		return SPY_OP_GRAPH;
 	for (int i = 0; i < ops->stored && kind < 0; i++) {
 		const struct slot *op = target(g, CUDNN_ATTR_OPERATIONGRAPH_OPS, i);
 
-		if (op && (kind = conv_signature(&t, op)) >= 0)
+		if (op && op->sig && op->sig_kind >= 0) {
+			spy_text_add(&t, op->sig);
+			kind = op->sig_kind;
 			conv = i;
+		} else if (op && !op->sig && (kind = conv_signature(&t, op)) >= 0) {
+			conv = i;
+		}
 	}
 	if (kind < 0)
 		spy_text_add(&t, "graph");
@@ -482,6 +518,8 @@ graph_signature(const struct slot *g, char *out)
 		spy_text_add(&t, kind >= 0 ? " +" : i ? " ; " : " ");
 		if (!op)
 			spy_text_add(&t, "?");
+		else if (op->sig)
+			spy_text_add(&t, kind >= 0 ? op->short_sig : op->sig);
 		else if (kind >= 0)
 			op_text(&t, op);
 		else
@@ -490,6 +528,51 @@ graph_signature(const struct slot *g, char *out)
 	if (ops->count > ops->stored)
 		spy_text_add(&t, " +...");
 	return kind >= 0 ? kind : SPY_OP_GRAPH;
+}
+
+static int
+is_operation(int type)
+{
+	const char *n = type >= 0 ? spy_enum_name(_SPY_ENUM_cudnnBackendDescriptorType_t, type, 0) : NULL;
+
+	return n && strncmp(n, "CUDNN_BACKEND_OPERATION_", 24) == 0 && type != CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR;
+}
+
+/* At finalize: what the descriptor stands for, in words, kept for when its parts are gone (lock held). */
+static void
+capture(struct slot *s)
+{
+	char text[SPY_SIG_LEN], brief[SPY_SIG_LEN];
+	struct spy_text t;
+	const struct slot *g;
+
+	free(s->sig);
+	free(s->short_sig);
+	s->sig = s->short_sig = NULL;
+	if (is_operation(s->type)) {
+		spy_text_init(&t, text, sizeof(text));
+		s->sig_kind = conv_signature(&t, s);
+		if (s->sig_kind < 0) {
+			spy_text_init(&t, text, sizeof(text));
+			op_text_tensors(&t, s);
+		}
+		spy_text_init(&t, brief, sizeof(brief));
+		op_text(&t, s);
+		s->short_sig = strdup(brief);
+	} else if (s->type == CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR) {
+		s->sig_kind = graph_signature(s, text);
+	} else if (s->type == CUDNN_BACKEND_ENGINE_DESCRIPTOR &&
+		   (g = target(s, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, 0))) {
+		s->sig_kind = graph_signature(g, text);
+	} else {
+		return;
+	}
+	s->sig = strdup(text);
+	if (!s->sig || (is_operation(s->type) && !s->short_sig)) {
+		free(s->sig);
+		free(s->short_sig);
+		s->sig = s->short_sig = NULL;
+	}
 }
 
 /* ---- Plans ---- */
@@ -542,9 +625,26 @@ resolve_plan(const struct slot *plan, struct spy_graph_run *r)
 			r->engine = v;
 		graph = target(engine, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, 0);
 	}
+	/* A ranked config whose engine descriptor is gone: its query learned the index when it was read. */
+	if (r->engine < 0 && cfg && cfg->query >= 0 && cfg->query < nqueries && cfg->rank >= 0 &&
+	    cfg->rank < queries[cfg->query].ncfg && queries[cfg->query].engine[cfg->rank] >= 0)
+		r->engine = queries[cfg->query].engine[cfg->rank];
+	if (plan->self) {
+		if (r->engine < 0)
+			r->engine = plan->self->engine;
+		if (r->nknobs < 0 && plan->self->nknobs >= 0) {
+			r->nknobs = plan->self->nknobs;
+			memcpy(r->knob_type, plan->self->knob_type, sizeof(r->knob_type));
+			memcpy(r->knob_value, plan->self->knob_value, sizeof(r->knob_value));
+		}
+	}
 	if (graph) {
 		r->graph = graph->num;
 		r->op = graph_signature(graph, r->sig);
+	} else if (engine && engine->sig) {
+		/* The graph is gone since the engine was finalized: what it was then. */
+		snprintf(r->sig, sizeof(r->sig), "%s", engine->sig);
+		r->op = engine->sig_kind;
 	} else if (cfg && cfg->query >= 0 && cfg->query < nqueries) {
 		/* A ranked config: its query knew the graph. */
 		const struct query *q = &queries[cfg->query];
@@ -1028,7 +1128,7 @@ spy_backend_records(void)
 		/* Written at exit, by this thread; the tid is the one that asked. */
 		struct spy_line *l = record_begin(&th, "heuristics", h->tid, h->t_ns);
 		const char *mode = spy_enum_name(_SPY_ENUM_cudnnBackendHeurMode_t, h->mode, 0);
-		int n = (int)(h->returned < QUERY_CFGS ? h->returned : QUERY_CFGS);
+		int n = (int)h->ncfg;
 
 		if (!l)
 			break;
@@ -1095,7 +1195,18 @@ heuristics_results(const struct spy_call *c, struct slot *heur, const union spy_
 		q->graph = g->num;
 		q->op = graph_signature(g, q->sig);
 	}
-	for (int64_t i = 0; i < n && i < QUERY_CFGS; i++) {
+	/* Out of memory: the query is still counted, with no configs. */
+	q->cfg = n > 0 ? calloc((size_t)n, sizeof(*q->cfg)) : NULL;
+	q->engine = n > 0 ? calloc((size_t)n, sizeof(*q->engine)) : NULL;
+	if (!q->cfg || !q->engine) {
+		free(q->cfg);
+		free(q->engine);
+		q->cfg = NULL;
+		q->engine = NULL;
+		n = 0;
+	}
+	q->ncfg = n;
+	for (int64_t i = 0; i < n; i++) {
 		struct slot *cfg = insert(cfgs[i], CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
 
 		q->engine[i] = -1;
@@ -1116,9 +1227,13 @@ got(const struct spy_call *c, struct slot *s, const union spy_arg *args)
 	int64_t name = args[1].i, type = args[2].i, n;
 	const struct attr *known;
 
-	if (!args[4].p || args[3].i <= 0 || !args[5].p)
+	if (args[3].i <= 0 || !args[5].p)
 		return;	/* a question about the count only */
-	n = *(const int64_t *)args[4].p;
+	/*
+	 * Without a count to write (cudnn-frontend reads single values so,
+	 * knob values and engine indices among them) cuDNN fills what was asked.
+	 */
+	n = args[4].p ? *(const int64_t *)args[4].p : args[3].i;
 	if (n > args[3].i)
 		n = args[3].i;
 	if (n < 0)
@@ -1153,11 +1268,87 @@ got(const struct spy_call *c, struct slot *s, const union spy_arg *args)
 		query_learn(s);
 }
 
+/*
+ * What a finalized plan's config runs, read by the spy itself through the
+ * copy's own functions (not the wrappers: not counted as the program's), as
+ * cudnn-frontend reads it: the engine's global index and the knob choices.
+ * Only calls that succeed on a finalized config; the first that does not
+ * ends it. No lock held: this calls into cuDNN.
+ */
+static void
+read_choice(unsigned copy, const void *cfg, struct self_read *out)
+{
+	typedef cudnnStatus_t (*create_fn)(cudnnBackendDescriptorType_t, cudnnBackendDescriptor_t *);
+	typedef cudnnStatus_t (*destroy_fn)(cudnnBackendDescriptor_t);
+	typedef cudnnStatus_t (*get_fn)(const cudnnBackendDescriptor_t, cudnnBackendAttributeName_t,
+					cudnnBackendAttributeType_t, int64_t, int64_t *, void *);
+	create_fn create = (create_fn)spy_copy_real[copy][_SPY_FN_cudnnBackendCreateDescriptor];
+	destroy_fn destroy = (destroy_fn)spy_copy_real[copy][_SPY_FN_cudnnBackendDestroyDescriptor];
+	get_fn get = (get_fn)spy_copy_real[copy][_SPY_FN_cudnnBackendGetAttribute];
+	cudnnBackendDescriptor_t eng = NULL, knobs[SPY_KNOBS_MAX] = { NULL };
+	int64_t n = 0, index = -1;
+	int saved = errno, made = 0;
+
+	out->engine = -1;
+	out->nknobs = -1;
+	if (!create || !destroy || !get || !cfg)
+		return;
+	if (create(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &eng) == 0 &&
+	    get((cudnnBackendDescriptor_t)(uintptr_t)cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
+		&eng) == 0 && n == 1 &&
+	    get(eng, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n, &index) == 0 && n == 1)
+		out->engine = index;
+	for (made = 0; made < SPY_KNOBS_MAX && create(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, &knobs[made]) == 0; made++)
+		;
+	if (made == SPY_KNOBS_MAX && get((cudnnBackendDescriptor_t)(uintptr_t)cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
+					  CUDNN_TYPE_BACKEND_DESCRIPTOR, SPY_KNOBS_MAX, &n, knobs) == 0 &&
+	    n >= 0 && n <= SPY_KNOBS_MAX) {
+		out->nknobs = 0;
+		for (int64_t k = 0; k < n; k++) {
+			int32_t type = 0;
+			int64_t value = 0, c = 0;
+
+			if (get(knobs[k], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &c, &type) != 0 ||
+			    get(knobs[k], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1, &c, &value) != 0) {
+				out->nknobs = -1;
+				break;
+			}
+			out->knob_type[out->nknobs] = type;
+			out->knob_value[out->nknobs++] = value;
+		}
+	}
+	for (int k = 0; k < made; k++)
+		destroy(knobs[k]);
+	if (eng)
+		destroy(eng);
+	errno = saved;
+}
+
+int
+spy_backend_is_probe(unsigned fn, long status, long not_supported, const union spy_arg *args)
+{
+	const struct slot *s;
+	int type, probe = 0;
+
+	if (status != not_supported || !args ||
+	    (fn != _SPY_FN_cudnnBackendFinalize && fn != _SPY_FN_cudnnBackendGetAttribute))
+		return 0;
+	pthread_mutex_lock(&lock);
+	s = find(args[0].p);
+	type = s ? s->type : -1;
+	probe = type == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR || type == CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR ||
+		(fn == _SPY_FN_cudnnBackendFinalize && type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR) ||
+		(fn == _SPY_FN_cudnnBackendGetAttribute && type == CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+	pthread_mutex_unlock(&lock);
+	return probe;
+}
+
 void
 spy_backend_call(struct spy_call *c, long status, const union spy_arg *args)
 {
 	struct slot *s;
 	struct spy_graph_run r;
+	const void *cfg_ptr = NULL;
 	int plan = 0;
 
 	if (c->id == _SPY_FN_cudnnBackendExecute) {
@@ -1242,15 +1433,36 @@ spy_backend_call(struct spy_call *c, long status, const union spy_arg *args)
 		if (!(s = find(args[0].p)))
 			break;
 		s->finalized = 1;
+		capture(s);
 		if (s->type == CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR) {
 			graph_record(c, s);
 		} else if (s->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR) {
+			const struct attr *a = attr_of(s, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG);
+
 			plan = 1;
+			cfg_ptr = a && a->type == CUDNN_TYPE_BACKEND_DESCRIPTOR && a->stored ? (const void *)(uintptr_t)a->v[0] : NULL;
 			resolve_plan(s, &r);
 		}
 		break;
 	}
 	pthread_mutex_unlock(&lock);
+	if (plan && cfg_ptr && (r.engine < 0 || r.nknobs < 0)) {
+		/* The program never asked what the plan runs: the spy asks, once, and the plan keeps the answer. */
+		struct self_read *own = malloc(sizeof(*own));
+
+		if (own) {
+			read_choice(c->copy, cfg_ptr, own);
+			pthread_mutex_lock(&lock);
+			if ((s = find(args[0].p)) && !s->self) {
+				s->self = own;
+				own = NULL;
+				epoch++;
+				resolve_plan(s, &r);
+			}
+			pthread_mutex_unlock(&lock);
+			free(own);
+		}
+	}
 	/* Outside the lock: the JSON query calls into cuDNN. */
 	if (plan)
 		plan_record(c, args[0].p, &r, (spy_fn_flags[c->id] & SPY_FN_TRACE) != 0);

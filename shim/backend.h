@@ -18,6 +18,14 @@ void spy_backend_describe(struct spy_line *l, const void *ptr, unsigned mode);
  * the array of elements, decoded by the attribute type; 0 when not handled.
  */
 int spy_backend_arg_json(struct spy_line *l, unsigned fn, const union spy_arg *args, int i, unsigned mode);
+/*
+ * record.c: 1 when a failed call is the normal probing of a framework
+ * (cudnn-frontend finalizing engine configs and plans until one works,
+ * asking what a config does not answer): NOT_SUPPORTED from finalizing an
+ * engine config, plan or heuristics, or from reading a config, engine or
+ * heuristics attribute. `not_supported` is that status in the copy's numbering.
+ */
+int spy_backend_is_probe(unsigned fn, long status, long not_supported, const union spy_arg *args);
 /* At exit: one `heuristics` record per results query. */
 void spy_backend_records(void);
 /* Around fork (algo.c): 0 before (takes the locks), 1 after in the parent, 2 after in the child. */

@@ -34,9 +34,10 @@ const struct spy_option spy_options[] = {
 	{ "CUDNNSPY_BACKTRACE", SPY_OPT_GLOBS, "", NULL,
 	  "Traced functions whose records carry the call stack, as globs. Failures always carry one.",
 	  FIELD(backtrace) },
-	{ "CUDNNSPY_STDERR", SPY_OPT_FLAGS, "banner,failures,summary", "banner,failures,summary",
+	{ "CUDNNSPY_STDERR", SPY_OPT_FLAGS, "banner,failures,summary", "banner,failures,summary,probing",
 	  "What the spy writes to stderr: a comma-separated list of banner, failures, "
-	  "summary; `all`, or `none` to keep stderr silent.",
+	  "summary, probing (the lines of a framework's expected NOT_SUPPORTED probing, off by default); `all`, "
+	  "or `none` to keep stderr silent.",
 	  FIELD(stderr_mask) },
 	{ "CUDNNSPY_FLIGHT", SPY_OPT_INT, "32", "0..256",
 	  "How many of a thread's recent calls a failure record lists.",
@@ -186,7 +187,7 @@ expected(const struct spy_option *o)
 {
 	switch (o->type) {
 	case SPY_OPT_FLAGS:
-		return "none, all or a comma-separated list of banner,failures,summary";
+		return "none, all or a comma-separated list of banner,failures,summary,probing";
 	case SPY_OPT_INT:
 		return o->values;
 	case SPY_OPT_BOOL:

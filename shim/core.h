@@ -22,6 +22,7 @@ enum spy_stderr_bits {
 	SPY_STDERR_BANNER = 1 << 0,
 	SPY_STDERR_FAILURES = 1 << 1,
 	SPY_STDERR_SUMMARY = 1 << 2,
+	SPY_STDERR_PROBING = 1 << 3,	/* lines for a framework's expected NOT_SUPPORTED probing too */
 };
 
 struct spy_config {
@@ -127,6 +128,9 @@ void spy_thread_fork_child(void);
 void spy_state_flags_init(void);
 /* Copies the cuDNN message the spy read at this thread's last failure, once; 0 when there is none. */
 int spy_take_last_error(unsigned copy, char *message, size_t max_size);
+
+/* record.c: a function's failed calls that were a framework's expected probing. */
+uint64_t spy_probes(unsigned id);
 
 /* summary.c */
 void spy_summary_print(void);

@@ -7,6 +7,7 @@
 #include "core.h"
 #include "algo.h"
 #include "audit.h"
+#include "backend.h"
 #include "gpu.h"
 #include "inject.h"
 #include "objects.h"
@@ -18,6 +19,14 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+static uint64_t probes[_SPY_FN_COUNT];
+
+uint64_t
+spy_probes(unsigned id)
+{
+	return id < _SPY_FN_COUNT ? __atomic_load_n(&probes[id], __ATOMIC_RELAXED) : 0;
+}
 
 enum state_kind { STATE_NONE, STATE_CREATE, STATE_DESTROY, STATE_SET, STATE_FILL };
 
@@ -410,7 +419,7 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 	void *ips[SPY_STACK_MAX];
 	const char *message = NULL;
 	char cuda_message[160], why[768];
-	int nips = 0, cuda_err = 0, failed;
+	int nips = 0, cuda_err = 0, failed, probe = 0;
 	/* A destroyed object is forgotten after its record, which names it by its own id. */
 	int destroy = state_kind[c->id] == STATE_DESTROY;
 
@@ -442,6 +451,14 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 	} else if (c->pre && c->injected) {
 		message = b->last_error;
 		nips = spy_stack_capture(ips, SPY_STACK_MAX);
+	} else if (status != 0 && (probe = spy_backend_is_probe(c->id, status,
+							       spy_copy_major(c->copy) == 8 ? 9 : 3000, args))) {
+		/*
+		 * A framework finalizing configs until one works: counted and recorded as
+		 * probing, without the stack, the audit or cuDNN's message (which stays
+		 * the program's to read).
+		 */
+		__atomic_add_fetch(&probes[c->id], 1, __ATOMIC_RELAXED);
 	} else if (status != 0) {
 		message = read_last_error(b, c->copy);
 		nips = spy_stack_capture(ips, SPY_STACK_MAX);
@@ -464,6 +481,8 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 		spy_args_json(l, c->id, args, status == 0 ? SPY_ARGS_AFTER_SUCCESS | (failed ? 0 : SPY_ARGS_BRIEF) : 0);
 		if (c->pre && c->injected)
 			spy_line_lit(l, ",\"injected\":true");
+		if (probe)
+			spy_line_lit(l, ",\"probing\":true");
 		if (cuda_err) {
 			spy_line_lit(l, ",\"cuda_error\":");
 			spy_line_i64(l, cuda_err);
@@ -490,7 +509,7 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 		/* A failure is written at once: it may be the last thing the process does. */
 		spy_sink_commit(th, l, failed);
 	}
-	if (failed)
+	if (failed && (!probe || (spy_config.stderr_mask & SPY_STDERR_PROBING)))
 		failure_line(l, c, cuda_err ? -cuda_err : status, args, message, why, ips, nips, th);
 out:
 	/* After the record, which shows the descriptor as the call found it. */

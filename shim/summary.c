@@ -167,6 +167,17 @@ collect(struct row *rows, struct row *total, int sort, int copy)
 
 static int collect(struct row *rows, struct row *total, int sort, int copy);
 
+/* Failures that were a framework's expected probing (record.c): part of the failures, said apart. */
+static uint64_t
+total_probes(const struct row *rows, int nrows)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < nrows; i++)
+		n += spy_probes(rows[i].id);
+	return n;
+}
+
 /* Per copy: which copy answered how many calls of what (one copy: the rows and total given). */
 static void copies_fields(struct spy_line *l, const struct row *all, int nall, const struct row *all_total);
 
@@ -181,6 +192,8 @@ summary_fields(struct spy_line *l, const struct row *rows, int nrows, const stru
 	spy_line_u64(l, total->internal);
 	spy_line_lit(l, ",\"dropped\":");
 	spy_line_u64(l, spy_sink_dropped());
+	spy_line_lit(l, ",\"probing\":");
+	spy_line_u64(l, total_probes(rows, nrows));
 	spy_line_lit(l, ",\"functions\":[");
 	for (int i = 0; i < nrows; i++) {
 		const struct row *r = &rows[i];
@@ -195,6 +208,8 @@ summary_fields(struct spy_line *l, const struct row *rows, int nrows, const stru
 		spy_line_u64(l, r->fails);
 		spy_line_lit(l, ",\"internal\":");
 		spy_line_u64(l, r->internal);
+		spy_line_lit(l, ",\"probing\":");
+		spy_line_u64(l, spy_probes(r->id));
 		spy_line_lit(l, ",\"timed\":");
 		spy_line_u64(l, r->timed);
 		spy_line_lit(l, ",\"total_ns\":");
@@ -362,9 +377,14 @@ spy_summary_print(void)
 	/* A process that never called cuDNN (a shell the launcher went through) says nothing. */
 	if (nrows == 0 || !(spy_config.stderr_mask & SPY_STDERR_SUMMARY))
 		return;
-	spy_log("summary (pid %d): %llu calls, %llu failed, %llu internal", (int)getpid(),
-		(unsigned long long)total.calls, (unsigned long long)total.fails,
-		(unsigned long long)total.internal);
+	if (total_probes(rows, nrows))
+		spy_log("summary (pid %d): %llu calls, %llu failed (%llu of them probing), %llu internal", (int)getpid(),
+			(unsigned long long)total.calls, (unsigned long long)total.fails,
+			(unsigned long long)total_probes(rows, nrows), (unsigned long long)total.internal);
+	else
+		spy_log("summary (pid %d): %llu calls, %llu failed, %llu internal", (int)getpid(),
+			(unsigned long long)total.calls, (unsigned long long)total.fails,
+			(unsigned long long)total.internal);
 	/* The first call apart: it pays for cuDNN's lazy loading and is not what the steady state costs. */
 	spy_log("  %-48s %10s %8s %9s %10s %12s", "function", "calls", "failed", "internal", "p50 ns", "first ns");
 	for (int i = 0; i < nrows; i++)

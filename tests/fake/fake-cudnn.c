@@ -16,6 +16,7 @@
 #define FAKE_CUDART 11080
 #define NOT_INITIALIZED 1
 #define BAD_PARAM 3
+#define NOT_SUPPORTED 9
 #else
 #ifndef FAKE_VERSION
 #define FAKE_VERSION 91900
@@ -23,6 +24,7 @@
 #define FAKE_CUDART 12080
 #define NOT_INITIALIZED 1001
 #define BAD_PARAM 2000
+#define NOT_SUPPORTED 3000
 #endif
 
 static int status_of[_SPY_FN_COUNT];
@@ -585,15 +587,23 @@ cudnnBackendGetAttribute(const cudnnBackendDescriptor_t descriptor, cudnnBackend
 	cudnnStatus_t st = fake_enter(_SPY_FN_cudnnBackendGetAttribute);
 	struct fake_be *b = fake_be(descriptor);
 	void **out = arrayOfElements;
-	int64_t n = 0, v;
+	int64_t n = 0, v, none;
 	void *p;
+	/* How many configs heuristics rank: FAKECUDNN_HEUR_COUNT, 3 by default; engines past the third are 100+rank. */
+	int64_t ranked = getenv("FAKECUDNN_HEUR_COUNT") ? atoll(getenv("FAKECUDNN_HEUR_COUNT")) : 3;
 
 	if (st != 0)
 		return st;
-	if (!b || !elementCount)
+	/* As the real one: the count may be left out (cudnn-frontend reads single values so). */
+	if (!elementCount)
+		elementCount = &none;
+	if (!b)
 		return (cudnnStatus_t)BAD_PARAM;
+	/* The real 9.19 says NOT_SUPPORTED here for configs it ranked: cudnn-frontend asks every time. */
+	if (attributeName == CUDNN_ATTR_ENGINECFG_SHARED_MEMORY_USED)
+		return (cudnnStatus_t)NOT_SUPPORTED;
 	if (attributeName == CUDNN_ATTR_ENGINEHEUR_RESULTS) {
-		n = requestedElementCount < 3 ? requestedElementCount : 3;
+		n = requestedElementCount < ranked ? requestedElementCount : ranked;
 		for (int64_t i = 0; i < n && out; i++) {
 			struct fake_be *cfg = fake_be(out[i]);
 
@@ -601,7 +611,7 @@ cudnnBackendGetAttribute(const cudnnBackendDescriptor_t descriptor, cudnnBackend
 				return (cudnnStatus_t)BAD_PARAM;
 			cfg->engine = fake_be_new(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
 			if (cfg->engine)
-				fake_be_set(cfg->engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, engines[i], NULL);
+				fake_be_set(cfg->engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, i < 3 ? engines[i] : 100 + i, NULL);
 			cfg->nknobs = (int)(2 - i > 0 ? 2 - i : 0);
 			for (int k = 0; k < cfg->nknobs; k++) {
 				cfg->knobs[k] = fake_be_new(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR);
@@ -647,6 +657,26 @@ cudnnBackendGetAttribute(const cudnnBackendDescriptor_t descriptor, cudnnBackend
 		}
 	}
 	*elementCount = n;
+	return st;
+}
+
+/* A plan whose engine is in FAKECUDNN_UNSUPPORTED_ENGINES ("12,0") is NOT_SUPPORTED, as a GPU would say of some. */
+FAKE_EXPORT cudnnStatus_t
+cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor)
+{
+	cudnnStatus_t st = fake_enter(_SPY_FN_cudnnBackendFinalize);
+	const char *list = getenv("FAKECUDNN_UNSUPPORTED_ENGINES");
+	struct fake_be *b = fake_be(descriptor);
+	int64_t index = -1;
+
+	if (st != 0 || !list || !b || b->type != CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR || !fake_plan_engine(b, &index))
+		return st;
+	for (const char *p = list; *p; p += strcspn(p, ","), p += *p == ',') {
+		if (atoll(p) == index && *p >= '0' && *p <= '9') {
+			snprintf(last_error, sizeof(last_error), "engine %lld is not supported here", (long long)index);
+			return (cudnnStatus_t)NOT_SUPPORTED;
+		}
+	}
 	return st;
 }
 

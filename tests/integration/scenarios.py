@@ -114,7 +114,7 @@ def summary_row(stderr, fn):
 
 
 def summary_total(stderr):
-    m = re.search(r"summary \(pid \d+\): (\d+) calls, (\d+) failed, (\d+) internal", stderr)
+    m = re.search(r"summary \(pid \d+\): (\d+) calls, (\d+) failed(?: \(\d+ of them probing\))?, (\d+) internal", stderr)
     return tuple(int(x) for x in m.groups()) if m else None
 
 
@@ -2225,6 +2225,69 @@ def rnn_clip_real():
     for k in ("clipMode", "clipNanOpt", "lclip", "rclip"):
         check(log_agrees(second.get(k), fields[k]), "%s: cuDNN says %s" % (k, fields[k]), repr(second))
     check(second["set"]["fn"] == "cudnnSetRNNDescriptor_v8", "the shape kept", repr(second))
+
+
+FRONTEND_SIG = ("fwd x=float:8x16x32x32:NCHW w=float:32x16x3x3:NCHW y=float:8x32x32x32:NCHW pad=1x1 stride=1x1 "
+                "dilation=1x1 mode=cross_correlation compute=float groups=1 +pointwise(relu_fwd)")
+
+
+@scenario
+def graph_frontend():
+    """The graph API as cudnn-frontend drives it: parts destroyed early, every config of a 30-config query kept,
+    engines read with no count pointer, plans finalized until one works. The plan names its engine (rank 21) and
+    knobs, the signature is whole, and the NOT_SUPPORTED probing is counted without a failure line."""
+    unsupported = ",".join(str(e) for e in [12, 0, 7] + list(range(103, 121)))
+    env = {"LD_LIBRARY_PATH": FAKE9, "FAKECUDNN_HEUR_COUNT": "30", "FAKECUDNN_UNSUPPORTED_ENGINES": unsupported}
+    plain = run([prog("graph-frontend"), "40"], env)
+    check("config 21 engine 121 shared-memory 3000 plan 0" in plain.stdout, "rank 21 works", plain.stdout)
+    p = run([prog("graph-frontend"), "40"], dict(env, LD_PRELOAD=PRELOAD))
+    same_output(plain, p, "under preload")
+    g = only(events(p.records, "graph"), "graph record")
+    check(g["signature"] == FRONTEND_SIG, "the signature whole, though its parts were destroyed early", repr(g))
+    h = only(events(p.records, "heuristics"), "heuristics record")
+    check(len(h["configs"]) == 30 and h["engines"][:22] == [12, 0, 7] + list(range(103, 122)),
+          "every config of the query, and the engines the program read", repr(h))
+    plan = only([r for r in events(p.records, "plan")], "one plan finalized")
+    check(plan["engine"] == 121 and plan["knobs"] == [] and plan["heuristics"]["rank"] == 21 and
+          plan["signature"] == FRONTEND_SIG, "the plan names its engine, knobs and graph", repr(plan))
+    algo = only([a for a in events(p.records, "algo") if a["api"] == "graph"], "the executed choice")
+    check(algo["engine"] == 121 and algo["calls"] == 3 and algo["signature"] == FRONTEND_SIG, "executions",
+          repr(algo))
+    probes = [r for r in events(p.records, "failure") if r.get("probing")]
+    check(len(probes) == 43 and not [r for r in events(p.records, "failure") if not r.get("probing")],
+          "21 plans and 22 shared-memory questions: probing, all of it", repr(len(probes)))
+    check(not [l for l in p.stderr.splitlines() if l.startswith("cudnnspy: cudnnBackend")],
+          "no failure line for the probing", p.stderr)
+    check(summary_total(p.stderr) == (385, 43, 0) and "(43 of them probing)" in p.stderr, "counted, said apart",
+          p.stderr)
+    summary = only_file(p)[-1]
+    check(summary["probing"] == 43, "in the summary record", repr(summary)[:300])
+    loud = run([prog("graph-frontend"), "40"], dict(env, LD_PRELOAD=PRELOAD, CUDNNSPY_STDERR="all"))
+    check(len([l for l in loud.stderr.splitlines() if l.startswith("cudnnspy: cudnnBackendFinalize(")]) == 10,
+          "asked for: the probing lines (rate-limited)", loud.stderr)
+    # Rank 0 works: the program never reads its knobs, the spy does, through cuDNN's own functions.
+    q = run([prog("graph-frontend"), "40"], {"LD_LIBRARY_PATH": FAKE9, "LD_PRELOAD": PRELOAD})
+    plan = only(events(q.records, "plan"), "the plan")
+    check(plan["engine"] == 12 and plan["knobs"] == [{"type": "CUDNN_KNOB_TYPE_SPLIT_K", "value": 1},
+                                                      {"type": "CUDNN_KNOB_TYPE_TILE_SIZE", "value": 3}],
+          "engine and knobs read by the spy itself", repr(plan))
+    check(summary_row(q.stderr, "cudnnBackendGetAttribute")[0] == 68 - 21 * 3, "the spy's own reads not counted",
+          q.stderr)
+
+
+@scenario
+def graph_frontend_real():
+    """The real 9.19: an operation's tensors and convolution destroyed once it is finalized, the operations once
+    the graph is: the graph's signature is whole."""
+    need_real()
+    plain = run([prog("graph-frontend"), "8"], {"LD_LIBRARY_PATH": REAL})
+    p = run([prog("graph-frontend"), "8"], {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD})
+    same_output(plain, p, "under preload")
+    check("graph finalize 0" in p.stdout, "the graph finalizes", p.stdout)
+    g = only(events(p.records, "graph"), "graph record")
+    check(g["signature"] == FRONTEND_SIG, "whole", repr(g))
+    h = only(events(p.records, "heuristics"), "heuristics record")
+    check(h["signature"] == FRONTEND_SIG, "the query knows it too", repr(h))
 
 
 def main():
