@@ -8,6 +8,7 @@
  */
 #include "core.h"
 #include "report.h"
+#include "repro.h"
 #include "scan.h"
 
 #include <errno.h>
@@ -37,11 +38,14 @@ static const char usage_text[] =
 	"usage: cudnnspy run [OPTIONS] -- COMMAND [ARGS...]\n"
 	"       cudnnspy report [--json] [--chrome FILE] FILE_OR_DIR...\n"
 	"       cudnnspy report --compare RUN_A RUN_B\n"
+	"       cudnnspy repro [--call N | --failure N] [-o FILE] RECORDS\n"
 	"       cudnnspy scan [--json] [--for PROGRAM_OR_LIBRARY] [--root DIR]...\n"
 	"       cudnnspy --help | --version | --help-env\n"
 	"\n"
 	"Runs COMMAND with the cuDNN spy loaded and exits with COMMAND's exit status.\n"
 	"report reads the records the spy wrote (see cudnnspy report --help).\n"
+	"repro writes a standalone C program that replays one recorded call\n"
+	"(see cudnnspy repro --help).\n"
 	"scan lists the cuDNN copies on this machine and their conflicts (see cudnnspy scan --help).\n"
 	"\n"
 	"run options:\n"
@@ -534,6 +538,15 @@ main(int argc, char **argv)
 		return cudnnspy_report_main(argc - 2, argv + 2);
 #else
 		complain("'report' is not available in this build: cudnnspy was built without jansson"
+			 " (install libjansson-dev and reconfigure)");
+		return EXIT_USAGE;
+#endif
+	}
+	if (strcmp(a, "repro") == 0) {
+#ifdef CUDNNSPY_HAVE_REPORT
+		return cudnnspy_repro_main(argc - 2, argv + 2);
+#else
+		complain("'repro' is not available in this build: cudnnspy was built without jansson"
 			 " (install libjansson-dev and reconfigure)");
 		return EXIT_USAGE;
 #endif
