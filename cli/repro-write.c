@@ -478,7 +478,7 @@ write_header_comment(FILE *out, const struct repro_plan *p)
 	}
 	fputs(" *\n * Build:\n *   ", out);
 	comment_text(out, p->build);
-	fputs("\n * Run:\n *   ./", out);
+	fputs(strchr(p->exe, '/') ? "\n * Run:\n *   " : "\n * Run:\n *   ./", out);
 	comment_text(out, p->exe);
 	fputs(" [--time] [--fill pattern|nan|zero|random]\n"
 	      " * Exit status: 0 when the call returns the recorded status, 1 when it\n"

@@ -868,8 +868,8 @@ build_command(struct repro_plan *p, const char *cudnn_dir, const char *source)
 			if (exists(cands[i], "cudnn.h"))
 				snprintf(inc, sizeof(inc), "%s", cands[i]);
 	}
-	base = source ? strrchr(source, '/') : NULL;
-	base = base ? base + 1 : source ? source : "repro.c";
+	/* The program lands beside its source: bug.c builds bug. */
+	base = source ? source : "repro.c";
 	len = strlen(base);
 	snprintf(exe, sizeof(exe), "%.*s", (int)(len > 2 && strcmp(base + len - 2, ".c") == 0 ? len - 2 : len), base);
 	if (strcmp(exe, base) == 0)
@@ -1026,20 +1026,34 @@ cudnnspy_repro_main(int argc, char **argv)
 		goto done;
 	}
 	plan.time_default = timing;
-	out = out_name ? fopen(out_name, "w") : stdout;
-	if (!out) {
-		complain("repro: %s: %s", out_name, strerror(errno));
-		rc = 1;
-		goto done;
-	}
-	rc = repro_write(&plan, out) == 0 ? 0 : 1;
-	if (fflush(out) != 0 || ferror(out)) {
-		complain("repro: %s: %s", out_name ? out_name : "stdout", strerror(errno));
-		rc = 1;
-	}
-	if (out_name && fclose(out) != 0 && rc == 0) {
-		complain("repro: %s: %s", out_name, strerror(errno));
-		rc = 1;
+	/* Written in memory first: a plan the writer refuses leaves no half file. */
+	{
+		char *text = NULL;
+		size_t len = 0;
+		FILE *mem = open_memstream(&text, &len);
+
+		if (!mem) {
+			complain("repro: out of memory");
+			rc = 1;
+			goto done;
+		}
+		rc = repro_write(&plan, mem) == 0 ? 0 : 1;
+		if (fclose(mem) != 0)
+			rc = 1;
+		out = rc == 0 ? out_name ? fopen(out_name, "w") : stdout : NULL;
+		if (rc == 0 && !out) {
+			complain("repro: %s: %s", out_name, strerror(errno));
+			rc = 1;
+		}
+		if (out && (fwrite(text, 1, len, out) != len || fflush(out) != 0 || ferror(out))) {
+			complain("repro: %s: %s", out_name ? out_name : "stdout", strerror(errno));
+			rc = 1;
+		}
+		if (out && out_name && fclose(out) != 0 && rc == 0) {
+			complain("repro: %s: %s", out_name, strerror(errno));
+			rc = 1;
+		}
+		free(text);
 	}
 	if (rc == 0) {
 		if (out_name)

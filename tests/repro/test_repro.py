@@ -1,0 +1,336 @@
+#!/usr/bin/env python3
+"""cudnnspy repro (docs/repro.md): the spy checks its own repro.
+
+usage: test_repro.py NAME     (meson passes the paths in the environment)
+Exit 0 pass, 1 fail, 77 skip (no cuDNN headers to build against, or no real cuDNN).
+
+round-trip-legacy: conv-legacy runs against the fake cuDNN under the spy, traced, and again with some
+convolutions made to fail and nothing traced. For every call repro can replay, the repro is written,
+built with -Wall -Werror, and run against the fake cuDNN and the fake CUDA runtime, traced under the spy;
+its records must show the same call with the same decoded arguments and status (pointers compared by
+their offset from a 256-byte boundary and which of them alias), and the same search before it.
+"""
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+E = os.environ
+CLI = E.get("CLI_EXE", "")
+PRELOAD = E.get("SPY_PRELOAD", "")
+FAKE9 = E.get("FAKE9_DIR", "")
+FAKE_CUDART = E.get("FAKE_CUDART_DIR", "")
+REAL = E.get("REAL_CUDNN_DIR", "")
+PROGS = E.get("PROGRAMS_DIR", "")
+CC = shlex.split(E.get("CC_CMD", "cc"))
+
+# Failures made by the fake cuDNN for the untraced run: their records carry the descriptors' Set calls.
+FAIL = "cudnnConvolutionBackwardFilter=5000,cudnnConvolutionBiasActivationForward=3000,cudnnConvolutionForward=2000"
+
+
+class Failed(Exception):
+    pass
+
+
+def check(cond, what, *context):
+    if not cond:
+        raise Failed(what + "".join("\n--- %s" % c for c in context))
+
+
+def include_dir():
+    for d in [os.path.join(REAL, "..", "include"), os.path.join(REAL, "include"), "/usr/include"]:
+        if REAL and os.path.exists(os.path.join(d, "cudnn.h")):
+            return os.path.realpath(d)
+    print("no cudnn.h to build the repros against: skipped")
+    sys.exit(77)
+
+
+def clean_env(extra):
+    env = {k: v for k, v in E.items() if not k.startswith(("CUDNNSPY_", "FAKECUDNN_")) and k != "LD_PRELOAD"}
+    env.pop("LD_LIBRARY_PATH", None)
+    env.update(extra)
+    return env
+
+
+def run(argv, env=None, check_rc=True):
+    p = subprocess.run(argv, env=clean_env(env or {}), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=120)
+    check(p.returncode >= 0, "%s was killed by signal %d" % (argv[0], -p.returncode), p.stdout, p.stderr)
+    if check_rc:
+        check(p.returncode == 0, "%s exited %d" % (" ".join(argv), p.returncode), p.stdout, p.stderr)
+    return p
+
+
+def records(directory):
+    out = []
+    for name in sorted(os.listdir(directory)):
+        with open(os.path.join(directory, name)) as f:
+            out += [json.loads(line) for line in f if line.strip()]
+    return out
+
+
+def spied(argv, outdir, extra=None):
+    os.makedirs(outdir, exist_ok=True)
+    env = {"LD_LIBRARY_PATH": FAKE9 + ":" + FAKE_CUDART, "LD_PRELOAD": PRELOAD, "CUDNNSPY_OUTPUT": outdir,
+           "CUDNNSPY_STDERR": "none"}
+    env.update(extra or {})
+    return run(argv, env, check_rc=False)
+
+
+def calls(recs):
+    """The call and failure records, numbered as repro numbers them (from 1)."""
+    return [r for r in recs if r["event"] in ("call", "failure")]
+
+
+def shape_sets(recs, upto):
+    """{descriptor id: [(fn, args without the id)]} from the traced Set calls before record `upto`."""
+    out = {}
+    for r in recs[:upto]:
+        if r["event"] == "call" and r["status"] == 0 and r["fn"].startswith("cudnnSet") and r["fn"] != "cudnnSetStream":
+            first = next(iter(r["args"]))
+            did = r["args"][first]["id"]
+            args = {k: (v["values"] if isinstance(v, dict) and "values" in v else v)
+                    for k, v in list(r["args"].items())[1:]}
+            lst = [e for e in out.get(did, []) if e[0] != r["fn"] and not (
+                "Descriptor" in e[0] and "Descriptor" in r["fn"] and r["fn"] != "cudnnSetActivationDescriptorSwishBeta")]
+            out[did] = lst + [(r["fn"], args)]
+    return out
+
+
+def normalize(rec, all_recs, index):
+    """What must replay the same: every argument, with ids replaced by what was set on them, and pointers by
+    their offset from a 256-byte boundary and the first argument at the same address."""
+    sets = shape_sets(all_recs, index)
+    seen = {}
+    out = {}
+    for k, v in rec["args"].items():
+        if isinstance(v, dict) and "id" in v:
+            if "set" in v:
+                s = dict(v["set"]["args"])
+                s.pop(next(iter(s)))
+                shape = [(v["set"]["fn"], s)] + sorted((x, v[x]) for x in v if x not in ("id", "desc", "set"))
+            else:
+                shape = sets.get(v["id"])
+            out[k] = (v.get("desc"), json.dumps(shape, sort_keys=True))
+        elif k in ("alpha", "beta", "alpha1", "alpha2"):
+            out[k] = "host scale"
+        elif isinstance(v, str) and v.startswith("0x"):
+            addr = int(v, 16)
+            out[k] = ("ptr", addr % 256, seen.setdefault(addr, k))
+        elif isinstance(v, dict) and "ptr" in v:
+            out[k] = ("out", v.get("value"), json.dumps(v.get("values"), sort_keys=True))
+        elif isinstance(v, str) and v.startswith("handle#"):
+            out[k] = "handle"
+        else:
+            out[k] = v
+    return {"event": rec["event"], "fn": rec["fn"], "status": rec["status"], "args": out}
+
+
+def write_repro(records_dir, n, path, extra=()):
+    p = run([CLI, "repro", "--call", str(n), "-o", path] + list(extra) + [records_dir])
+    cmd = p.stdout.strip()
+    check(cmd.startswith("cc -Wall -Werror -o ") and path in cmd and "-lcudnn" in cmd and "-lcudart" in cmd,
+          "repro prints the one command that builds it", p.stdout, p.stderr)
+    return cmd
+
+
+def build(src, exe, inc, libdirs):
+    argv = CC + ["-Wall", "-Werror", "-o", exe, src, "-I" + inc]
+    for d in libdirs:
+        argv += ["-L" + d]
+    run(argv + ["-lcudnn", "-lcudart"])
+
+
+def round_trip(tmp, records_dir, extra_env, inc, label):
+    recs = records(records_dir)
+    numbered = calls(recs)
+    listed = run([CLI, "repro", "--list", records_dir]).stdout.splitlines()
+    nums = [int(line.split()[0]) for line in listed]
+    check(nums, "repro --list names the calls it can replay", "\n".join(listed))
+    done = 0
+    for n in nums:
+        orig = numbered[n - 1]
+        if orig["fn"] == "cudnnCreate":
+            continue
+        src = os.path.join(tmp, "%s-%d.c" % (label, n))
+        exe = src[:-2]
+        write_repro(records_dir, n, src)
+        text = open(src).read()
+        check("cudnnspy" not in re.sub(r"/\*.*?\*/", "", text, flags=re.S),
+              "no spy code in the repro, only in its comments", text)
+        check("/* recorded: %s(" % orig["fn"] in text, "a comment names the recorded call it replays", text)
+        check("not its data" in text, "the opening comment says the data is not in the records", text)
+        build(src, exe, inc, [FAKE9, FAKE_CUDART])
+        out = os.path.join(tmp, "%s-%d.records" % (label, n))
+        p = spied([exe], out, dict(extra_env, CUDNNSPY_TRACE="*"))
+        check(p.returncode == 0, "%s: the repro returns the recorded status (exit 0)" % label, text[:3000],
+              p.stdout, p.stderr)
+        again = records(out)
+        replayed = [i for i, r in enumerate(again) if r["event"] in ("call", "failure") and r["fn"] == orig["fn"]]
+        check(len(replayed) == 1, "%s: the repro makes the call once" % label, p.stdout)
+        i = replayed[0]
+        a = normalize(orig, recs, recs.index(orig))
+        b = normalize(again[i], again, i)
+        # A failure record carries what was set; a traced call of the repro has the Set records before it.
+        if orig["event"] == "failure":
+            b["args"] = {k: (v if not (isinstance(v, tuple) and len(v) == 2) else
+                             (v[0], a["args"][k][1] if v[0] == a["args"][k][0] else v[1]))
+                         for k, v in b["args"].items()}
+            b["event"] = "failure" if again[i]["status"] else "call"
+        check(a == b, "%s: call %d (%s) replays with the same arguments and status" % (label, n, orig["fn"]),
+              json.dumps(a, indent=1, sort_keys=True), json.dumps(b, indent=1, sort_keys=True), p.stdout)
+        if orig["event"] == "failure":
+            # The Set calls the failure record carried were replayed as they were.
+            sets = shape_sets(again, i)
+            for k, v in orig["args"].items():
+                if isinstance(v, dict) and "set" in v:
+                    did = again[i]["args"][k]["id"]
+                    s = dict(v["set"]["args"])
+                    s.pop(next(iter(s)))
+                    check(sets.get(did, [(None,)])[0] == (v["set"]["fn"], s),
+                          "%s: %s recreated with the recorded Set call" % (label, k), repr(sets.get(did)), repr(v))
+        # A search the program made before with the same descriptors runs before the call.
+        if "run_search();" in text:
+            fn = re.search(r"status = (cudnn\w+)\(", text[text.index("run_search(void)"):]).group(1)
+            before = [r for r in again[:i] if r["event"] == "call" and r["fn"] == fn]
+            origs = [r for r in recs[:recs.index(orig)] if r["event"] == "call" and r["fn"] == fn]
+            check(before and origs and before[-1]["args"]["perfResults"]["values"] ==
+                  origs[-1]["args"]["perfResults"]["values"] and before[-1]["status"] == origs[-1]["status"],
+                  "%s: the search replays before the call, with the same results" % label, p.stdout)
+        done += 1
+    return done
+
+
+def test_round_trip_legacy():
+    inc = include_dir()
+    tmp = tempfile.mkdtemp(prefix="cudnnspy-repro-")
+    try:
+        traced = os.path.join(tmp, "traced")
+        p = spied([os.path.join(PROGS, "conv-legacy")], traced, {"CUDNNSPY_TRACE": "*"})
+        check(p.returncode == 0, "conv-legacy under the spy", p.stdout, p.stderr)
+        n = round_trip(tmp, traced, {}, inc, "traced")
+        check(n >= 15, "every traced convolution-like call of conv-legacy (%d)" % n)
+        failing = os.path.join(tmp, "failing")
+        p = spied([os.path.join(PROGS, "conv-legacy")], failing, {"FAKECUDNN_STATUS": FAIL})
+        fails = [r for r in records(failing) if r["event"] == "failure"]
+        check(len(fails) == 10, "conv-legacy's convolutions fail as the fake was told", repr(fails)[:2000])
+        n = round_trip(tmp, failing, {"FAKECUDNN_STATUS": FAIL}, inc, "failing")
+        check(n == 10, "every failing call of conv-legacy (%d)" % n)
+        # The default pick is the first failure; --fill and --time reach the program.
+        src = os.path.join(tmp, "default.c")
+        run([CLI, "repro", "-o", src, "--fill", "nan", "--time", failing])
+        text = open(src).read()
+        check("enum fill fill = FILL_NAN;" in text and "int timing = 1;" in text and
+              "cudnnConvolutionForward(" in text, "the first failure, with the fill and timing asked for", text)
+        # The alignment offset of a pointer is reproduced.
+        rec = os.path.join(tmp, "offset")
+        os.makedirs(rec)
+        lines = open(os.path.join(failing, os.listdir(failing)[0])).read().replace('"x":"0x1000"', '"x":"0x1040"')
+        open(os.path.join(rec, "a.jsonl"), "w").write(lines)
+        run([CLI, "repro", "-o", src, rec])
+        build(src, src[:-2], inc, [FAKE9, FAKE_CUDART])
+        out = os.path.join(tmp, "offset-records")
+        spied([src[:-2]], out, {"FAKECUDNN_STATUS": FAIL, "CUDNNSPY_TRACE": "cudnnConvolutionForward"})
+        x = [r for r in records(out) if r.get("fn") == "cudnnConvolutionForward"][0]["args"]
+        check(int(x["x"], 16) % 256 == 0x40 and int(x["w"], 16) % 256 == 0, "x at 64 bytes past a boundary",
+              repr(x))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_real_no_gpu():
+    """Against the real cuDNN without a GPU: the repro builds with the printed command and stops at cudnnCreate."""
+    if not REAL or not os.path.exists(os.path.join(REAL, "libcudnn.so.9")):
+        print("no real cuDNN: skipped")
+        sys.exit(77)
+    tmp = tempfile.mkdtemp(prefix="cudnnspy-repro-")
+    try:
+        traced = os.path.join(tmp, "traced")
+        spied([os.path.join(PROGS, "conv-legacy")], traced, {"CUDNNSPY_TRACE": "*"})
+        n = [r["fn"] for r in calls(records(traced))].index("cudnnConvolutionForward") + 1
+        src = os.path.join(tmp, "fwd.c")
+        cmd = write_repro(traced, n, src, ["--cudnn", REAL])
+        check(" -L%s " % REAL in cmd or " -L%s " % os.path.realpath(REAL) in cmd, "built against --cudnn", cmd)
+        run(shlex.split(cmd), {})
+        p = run([os.path.join(tmp, "fwd")], {}, check_rc=False)
+        check(p.returncode == 2 and "cudnnCreate: CUDNN_STATUS_NOT_INITIALIZED (1001)" in p.stderr and
+              "is there a GPU" in p.stderr and "the same status" not in p.stdout,
+              "stops at cudnnCreate with a clear message", p.stdout, p.stderr)
+        # The real cuDNN's own failure records (NULL handle: its cudnnCreate failed) make repros that build.
+        real = os.path.join(tmp, "real")
+        os.makedirs(real)
+        run([os.path.join(PROGS, "conv-legacy")], {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD,
+                                                   "CUDNNSPY_OUTPUT": real, "CUDNNSPY_STDERR": "none"})
+        fails = [r for r in records(real) if r["event"] == "failure"]
+        check(len(fails) > 10, "the real cuDNN's failures", repr(fails)[:1000])
+        for k in range(1, len(fails) + 1):
+            src = os.path.join(tmp, "f%d.c" % k)
+            run(shlex.split(write_repro(real, [i + 1 for i, r in enumerate(calls(records(real)))
+                                               if r["event"] == "failure"][k - 1], src)), {})
+        text = open(os.path.join(tmp, "f2.c")).read()
+        check("The program passed a NULL handle" in text, "a NULL handle replayed as NULL", text)
+        p = run([os.path.join(tmp, "f1")], {}, check_rc=False)
+        check(p.returncode == 0 and "the same status as recorded" in p.stdout, "cudnnCreate's own failure replays",
+              p.stdout, p.stderr)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_usage():
+    """Bad input gets a clear message and a nonzero status, never a crash or a file that would not build."""
+    tmp = tempfile.mkdtemp(prefix="cudnnspy-repro-")
+    try:
+        def fails(args, want, rc=None):
+            p = run([CLI, "repro"] + args, check_rc=False)
+            check(p.returncode in ((rc,) if rc else (1, 2)) and want in p.stderr and not p.stdout.strip(),
+                  "repro %s: says %r" % (" ".join(args), want), p.stdout, p.stderr)
+        fails([], "no RECORDS", 2)
+        fails([os.path.join(tmp, "nothing")], "No such file", 2)
+        fails(["--call", "0", tmp], "--call takes a number from 1", 2)
+        fails(["--call", "1", "--failure", "1", tmp], "give one", 2)
+        fails(["--fill", "ones", tmp], "--fill takes", 2)
+        fails([tmp], "no record files", 2)
+        traced = os.path.join(tmp, "traced")
+        p = spied([os.path.join(PROGS, "conv-legacy")], traced, {"CUDNNSPY_TRACE": "cudnnConvolution*"})
+        fails([traced], "no failure of a call that repro can replay")
+        fails(["--call", "1000", traced], "no call 1000")
+        n = run([CLI, "repro", "--list", traced]).stdout.split()[0]
+        fails(["--call", n, traced], "the records hold no successful Set call of it")
+        # Garbage lines are skipped; a hostile enum name never reaches the C file.
+        failing = os.path.join(tmp, "failing")
+        spied([os.path.join(PROGS, "conv-legacy")], failing, {"FAKECUDNN_STATUS": FAIL})
+        name = os.listdir(failing)[0]
+        text = open(os.path.join(failing, name)).read()
+        bad = os.path.join(tmp, "bad")
+        os.makedirs(bad)
+        open(os.path.join(bad, "x.jsonl"), "w").write("\x00garbage\n{\n" + text.replace(
+            '"CUDNN_CROSS_CORRELATION"', '"CUDNN_CROSS_CORRELATION); system(\\"rm\\"); ("'))
+        fails([bad], "is not what cuDNN takes there")
+        odd = os.path.join(tmp, "odd")
+        os.makedirs(odd)
+        open(os.path.join(odd, "x.jsonl"), "w").write(text.replace('"n":8,', '"n":"8",').replace(
+            '"program":"conv-legacy"', '"program":"a */ b \\u0001"'))
+        fails([odd], "without all its arguments")
+        src = os.path.join(tmp, "odd.c")
+        open(os.path.join(odd, "x.jsonl"), "w").write(text.replace('"program":"conv-legacy"',
+                                                                  '"program":"a */ b \\u0001 %s"'))
+        run([CLI, "repro", "-o", src, odd])
+        check("a * / b ? %s" in open(src).read(), "text from the records cannot end a comment",
+              open(src).read()[:800])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+TESTS = {"round-trip-legacy": test_round_trip_legacy, "real-no-gpu": test_real_no_gpu, "usage": test_usage}
+
+if __name__ == "__main__":
+    try:
+        TESTS[sys.argv[1]]()
+    except Failed as e:
+        print("FAIL:", e)
+        sys.exit(1)
+    print("ok")
