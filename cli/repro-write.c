@@ -510,16 +510,17 @@ static const char prelude[] =
 	"\tvoid *base, *ptr;\n"
 	"};\n"
 	"\n"
+	"/* \"what: NAME (number): cuDNN's message\", without a newline. */\n"
 	"static void\n"
-	"print_cudnn_error(const char *what, cudnnStatus_t status)\n"
+	"print_status(FILE *to, const char *what, cudnnStatus_t status)\n"
 	"{\n"
 	"\tchar message[512] = \"\";\n"
-	"\tfflush(stdout);\n"
 	"\n"
 	"#if CUDNN_MAJOR >= 9\n"
-	"\tcudnnGetLastErrorString(message, sizeof(message));\n"
+	"\tif (status != CUDNN_STATUS_SUCCESS)\n"
+	"\t\tcudnnGetLastErrorString(message, sizeof(message));\n"
 	"#endif\n"
-	"\tfprintf(stderr, \"repro: %s: %s (%d)%s%s\\n\", what, cudnnGetErrorString(status), (int)status,\n"
+	"\tfprintf(to, \"%s: %s (%d)%s%s\", what, cudnnGetErrorString(status), (int)status,\n"
 	"\t\tmessage[0] ? \": \" : \"\", message);\n"
 	"}\n"
 	"\n"
@@ -527,6 +528,15 @@ static const char prelude[] =
 
 /* What every step but the handle's needs. */
 static const char prelude_data[] =
+	"static void\n"
+	"print_cudnn_error(const char *what, cudnnStatus_t status)\n"
+	"{\n"
+	"\tfflush(stdout);\n"
+	"\tfputs(\"repro: \", stderr);\n"
+	"\tprint_status(stderr, what, status);\n"
+	"\tfputc('\\n', stderr);\n"
+	"}\n"
+	"\n"
 	"/* A step that worked in the recorded program: when it fails here, nothing after it means anything. */\n"
 	"static void\n"
 	"check_cudnn(cudnnStatus_t status, const char *what)\n"
@@ -864,14 +874,11 @@ write_main(FILE *out, const struct repro_plan *p)
 		fputs("\tif (status == CUDNN_STATUS_SUCCESS)\n"
 		      "\t\tcheck_cuda(cudaDeviceSynchronize(), \"cudaDeviceSynchronize after the call\", NULL);\n", out);
 	}
-	fprintf(out, "\tif (status == CUDNN_STATUS_SUCCESS)\n"
-		"\t\tprintf(\"%s: %%s (%%d)\", cudnnGetErrorString(status), (int)status);\n"
+	fprintf(out, "\tprint_status(stdout, \"%s\", status);\n"
+		"\tif ((int)status == RECORDED_STATUS)\n"
+		"\t\tprintf(\", the same status as recorded\\n\");\n"
 		"\telse\n"
-		"\t\tprint_cudnn_error(\"%s\", status);\n", p->fn->name, p->fn->name);
-	fprintf(out, "\tif ((int)status == RECORDED_STATUS)\n"
-		"\t\tprintf(\"%%sthe same status as recorded\\n\", status ? \"repro: \" : \", \");\n"
-		"\telse\n"
-		"\t\tprintf(\"%%sNOT the recorded status, %%d\\n\", status ? \"repro: \" : \", \", RECORDED_STATUS);\n");
+		"\t\tprintf(\", NOT the recorded status, %%d\\n\", RECORDED_STATUS);\n", p->fn->name);
 	if (!create) {
 		fputs("\tif (status == CUDNN_STATUS_SUCCESS) {\n\t\tprint_results();\n"
 		      "\t\tif (timing)\n\t\t\ttime_call();\n\t}\n", out);
