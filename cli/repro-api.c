@@ -136,6 +136,8 @@ static const struct repro_fn fns[] = {
 	  { H, D("xDesc", RK_TENSOR), D("dyDesc", RK_TENSOR), D("convDesc", RK_CONVOLUTION),
 	    D("gradDesc", RK_FILTER), E("algo", "cudnnConvolutionBwdFilterAlgo_t"),
 	    { "sizeInBytes", RP_OUT_SIZE, 0, NULL } } },
+	/* The graph API: what it needs comes from the backend calls before it (repro-graph.c). */
+	{ "cudnnBackendExecute", RF_CALL, 0, NULL, NULL, NULL, 0, { { NULL, RP_HANDLE, 0, NULL } } },
 	/* A failed handle creation: the call is the handle step itself. */
 	{ "cudnnCreate", RF_CALL, 0, NULL, NULL, NULL, 0, { { NULL, RP_HANDLE, 0, NULL } } },
 };

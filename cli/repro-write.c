@@ -54,6 +54,12 @@ string_text(FILE *out, const char *s)
 	}
 }
 
+void
+repro_comment(FILE *out, const char *s)
+{
+	comment_text(out, s);
+}
+
 static int
 is_identifier(const char *s)
 {
@@ -457,6 +463,10 @@ write_header_comment(FILE *out, const struct repro_plan *p)
 	}
 	if (p->search)
 		fprintf(out, " *   the search before the call: %s\n", jstr(p->search, "fn"));
+	if (p->graph_calls)
+		fprintf(out, " *   the graph: %zu backend calls on %zu descriptors (create, set, get,\n"
+			" *   finalize), in the program's order\n", json_array_size(p->graph_calls),
+			json_object_size(p->graph_types));
 	if (p->handle_null)
 		fputs(" *   the handle: NULL (the program's cudnnCreate had failed)\n", out);
 	fputs(" * What it makes up:\n", out);
@@ -488,6 +498,7 @@ write_header_comment(FILE *out, const struct repro_plan *p)
 
 static const char prelude[] =
 	"#include <math.h>\n"
+	"#include <stdbool.h>\n"
 	"#include <stdint.h>\n"
 	"#include <stdio.h>\n"
 	"#include <stdlib.h>\n"
@@ -774,6 +785,9 @@ write_results(FILE *out, const struct repro_plan *p)
 	json_t *args = json_object_get(p->record, "args");
 
 	fputs("/* Step 7: what the call gave back. */\nstatic void\nprint_results(void)\n{\n", out);
+	for (int i = 0; p->graph_calls && i < p->nbufs; i++)
+		if (!p->bufs[i].input && strcmp(p->bufs[i].users, "workspace") != 0)
+			fprintf(out, "\tprint_output(&%s);\n", p->bufs[i].var);
 	for (int i = 0; i < f->nparams; i++) {
 		const struct repro_param *q = &f->params[i];
 		json_t *rec = json_object_get(json_object_get(args, q->name), "value");
@@ -868,6 +882,8 @@ write_main(FILE *out, const struct repro_plan *p)
 		for (int i = 0; i < p->ndescs; i++)
 			fprintf(out, "\tcreate_%s();\n", p->descs[i].var);
 		fputs("\tallocate_buffers();\n\tfill_buffers(fill);\n", out);
+		if (p->graph_calls)
+			repro_graph_write_main(p, out);
 		if (p->search)
 			fputs("\trun_search();\n", out);
 		fputs("\tstatus = run_call();\n", out);
@@ -916,6 +932,8 @@ repro_write(const struct repro_plan *p, FILE *out)
 	if (!create) {
 		int scales = 0, outputs = 0;
 
+		for (int i = 0; p->graph_calls && i < p->nbufs; i++)
+			outputs |= !p->bufs[i].input && strcmp(p->bufs[i].users, "workspace") != 0;
 		for (int i = 0; i < p->fn->nparams; i++) {
 			scales |= p->fn->params[i].role == RP_ALPHA;
 			outputs |= p->fn->params[i].role == RP_DATA_OUT &&
@@ -960,7 +978,7 @@ repro_write(const struct repro_plan *p, FILE *out)
 			fputs(print_output_step, out);
 		if (p->search && write_search(out, p) != 0)
 			return -1;
-		if (write_call(out, p) != 0)
+		if (p->graph_calls ? repro_graph_write(p, out) != 0 : write_call(out, p) != 0)
 			return -1;
 		write_results(out, p);
 		fputs(timing, out);

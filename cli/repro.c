@@ -31,6 +31,7 @@
 #define MAX_FILES 4096
 #define MAX_LIVE 65536
 #define MAX_BYTES (1ull << 40)
+#define MAX_BACKEND 262144
 
 static const char repro_usage[] =
 	"usage: cudnnspy repro [--call N | --failure N] [-o FILE] [--fill pattern|nan|zero|random]\n"
@@ -91,6 +92,8 @@ struct reader {
 	struct live *live;
 	size_t nlive, cap;
 	json_t *search[3];	/* fwd, bwd-data, bwd-filter */
+	json_t *backend;	/* the traced graph API calls, in order */
+	int backend_full;
 	/* The outcome. */
 	int found, error;
 	long long default_create;	/* the first cudnnCreate failure, a fallback for the default */
@@ -167,6 +170,9 @@ reset_file(struct reader *r)
 		json_decref(r->search[i]);
 		r->search[i] = NULL;
 	}
+	json_decref(r->backend);
+	r->backend = NULL;
+	r->backend_full = 0;
 }
 
 static int
@@ -423,15 +429,12 @@ plan_desc(struct reader *r, struct repro_plan *p, json_t *v, int kind, const cha
 	return d;
 }
 
-static int
-plan_buffer(struct reader *r, struct repro_plan *p, const char *param, json_t *v, unsigned long long bytes,
-	    int input, const struct repro_desc *d)
+int
+repro_add_buffer(struct repro_plan *p, const char *param, unsigned long long addr, unsigned long long bytes,
+		 int input, const char *dtype, unsigned long long elems)
 {
-	unsigned long long addr;
 	struct repro_buffer *b = NULL;
 
-	if (parse_ptr(v, &addr) != 0)
-		return plan_error(r, "%s: not a pointer: %s", param, json_is_string(v) ? json_string_value(v) : "?");
 	if (!addr)
 		return 0;
 	/* The same address is the same memory: the program may have aliased buffers. */
@@ -440,25 +443,41 @@ plan_buffer(struct reader *r, struct repro_plan *p, const char *param, json_t *v
 			b = &p->bufs[i];
 	if (!b) {
 		if (p->nbufs == REPRO_MAX_BUFS)
-			return plan_error(r, "%s: too many buffers%s", param, "");
+			return -1;
 		b = &p->bufs[p->nbufs++];
 		memset(b, 0, sizeof(*b));
 		b->addr = addr;
 		b->offset = (unsigned)(addr % 256);
 		snprintf(b->var, sizeof(b->var), "buf_%s", param);
+		for (char *c = b->var; *c; c++)
+			if (!(*c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')))
+				*c = '_';
 	}
 	if (bytes > b->bytes)
 		b->bytes = bytes;
 	if (input && !b->input) {
 		b->input = 1;
-		b->dtype = d ? d->dtype : NULL;
-		b->elems = d ? d->elems : 0;
-	} else if (!b->dtype && d && !b->input) {
-		b->dtype = d->dtype;
-		b->elems = d->elems;
+		b->dtype = dtype;
+		b->elems = elems;
+	} else if (!b->dtype && dtype && !b->input) {
+		b->dtype = dtype;
+		b->elems = elems;
 	}
 	snprintf(b->users + strlen(b->users), sizeof(b->users) - strlen(b->users), "%s%s", b->users[0] ? ", " : "",
 		 param);
+	return 0;
+}
+
+static int
+plan_buffer(struct reader *r, struct repro_plan *p, const char *param, json_t *v, unsigned long long bytes,
+	    int input, const struct repro_desc *d)
+{
+	unsigned long long addr;
+
+	if (parse_ptr(v, &addr) != 0)
+		return plan_error(r, "%s: not a pointer: %s", param, json_is_string(v) ? json_string_value(v) : "?");
+	if (repro_add_buffer(p, param, addr, bytes, input, d ? d->dtype : NULL, d ? d->elems : 0) != 0)
+		return plan_error(r, "%s: too many buffers%s", param, "");
 	return 0;
 }
 
@@ -545,6 +564,16 @@ make_plan(struct reader *r, json_t *rec, const struct repro_fn *f)
 		if (s && same)
 			p->search = json_incref(r->search[si]);
 	}
+	if (strcmp(f->name, "cudnnBackendExecute") == 0) {
+		p->handle_null = json_is_null(json_object_get(args, "handle"));
+		if (!r->backend || repro_graph_plan(p, r->backend, rec) != 0) {
+			if (!r->backend)
+				plan_error(r, "cudnnBackendExecute: no traced graph API calls before it (trace cudnnBackend*"
+					   " from the start)%s%s", "", "");
+			r->error = 1;
+			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -600,6 +629,16 @@ take(struct reader *r, json_t *rec)
 	r->failures += failure;
 	f = repro_fn_find(fn);
 	args = json_object_get(rec, "args");
+	if (strncmp(fn, "cudnnBackend", 12) == 0 && strcmp(fn, "cudnnBackendExecute") != 0 && !r->list) {
+		/* Kept for a graph API repro; a framework makes a variant pack per execution, hence the cap. */
+		if (!r->backend)
+			r->backend = json_array();
+		if (json_array_size(r->backend) < MAX_BACKEND)
+			json_array_append(r->backend, rec);
+		else if (!r->backend_full++)
+			complain("repro: %s: more than %d graph API calls; a repro of a later execution may lack some",
+				 r->file, MAX_BACKEND);
+	}
 	if (!failure && json_integer_value(json_object_get(rec, "status")) == 0) {
 		/* The state the calls after this one see. */
 		if (f && (f->cls == RF_SET || f->cls == RF_SETTING))
@@ -1068,6 +1107,8 @@ done:
 		json_decref(plan.descs[i].sets);
 	json_decref(plan.record);
 	json_decref(plan.search);
+	json_decref(plan.graph_calls);
+	json_decref(plan.graph_types);
 	free((char *)plan.build);
 	for (size_t i = 0; i < nfiles; i++)
 		free(files[i]);

@@ -119,6 +119,9 @@ struct repro_plan {
 	const struct repro_fn *fn;
 	void *record;		/* json_t: the call or failure record */
 	void *search;		/* json_t: a traced search call that came before, with the same descriptors */
+	void *graph_calls;	/* json_t array: the graph API's backend calls to replay, in order; NULL for legacy */
+	void *graph_types;	/* json_t object: each backend descriptor's type, by id */
+	int graph_steps;	/* how many build steps repro-graph.c wrote */
 	int failure;		/* a failure record */
 	long long status;
 	const char *status_name;
@@ -140,6 +143,33 @@ struct repro_plan {
 	char exe[256];		/* the program it builds */
 	const char *out_name;	/* the file written, or NULL for stdout */
 };
+
+/*
+ * repro.c: the buffer of a pointer recorded at ADDR, added or joined
+ * (the same address is the same memory); -1 when there are too many.
+ */
+int
+repro_add_buffer(struct repro_plan *p, const char *param, unsigned long long addr, unsigned long long bytes,
+		 int input, const char *dtype, unsigned long long elems);
+
+/*
+ * repro-graph.c, the graph API: from the traced backend calls (a json_t
+ * array, in record order) the ones that build what the execution TARGET
+ * uses, its buffers from the variant pack; 0, or -1 after a message.
+ */
+int
+repro_graph_plan(struct repro_plan *p, void *calls, void *target);
+
+/* repro-graph.c: the program's descriptors, steps and call; the steps' calls in main. */
+int
+repro_graph_write(const struct repro_plan *p, FILE *out);
+
+void
+repro_graph_write_main(const struct repro_plan *p, FILE *out);
+
+/* repro-write.c: text for a C comment (printable, never its end). */
+void
+repro_comment(FILE *out, const char *s);
 
 /* Writes the program; 0, or -1 after a message. */
 int

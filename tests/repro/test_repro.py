@@ -300,6 +300,9 @@ def test_usage():
         fails(["--call", "1000", traced], "no call 1000")
         n = run([CLI, "repro", "--list", traced]).stdout.split()[0]
         fails(["--call", n, traced], "the records hold no successful Set call of it")
+        graph = os.path.join(tmp, "graph")
+        spied([os.path.join(PROGS, "conv-graph")], graph, {"FAKECUDNN_STATUS": "cudnnBackendExecute=3000"})
+        fails([graph], "no traced graph API calls before it (trace cudnnBackend* from the start)")
         # Garbage lines are skipped; a hostile enum name never reaches the C file.
         failing = os.path.join(tmp, "failing")
         spied([os.path.join(PROGS, "conv-legacy")], failing, {"FAKECUDNN_STATUS": FAIL})
@@ -325,7 +328,86 @@ def test_usage():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-TESTS = {"round-trip-legacy": test_round_trip_legacy, "real-no-gpu": test_real_no_gpu, "usage": test_usage}
+def graph_calls(recs, upto, keep=None):
+    """The backend calls before record `upto` (and it) as what must replay the same: descriptor ids numbered by
+    first appearance, pointers by offset from a 256-byte boundary and alias, out-pointers by their value."""
+    ids, seen = {}, {}
+
+    def norm(v, key=None):
+        if isinstance(v, str) and v.startswith("backend#"):
+            return "d%d" % ids.setdefault(v, len(ids))
+        if isinstance(v, str) and v.startswith("handle#"):
+            return "handle"
+        if isinstance(v, str) and v.startswith("0x"):
+            addr = int(v, 16)
+            return ("ptr", addr % 256, seen.setdefault(addr, len(seen)))
+        if isinstance(v, dict):
+            return {k: norm(x, k) for k, x in v.items() if k != "ptr"}
+        if isinstance(v, list):
+            return [norm(x) for x in v]
+        return v
+    out = []
+    for i, r in enumerate(recs[:upto + 1]):
+        if r["event"] not in ("call", "failure") or not r["fn"].startswith("cudnnBackend") or \
+                r["fn"] in ("cudnnBackendCreateDescriptor", "cudnnBackendDestroyDescriptor") or \
+                (r["fn"] == "cudnnBackendExecute" and i != upto):
+            continue
+        d = r["args"].get("descriptor", {}).get("id") if r["fn"] != "cudnnBackendExecute" else None
+        if keep is not None and d is not None and d not in keep:
+            continue
+        out.append((r["fn"], r["status"], json.dumps(norm(r["args"]), sort_keys=True)))
+    return out
+
+
+def test_round_trip_graph():
+    """conv-graph traced (cudnnBackend*), and again with its executions made to fail: every execution's repro
+    replays the same backend calls on the descriptors it needs, in the same order, with the same attributes,
+    and the execution with the same plan (engine, knobs, workspace) and status."""
+    inc = include_dir()
+    tmp = tempfile.mkdtemp(prefix="cudnnspy-repro-")
+    try:
+        done = 0
+        for label, extra in (("traced", {}), ("failing", {"FAKECUDNN_STATUS": "cudnnBackendExecute=3000"})):
+            rec_dir = os.path.join(tmp, label)
+            spied([os.path.join(PROGS, "conv-graph")], rec_dir, dict(extra, CUDNNSPY_TRACE="cudnnBackend*"))
+            recs = records(rec_dir)
+            numbered = calls(recs)
+            nums = [int(line.split()[0]) for line in run([CLI, "repro", "--list", rec_dir]).stdout.splitlines()
+                    if "cudnnBackendExecute" in line]
+            check(len(nums) == 5, "%s: the five executions are listed" % label, repr(nums))
+            for n in nums:
+                orig = numbered[n - 1]
+                src = os.path.join(tmp, "%s-%d.c" % (label, n))
+                write_repro(rec_dir, n, src)
+                text = open(src).read()
+                check("cudnnspy" not in re.sub(r"/\*.*?\*/", "", text, flags=re.S), "no spy code", text[:2000])
+                build(src, src[:-2], inc, [FAKE9, FAKE_CUDART])
+                out = os.path.join(tmp, "%s-%d.records" % (label, n))
+                p = spied([src[:-2]], out, dict(extra, CUDNNSPY_TRACE="cudnnBackend*"))
+                check(p.returncode == 0, "%s: the repro of call %d returns the recorded status" % (label, n),
+                      p.stdout, p.stderr)
+                again = records(out)
+                ex = [i for i, r in enumerate(again) if r.get("fn") == "cudnnBackendExecute"]
+                check(len(ex) == 1, "%s: one execution" % label, p.stdout)
+                mine = graph_calls(again, ex[0])
+                # The original's calls on the descriptors the repro recreated (named in its declarations).
+                needed = set()
+                for line in re.findall(r"backend_(\d+);\t/\*", text):
+                    needed.add("backend#" + line)
+                theirs = graph_calls(recs, recs.index(orig), keep=needed)
+                check(mine[-1] == theirs[-1], "%s: call %d: the execution replays with the same plan and status"
+                      % (label, n), repr(mine[-1]), repr(theirs[-1]))
+                diff = next((k for k in range(max(len(mine), len(theirs))) if mine[k:k + 1] != theirs[k:k + 1]), None)
+                check(mine == theirs, "%s: call %d: the same backend calls, attributes and order (first difference at %s)" % (label, n, diff),
+                      repr(mine[diff:diff + 2]) if diff is not None else "", repr(theirs[diff:diff + 2]) if diff is not None else "",
+                      "\n".join(map(repr, mine)), "\n".join(map(repr, theirs)))
+                done += 1
+        check(done == 10, "every execution")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+TESTS = {"round-trip-legacy": test_round_trip_legacy, "round-trip-graph": test_round_trip_graph, "real-no-gpu": test_real_no_gpu, "usage": test_usage}
 
 if __name__ == "__main__":
     try:
