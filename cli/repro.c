@@ -850,17 +850,46 @@ exists(const char *dir, const char *file)
 	return rc;
 }
 
-/* -lNAME when libNAME.so is there, else -l:the versioned file. */
+/* -lNAME when libNAME.so is there, else -l: the recorded file or a versioned one that is there. */
 static void
 lib_flag(char *out, size_t cap, const char *dir, const char *name, const char *file)
 {
+	static const char *const majors[] = { "9", "13", "12", "11", "8" };
 	char so[64];
 
 	snprintf(so, sizeof(so), "lib%s.so", name);
-	if (!dir || exists(dir, so) || !file)
+	if (!dir || exists(dir, so)) {
 		snprintf(out, cap, "-l%s", name);
-	else
+		return;
+	}
+	if (file && exists(dir, file)) {
 		snprintf(out, cap, "-l:%s", file);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(majors) / sizeof(majors[0]); i++) {
+		snprintf(so, sizeof(so), "lib%s.so.%s", name, majors[i]);
+		if (exists(dir, so)) {
+			snprintf(out, cap, "-l:%s", so);
+			return;
+		}
+	}
+	snprintf(out, cap, "-l%s", name);
+}
+
+/* Appends " FLAG'WORD'" to *cmd (quoted for the shell when it needs it). */
+static void
+add_flag(char **cmd, const char *flag, const char *word)
+{
+	char q[2 * PATH_MAX + 8];
+	char *more;
+
+	if (!*cmd)
+		return;
+	shell_word(q, sizeof(q), word);
+	if (asprintf(&more, "%s %s%s", *cmd, flag, q) < 0)
+		more = NULL;
+	free(*cmd);
+	*cmd = more;
 }
 
 static char *
@@ -883,7 +912,8 @@ build_command(struct repro_plan *p, const char *cudnn_dir, const char *source)
 {
 	char *lib = cudnn_dir ? strdup(cudnn_dir) : dir_of(p->lib_path);
 	char *rt = dir_of(p->cudart_path);
-	char inc[PATH_MAX] = "", q_inc[2 * PATH_MAX], q_lib[2 * PATH_MAX], q_rt[2 * PATH_MAX], q_src[2 * PATH_MAX];
+	static const char *const rt_dirs[] = { "/usr/local/cuda/lib64", "/usr/local/cuda/lib" };
+	char inc[PATH_MAX] = "", rt_inc[PATH_MAX] = "";
 	char l_cudnn[PATH_MAX], l_rt[PATH_MAX], exe[PATH_MAX];
 	const char *base;
 	char *cmd = NULL;
@@ -915,10 +945,20 @@ build_command(struct repro_plan *p, const char *cudnn_dir, const char *source)
 	if (strcmp(exe, base) == 0)
 		snprintf(exe + strlen(exe), sizeof(exe) - strlen(exe), ".out");
 	snprintf(p->exe, sizeof(p->exe), "%s", exe);
-	shell_word(q_src, sizeof(q_src), source ? source : "repro.c");
-	shell_word(q_inc, sizeof(q_inc), inc);
-	shell_word(q_lib, sizeof(q_lib), lib ? lib : "");
-	shell_word(q_rt, sizeof(q_rt), rt ? rt : "");
+	/* The CUDA runtime: the one the program loaded, beside cuDNN, or CUDA's. */
+	for (size_t i = 0; !rt && !(lib && exists(lib, "libcudart.so")) && i < 2; i++)
+		if (exists(rt_dirs[i], "libcudart.so"))
+			rt = strdup(rt_dirs[i]);
+	/* cudnn.h includes cuda_runtime_api.h: beside it, beside the runtime, or CUDA's. */
+	if (!exists(inc[0] ? inc : "/usr/include", "cuda_runtime_api.h")) {
+		char d[PATH_MAX];
+
+		snprintf(d, sizeof(d), "%s/../include", rt ? rt : "/nonexistent");
+		if (!rt || !exists(d, "cuda_runtime_api.h") || !realpath(d, rt_inc))
+			rt_inc[0] = '\0';
+		if (!rt_inc[0] && exists("/usr/local/cuda/include", "cuda_runtime_api.h"))
+			snprintf(rt_inc, sizeof(rt_inc), "/usr/local/cuda/include");
+	}
 	{
 		const char *f = p->lib_path ? strrchr(p->lib_path, '/') : NULL;
 		const char *g = p->cudart_path ? strrchr(p->cudart_path, '/') : NULL;
@@ -926,24 +966,23 @@ build_command(struct repro_plan *p, const char *cudnn_dir, const char *source)
 		lib_flag(l_cudnn, sizeof(l_cudnn), lib, "cudnn", cudnn_dir ? NULL : f ? f + 1 : NULL);
 		lib_flag(l_rt, sizeof(l_rt), rt ? rt : lib, "cudart", g ? g + 1 : NULL);
 	}
-	{
-		char *q_exe = malloc(2 * PATH_MAX);
-		int rc;
-
-		if (!q_exe)
-			goto out;
-		shell_word(q_exe, 2 * PATH_MAX, exe);
-		rc = asprintf(&cmd, "cc -Wall -Werror -o %s %s%s%s%s%s -Wl,-rpath,%s%s%s%s%s %s %s", q_exe, q_src,
-			      inc[0] ? " -I" : "", inc[0] ? q_inc : "", lib ? " -L" : "", lib ? q_lib : "", q_lib,
-			      rt && (!lib || strcmp(rt, lib) != 0) ? " -L" : "",
-			      rt && (!lib || strcmp(rt, lib) != 0) ? q_rt : "",
-			      rt && (!lib || strcmp(rt, lib) != 0) ? " -Wl,-rpath," : "",
-			      rt && (!lib || strcmp(rt, lib) != 0) ? q_rt : "", l_cudnn, l_rt);
-		free(q_exe);
-		if (rc < 0)
-			cmd = NULL;
+	cmd = strdup("cc -Wall -Werror");
+	add_flag(&cmd, "-o ", exe);
+	add_flag(&cmd, "", source ? source : "repro.c");
+	if (inc[0])
+		add_flag(&cmd, "-I", inc);
+	if (rt_inc[0])
+		add_flag(&cmd, "-I", rt_inc);
+	if (lib) {
+		add_flag(&cmd, "-L", lib);
+		add_flag(&cmd, "-Wl,-rpath,", lib);
 	}
-out:
+	if (rt && (!lib || strcmp(rt, lib) != 0)) {
+		add_flag(&cmd, "-L", rt);
+		add_flag(&cmd, "-Wl,-rpath,", rt);
+	}
+	add_flag(&cmd, "", l_cudnn);
+	add_flag(&cmd, "", l_rt);
 	free(lib);
 	free(rt);
 	return cmd;

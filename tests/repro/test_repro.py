@@ -133,7 +133,8 @@ def normalize(rec, all_recs, index):
 def write_repro(records_dir, n, path, extra=()):
     p = run([CLI, "repro", "--call", str(n), "-o", path] + list(extra) + [records_dir])
     cmd = p.stdout.strip()
-    check(cmd.startswith("cc -Wall -Werror -o ") and path in cmd and "-lcudnn" in cmd and "-lcudart" in cmd,
+    check(cmd.startswith("cc -Wall -Werror -o ") and path in cmd and re.search(r" -l(:libcudnn\.so\.\d+|cudnn)( |$)", cmd)
+          and re.search(r" -l(:libcudart\.so\.\d+|cudart)( |$)", cmd),
           "repro prints the one command that builds it", p.stdout, p.stderr)
     return cmd
 
@@ -260,6 +261,19 @@ def test_real_no_gpu():
         check(p.returncode == 2 and "cudnnCreate: CUDNN_STATUS_NOT_INITIALIZED (1001)" in p.stderr and
               "is there a GPU" in p.stderr and "the same status" not in p.stdout,
               "stops at cudnnCreate with a clear message", p.stdout, p.stderr)
+        # A wheel's layout (lib/libcudnn.so.9 without libcudnn.so, include/ beside lib/): the command still builds.
+        inc = include_dir()
+        wheel = os.path.join(tmp, "wheel")
+        os.makedirs(os.path.join(wheel, "lib"))
+        os.makedirs(os.path.join(wheel, "include"))
+        os.symlink(os.path.join(REAL, "libcudnn.so.9"), os.path.join(wheel, "lib", "libcudnn.so.9"))
+        for h in os.listdir(inc):
+            if h.startswith("cudnn"):
+                os.symlink(os.path.join(inc, h), os.path.join(wheel, "include", h))
+        src = os.path.join(tmp, "from-wheel.c")
+        cmd = write_repro(traced, n, src, ["--cudnn", os.path.join(wheel, "lib")])
+        check("-l:libcudnn.so.9" in cmd and "-I" + os.path.join(wheel, "include") in cmd, "the wheel's files", cmd)
+        run(shlex.split(cmd), {})
         # The real cuDNN's own failure records (NULL handle: its cudnnCreate failed) make repros that build.
         real = os.path.join(tmp, "real")
         os.makedirs(real)
