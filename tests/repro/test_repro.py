@@ -19,6 +19,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "integration"))
+import sanitizer  # noqa: E402  (sanitizer builds: the runtime first in LD_PRELOAD, its reports fail the test)
+
 E = os.environ
 CLI = E.get("CLI_EXE", "")
 PRELOAD = E.get("SPY_PRELOAD", "")
@@ -57,8 +60,12 @@ def clean_env(extra):
 
 
 def run(argv, env=None, check_rc=True):
-    p = subprocess.run(argv, env=clean_env(env or {}), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    env = clean_env(env or {})
+    if "LD_PRELOAD" in env:
+        sanitizer.child_env(env)
+    p = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        universal_newlines=True, timeout=120)
+    check(not sanitizer.unknown_reports(p.stderr), "%s: a sanitizer report" % argv[0], p.stderr)
     check(p.returncode >= 0, "%s was killed by signal %d" % (argv[0], -p.returncode), p.stdout, p.stderr)
     if check_rc:
         check(p.returncode == 0, "%s exited %d" % (" ".join(argv), p.returncode), p.stdout, p.stderr)
