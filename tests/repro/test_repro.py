@@ -228,6 +228,14 @@ def test_round_trip_legacy():
         check(len(fails) == 10, "conv-legacy's convolutions fail as the fake was told", repr(fails)[:2000])
         n = round_trip(tmp, failing, {"FAKECUDNN_STATUS": FAIL}, inc, "failing")
         check(n == 10, "every failing call of conv-legacy (%d)" % n)
+        # The other scenario programs' replayable calls: cudnnAddTensor between GPU work (gpu-calls), and
+        # convolutions and an activation of half, bfloat16, double and int8 data, NHWC and strided (decode-all).
+        for name, args, want in (("gpu-calls", ["3", os.path.join(FAKE_CUDART, "libcudart.so.12")], 3),
+                                 ("decode-all", [], 3)):
+            d = os.path.join(tmp, name)
+            p = spied([os.path.join(PROGS, name)] + args, d, {"CUDNNSPY_TRACE": "*"})
+            n = round_trip(tmp, d, {}, inc, name)
+            check(n == want, "every replayable call of %s (%d)" % (name, n), p.stdout, p.stderr)
         # The default pick is the first failure; --fill and --time reach the program.
         src = os.path.join(tmp, "default.c")
         run([CLI, "repro", "-o", src, "--fill", "nan", "--time", failing])
