@@ -418,6 +418,15 @@ write_header_comment(FILE *out, const struct repro_plan *p)
 	fprintf(out, ",\n * which ran cuDNN %lld from ", p->lib_version);
 	comment_text(out, p->lib_path);
 	fputs(".\n", out);
+	{
+		char sig[2048];
+
+		if (repro_signature(p, sig, sizeof(sig)) == 0) {
+			fputs(" * Signature: ", out);
+			comment_text(out, sig);
+			fputs("\n", out);
+		}
+	}
 	if (p->message && p->message[0]) {
 		fputs(" * cuDNN's message: ", out);
 		comment_text(out, p->message);

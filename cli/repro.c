@@ -34,7 +34,8 @@
 #define MAX_BACKEND 262144
 
 static const char repro_usage[] =
-	"usage: cudnnspy repro [--call N | --failure N] [-o FILE] [--fill pattern|nan|zero|random]\n"
+	"usage: cudnnspy repro [--call N | --failure N | --signature TEXT] [-o FILE]\n"
+	"                      [--fill pattern|nan|zero|random]\n"
 	"                      [--time] [--cudnn DIR] RECORDS\n"
 	"       cudnnspy repro --list RECORDS\n"
 	"\n"
@@ -53,6 +54,9 @@ static const char repro_usage[] =
 	"                  together from 1, as --list numbers them)\n"
 	"  --failure N     the Nth failure record (default: the first failure of a\n"
 	"                  call it can replay)\n"
+	"  --signature TEXT  the first failure of a convolution with that signature\n"
+	"                  (as the spy writes it; \"...\" stands for anything), else\n"
+	"                  its first call\n"
 	"  -o FILE         write the program there and print the command that builds\n"
 	"                  it (default: the program on stdout, the command on stderr)\n"
 	"  --fill MODE     the inputs' default fill: pattern (the default), nan, zero,\n"
@@ -81,7 +85,10 @@ struct live {
 struct reader {
 	/* What to pick. */
 	long long want_call, want_failure;
-	int pick_default, list;
+	const char *want_sig;
+	long long sig_call;	/* the first convolution (not a failure) with that signature */
+	long long sig_other;	/* the first search or query with it */
+	int pick_default, list, quiet;
 	/* Counters across files. */
 	long long calls, failures;
 	/* Per file. */
@@ -228,6 +235,9 @@ note_set(struct reader *r, const struct repro_fn *f, json_t *args)
 static int
 plan_error(struct reader *r, const char *fmt, const char *a, const char *b)
 {
+	r->error = 1;
+	if (r->quiet)
+		return -1;
 	fprintf(stderr, "cudnnspy: repro: %s, line %lld: ", r->file, r->line_no);
 	fprintf(stderr, fmt, a, b);
 	fputc('\n', stderr);
@@ -579,6 +589,44 @@ make_plan(struct reader *r, json_t *rec, const struct repro_fn *f)
 }
 
 static void
+plan_free(struct repro_plan *p)
+{
+	for (int i = 0; i < p->ndescs; i++)
+		json_decref(p->descs[i].sets);
+	json_decref(p->record);
+	json_decref(p->search);
+	json_decref(p->graph_calls);
+	json_decref(p->graph_types);
+	free((char *)p->build);
+	memset(p, 0, sizeof(*p));
+}
+
+/* Whether the call computes the signature --signature asks for. */
+static int
+signature_matches(struct reader *r, json_t *rec, const struct repro_fn *f)
+{
+	struct repro_plan scratch, *keep = r->plan;
+	char sig[2048];
+	int ok;
+
+	if (strcmp(f->name, "cudnnBackendExecute") == 0) {
+		const char *s = jstr(json_object_get(json_object_get(rec, "args"), "executionPlan"), "signature");
+
+		return s && repro_signature_matches(s, r->want_sig);
+	}
+	memset(&scratch, 0, sizeof(scratch));
+	r->plan = &scratch;
+	r->quiet = 1;
+	ok = make_plan(r, rec, f) == 0 && repro_signature(&scratch, sig, sizeof(sig)) == 0 &&
+	     repro_signature_matches(sig, r->want_sig);
+	r->plan = keep;
+	r->quiet = 0;
+	r->error = 0;
+	plan_free(&scratch);
+	return ok;
+}
+
+static void
 list_line(struct reader *r, json_t *rec, const char *fn, int failure)
 {
 	json_t *args = json_object_get(rec, "args");
@@ -679,7 +727,17 @@ take(struct reader *r, json_t *rec)
 		list_line(r, rec, fn, failure);
 		return 0;
 	}
-	if (r->pick_default) {
+	if (r->want_sig) {
+		if (!signature_matches(r, rec, f))
+			return 0;
+		if (!failure) {
+			long long *first = f->op || strcmp(fn, "cudnnBackendExecute") == 0 ? &r->sig_call : &r->sig_other;
+
+			if (!*first)
+				*first = r->calls;
+			return 0;
+		}
+	} else if (r->pick_default) {
 		if (!failure)
 			return 0;
 		if (strcmp(fn, "cudnnCreate") == 0) {
@@ -1037,6 +1095,11 @@ cudnnspy_repro_main(int argc, char **argv)
 			else
 				out_name = v;
 			i++;
+		} else if (strcmp(a, "--signature") == 0) {
+			if (!v || !v[0])
+				return usage_error("%s needs a value", a);
+			r.want_sig = v;
+			i++;
 		} else if (strcmp(a, "--fill") == 0) {
 			static const char *const modes[] = { "pattern", "nan", "zero", "random" };
 			int m = -1;
@@ -1058,14 +1121,14 @@ cudnnspy_repro_main(int argc, char **argv)
 	}
 	if (!records)
 		return usage_error("no RECORDS file or directory given%s", "");
-	if (r.want_call && r.want_failure)
-		return usage_error("--call and --failure pick the same thing: give one%s", "");
+	if (!!r.want_call + !!r.want_failure + !!r.want_sig > 1)
+		return usage_error("--call, --failure and --signature each pick the call: give one%s", "");
 	if (cudnn_dir && !exists(cudnn_dir, "."))
 		return usage_error("--cudnn %s: no such directory", cudnn_dir);
 	files = record_files(records, &nfiles);
 	if (!files)
 		return EXIT_USAGE;
-	r.pick_default = !r.list && !r.want_call && !r.want_failure;
+	r.pick_default = !r.list && !r.want_call && !r.want_failure && !r.want_sig;
 	r.plan = &plan;
 	if (read_all(&r, files, nfiles) < 0) {
 		rc = EXIT_USAGE;
@@ -1080,6 +1143,13 @@ cudnnspy_repro_main(int argc, char **argv)
 		r.want_failure = r.default_create;
 		read_all(&r, files, nfiles);
 	}
+	if (!r.found && r.want_sig && (r.sig_call || r.sig_other)) {
+		/* No failure with that signature: its first call. */
+		r.calls = r.failures = 0;
+		r.want_call = r.sig_call ? r.sig_call : r.sig_other;
+		r.want_sig = NULL;
+		read_all(&r, files, nfiles);
+	}
 	if (r.error) {
 		rc = 1;
 		goto done;
@@ -1088,6 +1158,9 @@ cudnnspy_repro_main(int argc, char **argv)
 		if (r.want_call)
 			complain("repro: %s: no call %lld that repro can replay (there are %lld calls; --list shows"
 				 " those it can)", records, r.want_call, r.calls);
+		else if (r.want_sig)
+			complain("repro: %s: no call with the signature '%s' that repro can replay (the spy's algo and"
+				 " search records name the signatures)", records, r.want_sig);
 		else if (r.want_failure)
 			complain("repro: %s: no failure %lld of a call that repro can replay (there are %lld"
 				 " failures; --list shows the calls it can)", records, r.want_failure, r.failures);
@@ -1143,13 +1216,7 @@ cudnnspy_repro_main(int argc, char **argv)
 done:
 	reset_file(&r);
 	free(r.live);
-	for (int i = 0; i < plan.ndescs; i++)
-		json_decref(plan.descs[i].sets);
-	json_decref(plan.record);
-	json_decref(plan.search);
-	json_decref(plan.graph_calls);
-	json_decref(plan.graph_types);
-	free((char *)plan.build);
+	plan_free(&plan);
 	for (size_t i = 0; i < nfiles; i++)
 		free(files[i]);
 	free(files);

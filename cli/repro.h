@@ -167,6 +167,17 @@ repro_graph_write(const struct repro_plan *p, FILE *out);
 void
 repro_graph_write_main(const struct repro_plan *p, FILE *out);
 
+/*
+ * repro-signature.c: the call's convolution signature, as the spy writes it
+ * (docs/output-format.md); 0, or -1 for a call that has none.
+ */
+int
+repro_signature(const struct repro_plan *p, char *out, size_t cap);
+
+/* Whether SIG is what PATTERN says, where "..." in PATTERN stands for anything. */
+int
+repro_signature_matches(const char *sig, const char *pattern);
+
 /* repro-write.c: text for a C comment (printable, never its end). */
 void
 repro_comment(FILE *out, const char *s);

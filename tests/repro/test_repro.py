@@ -436,7 +436,54 @@ def test_round_trip_graph():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-TESTS = {"round-trip-legacy": test_round_trip_legacy, "round-trip-graph": test_round_trip_graph, "real-no-gpu": test_real_no_gpu, "usage": test_usage}
+def test_signature():
+    """--signature picks a call by the signature the spy wrote (search, algo and plan records), and the file
+    names it: for every signature of conv-legacy, decode-all and conv-graph, traced and with failures."""
+    tmp = tempfile.mkdtemp(prefix="cudnnspy-repro-")
+    try:
+        cases = [("conv-legacy", [], {"CUDNNSPY_TRACE": "*"}), ("conv-legacy", [], {"FAKECUDNN_STATUS": FAIL}),
+                 ("decode-all", [], {"CUDNNSPY_TRACE": "*"}),
+                 ("conv-graph", [], {"CUDNNSPY_TRACE": "cudnnBackend*"})]
+        seen = 0
+        for k, (name, args, env) in enumerate(cases):
+            d = os.path.join(tmp, "%s-%d" % (name, k))
+            spied([os.path.join(PROGS, name)] + args, d, env)
+            recs = records(d)
+            sigs = sorted({r["signature"] for r in recs if r["event"] in ("algo", "search", "plan")})
+            check(sigs, "%s: signatures in the records" % name)
+            for sig in sigs:
+                src = os.path.join(tmp, "sig.c")
+                if "CUDNNSPY_TRACE" not in env and sig.startswith("bwd-data"):
+                    # Untraced, and its calls did not fail: there is no call of it in the records.
+                    p = run([CLI, "repro", "--signature", sig, "-o", src, d], check_rc=False)
+                    check(p.returncode == 1 and "no call with the signature" in p.stderr, "said so", p.stderr)
+                    continue
+                run([CLI, "repro", "--signature", sig, "-o", src, d])
+                text = open(src).read()
+                check(" * Signature: %s\n" % sig in text, "%s: --signature %s picks a call with it" % (name, sig),
+                      text[:1500])
+                seen += 1
+        check(seen >= 10, "signatures tried (%d)" % seen)
+        # The shortened form of the stderr summary, with "...", picks the convolution, not the search before it.
+        d = os.path.join(tmp, "conv-legacy-0")
+        src = os.path.join(tmp, "short.c")
+        run([CLI, "repro", "--signature", "fwd x=float:8x16x32x32:NCHW w=float:32x16x3x3:NCHW "
+             "y=float:8x32x32x32:NCHW pad=1x1 ... math=tensor_op_math", "-o", src, d])
+        check("return cudnnConvolutionForward(" in open(src).read(), "the convolution itself", open(src).read()[:800])
+        # With failures, the first failure of that signature.
+        d = os.path.join(tmp, "conv-legacy-1")
+        run([CLI, "repro", "--signature", "bwd-filter x=... groups=1 math=tensor_op_math", "-o", src, d])
+        text = open(src).read()
+        check("cudnnConvolutionBackwardFilter,\n * which returned CUDNN_STATUS_EXECUTION_FAILED" in text or
+              "(5000) in the recorded program" in text, "the failure of that signature", text[:800])
+        p = run([CLI, "repro", "--signature", "fwd x=nothing", d], check_rc=False)
+        check(p.returncode == 1 and "no call with the signature 'fwd x=nothing'" in p.stderr, "no such signature",
+              p.stderr)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+TESTS = {"round-trip-legacy": test_round_trip_legacy, "signature": test_signature, "round-trip-graph": test_round_trip_graph, "real-no-gpu": test_real_no_gpu, "usage": test_usage}
 
 if __name__ == "__main__":
     try:
