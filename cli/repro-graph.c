@@ -672,3 +672,330 @@ repro_graph_write_main(const struct repro_plan *p, FILE *out)
 	for (int i = 1; i <= p->graph_steps; i++)
 		fprintf(out, "\tbuild_step_%d();\n", i);
 }
+
+/* ---- An execution from its failure record alone ---- */
+
+/*
+ * When the backend calls were not traced, a failure record of
+ * cudnnBackendExecute still holds the plan's engine and knobs, and the
+ * graph record its operations with their tensors and descriptors, attribute
+ * by attribute (values only: their types come from the table below). From
+ * them the calls are made up in an order that builds each descriptor after
+ * those it names: descriptors inside the operations, operations, operation
+ * graph, engine, knob choices, engine config, plan, variant pack. The
+ * pointers are not in the records: each tensor that is not virtual gets a
+ * buffer of its own at a 256-byte boundary.
+ */
+
+/* The attribute type of a value the records hold without one. */
+static const char *
+value_type(const char *attr, json_t *x, int double_scale)
+{
+	static const struct {
+		const char *suffix, *type;
+	} by_name[] = {
+		{ "_DATA_TYPE", "CUDNN_TYPE_DATA_TYPE" }, { "_COMP_TYPE", "CUDNN_TYPE_DATA_TYPE" },
+		{ "_MATH_PREC", "CUDNN_TYPE_DATA_TYPE" }, { "_CONV_MODE", "CUDNN_TYPE_CONVOLUTION_MODE" },
+		{ "POINTWISE_MODE", "CUDNN_TYPE_POINTWISE_MODE" }, { "_NAN_PROPAGATION", "CUDNN_TYPE_NAN_PROPOGATION" },
+		{ "_IS_VIRTUAL", "CUDNN_TYPE_BOOLEAN" }, { "_IS_BY_VALUE", "CUDNN_TYPE_BOOLEAN" },
+		{ "_IS_DETERMINISTIC", "CUDNN_TYPE_BOOLEAN" }, { "_REDUCTION_OPERATOR", "CUDNN_TYPE_REDUCTION_OPERATOR_TYPE" },
+		{ "_REORDERING_MODE", "CUDNN_TYPE_TENSOR_REORDERING_MODE" },
+		{ "_CLIP", "CUDNN_TYPE_DOUBLE" }, { "_CLIP_SLOPE", "CUDNN_TYPE_DOUBLE" }, { "_ELU_ALPHA", "CUDNN_TYPE_DOUBLE" },
+		{ "_SOFTPLUS_BETA", "CUDNN_TYPE_DOUBLE" }, { "_SWISH_BETA", "CUDNN_TYPE_DOUBLE" },
+		{ "_PADDING_VALUE", "CUDNN_TYPE_DOUBLE" },
+	};
+	size_t len = strlen(attr);
+	const char *s = json_is_string(x) ? json_string_value(x) : NULL;
+
+	if (s && strncmp(s, "backend#", 8) == 0)
+		return "CUDNN_TYPE_BACKEND_DESCRIPTOR";
+	if (s && strncmp(s, "handle#", 7) == 0)
+		return "CUDNN_TYPE_HANDLE";
+	for (size_t i = 0; i < sizeof(by_name) / sizeof(by_name[0]); i++) {
+		size_t n = strlen(by_name[i].suffix);
+
+		if (len > n && strcmp(attr + len - n, by_name[i].suffix) == 0)
+			return by_name[i].type;
+	}
+	/* The scaling factors of operations take FLOAT or DOUBLE: the compute type's. */
+	if (len > 6 && (strcmp(attr + len - 6, "_ALPHA") == 0 || strcmp(attr + len - 5, "_BETA") == 0 ||
+			strcmp(attr + len - 7, "_ALPHA2") == 0))
+		return double_scale ? "CUDNN_TYPE_DOUBLE" : "CUDNN_TYPE_FLOAT";
+	if (json_is_integer(x))
+		return "CUDNN_TYPE_INT64";
+	if (json_is_boolean(x))
+		return "CUDNN_TYPE_BOOLEAN";
+	return NULL;
+}
+
+static json_t *
+synth_call(const char *fn, const char *id)
+{
+	json_t *c = json_pack("{s:s, s:s, s:i, s:{}}", "event", "call", "fn", fn, "status", 0, "args");
+
+	if (strcmp(fn, "cudnnBackendCreateDescriptor") != 0)
+		json_object_set_new(json_object_get(c, "args"), "descriptor", json_pack("{s:s}", "id", id));
+	return c;
+}
+
+static void
+synth_create(json_t *out, const char *id, const char *type)
+{
+	json_t *c = synth_call("cudnnBackendCreateDescriptor", id);
+
+	json_object_set_new(json_object_get(c, "args"), "descriptorType", json_string(type));
+	json_object_set_new(json_object_get(c, "args"), "descriptor", json_pack("{s:s}", "value", id));
+	json_array_append_new(out, c);
+}
+
+static void
+synth_set(json_t *out, const char *id, const char *attr, const char *type, json_t *values)
+{
+	json_t *c = synth_call("cudnnBackendSetAttribute", id), *a = json_object_get(c, "args");
+
+	json_object_set_new(a, "attributeName", json_string(attr));
+	json_object_set_new(a, "attributeType", json_string(type));
+	json_object_set_new(a, "elementCount", json_integer((json_int_t)json_array_size(values)));
+	json_object_set_new(a, "arrayOfElements", json_pack("{s:O}", "values", values));
+	json_array_append_new(out, c);
+}
+
+static void
+synth_finalize(json_t *out, const char *id)
+{
+	json_array_append_new(out, synth_call("cudnnBackendFinalize", id));
+}
+
+/* One descriptor of the graph record and its attributes; those it names first. -1 after a message. */
+static int
+synth_desc(json_t *out, json_t *done, json_t *d, int double_scale, int depth)
+{
+	const char *id = jstr(d, "id"), *type = jstr(d, "type"), *attr;
+	json_t *attrs = json_object_get(d, "attrs"), *v;
+
+	if (!id || !type || !is_identifier(type)) {
+		complain("repro: a descriptor of the graph record without its id or type");
+		return -1;
+	}
+	if (json_object_get(done, id))
+		return 0;
+	if (!json_is_object(attrs) || json_integer_value(json_object_get(d, "attrs_dropped")) > 0) {
+		complain("repro: %s (%s): the records do not hold all its attributes; trace cudnnBackend* to replay"
+			 " this execution", id, type);
+		return -1;
+	}
+	/* Nested descriptors (one level, as the graph record keeps them) come first. */
+	json_object_foreach(attrs, attr, v) {
+		json_t *list = json_is_array(v) ? v : NULL, *x;
+		size_t k;
+
+		if (json_is_object(v) && json_object_get(v, "id") && depth < 3 && synth_desc(out, done, v, double_scale,
+											 depth + 1) != 0)
+			return -1;
+		json_array_foreach(list, k, x)
+			if (json_is_object(x) && depth < 3 && synth_desc(out, done, x, double_scale, depth + 1) != 0)
+				return -1;
+	}
+	json_object_set_new(done, id, json_true());
+	synth_create(out, id, type);
+	json_object_foreach(attrs, attr, v) {
+		json_t *values = json_array(), *x;
+		const char *t;
+		size_t k;
+
+		if (json_is_object(v) && json_object_get(v, "count")) {
+			complain("repro: %s: %s has more values than the records keep", id, attr);
+			json_decref(values);
+			return -1;
+		}
+		if (json_is_object(v) && json_object_get(v, "id"))
+			json_array_append_new(values, json_string(jstr(v, "id")));
+		else if (json_is_array(v))
+			json_array_foreach(v, k, x)
+				json_array_append_new(values, json_is_object(x) && jstr(x, "id") ? json_string(jstr(x, "id")) :
+						      json_incref(x));
+		else
+			json_array_append(values, v);
+		t = is_identifier(attr) ? value_type(attr, json_array_get(values, 0), double_scale) : NULL;
+		if (!t) {
+			complain("repro: %s: the type of %s is not known to repro; trace cudnnBackend* to replay this"
+				 " execution", id, is_identifier(attr) ? attr : "an attribute");
+			json_decref(values);
+			return -1;
+		}
+		synth_set(out, id, attr, t, values);
+		json_decref(values);
+	}
+	synth_finalize(out, id);
+	return 0;
+}
+
+/* The greatest N of the backend#N ids in the record: new ids go after it. */
+static long long
+max_id(json_t *v, long long m)
+{
+	const char *key;
+	json_t *x;
+	size_t i;
+
+	if (json_is_string(v) && strncmp(json_string_value(v), "backend#", 8) == 0) {
+		long long n = atoll(json_string_value(v) + 8);
+
+		return n > m ? n : m;
+	}
+	if (json_is_object(v))
+		json_object_foreach(v, key, x)
+			m = max_id(x, m);
+	if (json_is_array(v))
+		json_array_foreach(v, i, x)
+			m = max_id(x, m);
+	return m;
+}
+
+void *
+repro_graph_rebuild(void *target_v, void *graph_v)
+{
+	json_t *target = target_v, *graph = graph_v;
+	json_t *args = json_object_get(target, "args"), *plan = json_object_get(args, "executionPlan");
+	const char *plan_id = jstr(plan, "id"), *pack = jstr(json_object_get(args, "variantPack"), "id");
+	const char *graph_id = jstr(graph, "id"), *handle = jstr(args, "handle");
+	json_t *ops = json_object_get(graph, "ops"), *knobs = json_object_get(plan, "knobs");
+	json_t *out = json_array(), *done = json_object(), *op, *k, *ids, *uids, *ptrs;
+	json_t *engine = json_object_get(plan, "engine"), *ws = json_object_get(plan, "workspace");
+	long long next = max_id(target, max_id(graph, 0)) + 1, addr = 0x10000000;
+	char eng[32], cfg[32], id[32];
+	char *text = graph ? json_dumps(graph, JSON_COMPACT) : NULL;
+	int double_scale = text && strstr(text, "\"CUDNN_DATA_DOUBLE\"") != NULL;
+	size_t i;
+
+	free(text);
+
+	if (!plan_id || !pack || !graph_id || !json_is_array(ops) || !json_is_integer(engine) ||
+	    !json_is_array(knobs)) {
+		complain("repro: cudnnBackendExecute: the records hold neither the backend calls (trace cudnnBackend*)"
+			 " nor the plan's engine and knobs and its graph's operations");
+		goto fail;
+	}
+	json_array_foreach(ops, i, op)
+		if (synth_desc(out, done, op, double_scale, 0) != 0)
+			goto fail;
+	synth_create(out, graph_id, "CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR");
+	ids = json_array();
+	json_array_foreach(ops, i, op)
+		json_array_append_new(ids, json_string(jstr(op, "id")));
+	synth_set(out, graph_id, "CUDNN_ATTR_OPERATIONGRAPH_OPS", "CUDNN_TYPE_BACKEND_DESCRIPTOR", ids);
+	json_decref(ids);
+	if (handle) {
+		ids = json_pack("[s]", handle);
+		synth_set(out, graph_id, "CUDNN_ATTR_OPERATIONGRAPH_HANDLE", "CUDNN_TYPE_HANDLE", ids);
+		json_decref(ids);
+	}
+	synth_finalize(out, graph_id);
+	/* The engine and knobs the plan ran, in an engine config of the program's id. */
+	snprintf(eng, sizeof(eng), "backend#%lld", next++);
+	synth_create(out, eng, "CUDNN_BACKEND_ENGINE_DESCRIPTOR");
+	ids = json_pack("[s]", graph_id);
+	synth_set(out, eng, "CUDNN_ATTR_ENGINE_OPERATION_GRAPH", "CUDNN_TYPE_BACKEND_DESCRIPTOR", ids);
+	json_decref(ids);
+	ids = json_pack("[O]", engine);
+	synth_set(out, eng, "CUDNN_ATTR_ENGINE_GLOBAL_INDEX", "CUDNN_TYPE_INT64", ids);
+	json_decref(ids);
+	synth_finalize(out, eng);
+	ids = json_array();
+	json_array_foreach(knobs, i, k) {
+		json_t *v;
+
+		if (!jstr(k, "type") || !json_is_integer(json_object_get(k, "value"))) {
+			complain("repro: %s: a knob without its type or value", plan_id);
+			json_decref(ids);
+			goto fail;
+		}
+		snprintf(id, sizeof(id), "backend#%lld", next++);
+		synth_create(out, id, "CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR");
+		v = json_pack("[s]", jstr(k, "type"));
+		synth_set(out, id, "CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE", "CUDNN_TYPE_KNOB_TYPE", v);
+		json_decref(v);
+		v = json_pack("[O]", json_object_get(k, "value"));
+		synth_set(out, id, "CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE", "CUDNN_TYPE_INT64", v);
+		json_decref(v);
+		synth_finalize(out, id);
+		json_array_append_new(ids, json_string(id));
+	}
+	snprintf(cfg, sizeof(cfg), "%s", jstr(plan, "config") ? jstr(plan, "config") : "");
+	if (strncmp(cfg, "backend#", 8) != 0)
+		snprintf(cfg, sizeof(cfg), "backend#%lld", next++);
+	synth_create(out, cfg, "CUDNN_BACKEND_ENGINECFG_DESCRIPTOR");
+	{
+		json_t *e = json_pack("[s]", eng);
+
+		synth_set(out, cfg, "CUDNN_ATTR_ENGINECFG_ENGINE", "CUDNN_TYPE_BACKEND_DESCRIPTOR", e);
+		json_decref(e);
+	}
+	if (json_array_size(ids))
+		synth_set(out, cfg, "CUDNN_ATTR_ENGINECFG_KNOB_CHOICES", "CUDNN_TYPE_BACKEND_DESCRIPTOR", ids);
+	json_decref(ids);
+	synth_finalize(out, cfg);
+	synth_create(out, plan_id, "CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR");
+	if (handle) {
+		ids = json_pack("[s]", handle);
+		synth_set(out, plan_id, "CUDNN_ATTR_EXECUTION_PLAN_HANDLE", "CUDNN_TYPE_HANDLE", ids);
+		json_decref(ids);
+	}
+	ids = json_pack("[s]", cfg);
+	synth_set(out, plan_id, "CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG", "CUDNN_TYPE_BACKEND_DESCRIPTOR", ids);
+	json_decref(ids);
+	synth_finalize(out, plan_id);
+	if (json_is_integer(ws)) {
+		/* The program had asked for the plan's workspace size: so does the repro, and says what it got. */
+		json_t *c = synth_call("cudnnBackendGetAttribute", plan_id), *a = json_object_get(c, "args");
+
+		json_object_set_new(a, "attributeName", json_string("CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE"));
+		json_object_set_new(a, "attributeType", json_string("CUDNN_TYPE_INT64"));
+		json_object_set_new(a, "requestedElementCount", json_integer(1));
+		json_object_set_new(a, "elementCount", json_pack("{s:i}", "value", 1));
+		json_object_set_new(a, "arrayOfElements", json_pack("{s:[O]}", "values", ws));
+		json_array_append_new(out, c);
+	}
+	/* The variant pack: a made-up address for each tensor that is not virtual. */
+	uids = json_array();
+	ptrs = json_array();
+	json_array_foreach(out, i, k) {
+		json_t *a = json_object_get(k, "args");
+		const char *name = jstr(a, "attributeName");
+		const char *d = call_desc(k);
+		char p[32];
+
+		if (!name || strcmp(name, "CUDNN_ATTR_TENSOR_UNIQUE_ID") != 0)
+			continue;
+		{
+			json_t *virt = attr_of(out, d, "CUDNN_ATTR_TENSOR_IS_VIRTUAL");
+
+			if (virt && json_is_true(json_array_get(virt, 0)))
+				continue;
+		}
+		json_array_append(uids, json_array_get(call_values(k), 0));
+		snprintf(p, sizeof(p), "0x%llx", (unsigned long long)addr);
+		addr += 0x10000000;
+		json_array_append_new(ptrs, json_string(p));
+	}
+	synth_create(out, pack, "CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR");
+	synth_set(out, pack, "CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS", "CUDNN_TYPE_INT64", uids);
+	synth_set(out, pack, "CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS", "CUDNN_TYPE_VOID_PTR", ptrs);
+	json_decref(uids);
+	json_decref(ptrs);
+	if (json_is_integer(ws) && json_integer_value(ws) > 0) {
+		char p[32];
+
+		snprintf(p, sizeof(p), "0x%llx", (unsigned long long)addr);
+		ids = json_pack("[s]", p);
+		synth_set(out, pack, "CUDNN_ATTR_VARIANT_PACK_WORKSPACE", "CUDNN_TYPE_VOID_PTR", ids);
+		json_decref(ids);
+	}
+	synth_finalize(out, pack);
+	json_decref(done);
+	return out;
+fail:
+	json_decref(done);
+	json_decref(out);
+	return NULL;
+}

@@ -472,9 +472,18 @@ write_header_comment(FILE *out, const struct repro_plan *p)
 	}
 	if (p->search)
 		fprintf(out, " *   the search before the call: %s\n", jstr(p->search, "fn"));
-	if (p->graph_calls)
+	if (p->graph_calls && !p->graph_rebuilt)
 		fprintf(out, " *   the graph: %zu backend calls on %zu descriptors (create, set, get,\n"
 			" *   finalize), in the program's order\n", json_array_size(p->graph_calls),
+			json_object_size(p->graph_types));
+	if (p->graph_rebuilt)
+		fprintf(out, " *   the graph: the operations, their tensors and descriptors with their\n"
+			" *   attributes (the graph record), and the plan's engine and knobs (the\n"
+			" *   failure record): %zu backend calls on %zu descriptors, each built after\n"
+			" *   those it names. The backend calls were not traced, so their order, a\n"
+			" *   heuristics query and the variant pack's pointers are not in the records\n"
+			" *   (trace cudnnBackend* for them): each tensor that is not virtual gets a\n"
+			" *   buffer of its own, at a 256-byte boundary\n", json_array_size(p->graph_calls),
 			json_object_size(p->graph_types));
 	if (p->handle_null)
 		fputs(" *   the handle: NULL (the program's cudnnCreate had failed)\n", out);

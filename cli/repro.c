@@ -101,6 +101,7 @@ struct reader {
 	size_t nlive, cap;
 	json_t *search[3];	/* fwd, bwd-data, bwd-filter */
 	json_t *backend;	/* the traced graph API calls, in order */
+	json_t *graphs;		/* the last `graph` record of each operation graph, by id */
 	int backend_full;
 	/* The outcome. */
 	int found, error;
@@ -180,6 +181,8 @@ reset_file(struct reader *r)
 	}
 	json_decref(r->backend);
 	r->backend = NULL;
+	json_decref(r->graphs);
+	r->graphs = NULL;
 	r->backend_full = 0;
 }
 
@@ -576,14 +579,34 @@ make_plan(struct reader *r, json_t *rec, const struct repro_fn *f)
 			p->search = json_incref(r->search[si]);
 	}
 	if (strcmp(f->name, "cudnnBackendExecute") == 0) {
+		const char *plan = jstr(json_object_get(args, "executionPlan"), "id");
+		json_t *c, *calls = r->backend, *made = NULL;
+		size_t i;
+		int traced = 0;
+
 		p->handle_null = json_is_null(json_object_get(args, "handle"));
-		if (!r->backend || repro_graph_plan(p, r->backend, rec) != 0) {
-			if (!r->backend)
-				plan_error(r, "cudnnBackendExecute: no traced graph API calls before it (trace cudnnBackend*"
-					   " from the start)%s%s", "", "");
+		/* The plan's creation traced: replay the program's calls; else make them up from the records. */
+		json_array_foreach(calls, i, c)
+			traced |= strcmp(jstr(c, "fn"), "cudnnBackendCreateDescriptor") == 0 && plan &&
+				  jstr(json_object_get(json_object_get(c, "args"), "descriptor"), "value") &&
+				  strcmp(jstr(json_object_get(json_object_get(c, "args"), "descriptor"), "value"), plan) == 0;
+		if (!traced) {
+			const char *graph = jstr(json_object_get(args, "executionPlan"), "graph");
+
+			made = repro_graph_rebuild(rec, graph ? json_object_get(r->graphs, graph) : NULL);
+			if (!made) {
+				r->error = 1;
+				return -1;
+			}
+			calls = made;
+			p->graph_rebuilt = 1;
+		}
+		if (repro_graph_plan(p, calls, rec) != 0) {
+			json_decref(made);
 			r->error = 1;
 			return -1;
 		}
+		json_decref(made);
 	}
 	return 0;
 }
@@ -661,6 +684,15 @@ take(struct reader *r, json_t *rec)
 	if (strcmp(event, "header") == 0) {
 		reset_file(r);
 		r->header = json_incref(rec);
+		return 0;
+	}
+	if (strcmp(event, "graph") == 0) {
+		if (!r->list && jstr(rec, "id")) {
+			if (!r->graphs)
+				r->graphs = json_object();
+			if (json_object_size(r->graphs) < MAX_LIVE)
+				json_object_set(r->graphs, jstr(rec, "id"), rec);
+		}
 		return 0;
 	}
 	if (strcmp(event, "library") == 0) {

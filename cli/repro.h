@@ -122,6 +122,7 @@ struct repro_plan {
 	void *graph_calls;	/* json_t array: the graph API's backend calls to replay, in order; NULL for legacy */
 	void *graph_types;	/* json_t object: each backend descriptor's type, by id */
 	int graph_steps;	/* how many build steps repro-graph.c wrote */
+	int graph_rebuilt;	/* the calls were made up from the failure and graph records, not traced */
 	int failure;		/* a failure record */
 	long long status;
 	const char *status_name;
@@ -159,6 +160,15 @@ repro_add_buffer(struct repro_plan *p, const char *param, unsigned long long add
  */
 int
 repro_graph_plan(struct repro_plan *p, void *calls, void *target);
+
+/*
+ * repro-graph.c: for an execution whose backend calls were not traced, the
+ * calls made up from its failure record (the plan's engine and knobs) and
+ * its operation graph's `graph` record (json_t); a new json_t array, or NULL
+ * after a message.
+ */
+void *
+repro_graph_rebuild(void *target, void *graph);
 
 /* repro-graph.c: the program's descriptors, steps and call; the steps' calls in main. */
 int

@@ -331,7 +331,12 @@ def test_usage():
         fails(["--call", n, traced], "the records hold no successful Set call of it")
         graph = os.path.join(tmp, "graph")
         spied([os.path.join(PROGS, "conv-graph")], graph, {"FAKECUDNN_STATUS": "cudnnBackendExecute=3000"})
-        fails([graph], "no traced graph API calls before it (trace cudnnBackend* from the start)")
+        # Untraced, it is rebuilt from the graph record; without that record there is nothing to build it from.
+        run([CLI, "repro", "-o", os.path.join(tmp, "g.c"), graph])
+        name = os.listdir(graph)[0]
+        kept = [line for line in open(os.path.join(graph, name)) if '"event":"graph"' not in line]
+        open(os.path.join(graph, name), "w").write("".join(kept))
+        fails([graph], "the records hold neither the backend calls (trace cudnnBackend*) nor the plan's engine")
         # Garbage lines are skipped; a hostile enum name never reaches the C file.
         failing = os.path.join(tmp, "failing")
         spied([os.path.join(PROGS, "conv-legacy")], failing, {"FAKECUDNN_STATUS": FAIL})
@@ -432,6 +437,28 @@ def test_round_trip_graph():
                       "\n".join(map(repr, mine)), "\n".join(map(repr, theirs)))
                 done += 1
         check(done == 10, "every execution")
+        # Not traced: each failed execution rebuilt from its failure record (engine, knobs) and the graph record.
+        rec_dir = os.path.join(tmp, "untraced")
+        extra = {"FAKECUDNN_STATUS": "cudnnBackendExecute=3000"}
+        spied([os.path.join(PROGS, "conv-graph")], rec_dir, extra)
+        fails = [r for r in records(rec_dir) if r["event"] == "failure" and r["fn"] == "cudnnBackendExecute"]
+        check(len(fails) == 5, "five failed executions, untraced", repr(fails)[:1000])
+        for k, orig in enumerate(fails, 1):
+            src = os.path.join(tmp, "untraced-%d.c" % k)
+            run([CLI, "repro", "--failure", str(k), "-o", src, rec_dir])
+            text = open(src).read()
+            check("The backend calls were not traced" in text, "the file says what was made up", text[:3000])
+            build(src, src[:-2], inc, [FAKE9, FAKE_CUDART])
+            out = os.path.join(tmp, "untraced-%d.records" % k)
+            p = spied([src[:-2]], out, dict(extra, CUDNNSPY_TRACE="cudnnBackendExecute"))
+            check(p.returncode == 0 and "EXECUTION_PLAN_WORKSPACE_SIZE of" in p.stdout,
+                  "untraced %d: the recorded status" % k, p.stdout, p.stderr)
+            again = [r for r in records(out) if r.get("fn") == "cudnnBackendExecute"]
+            check(len(again) == 1, "untraced %d: one execution" % k, p.stdout)
+            want = {x: orig["args"]["executionPlan"].get(x) for x in ("engine", "knobs", "signature", "workspace")}
+            got = {x: again[0]["args"]["executionPlan"].get(x) for x in ("engine", "knobs", "signature", "workspace")}
+            check(want == got and again[0]["status"] == orig["status"],
+                  "untraced %d: the same engine, knobs, problem, workspace and status" % k, repr(want), repr(got))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
