@@ -190,7 +190,8 @@ is_output(json_t *calls, const char *tensor)
 		json_t *v = call_values(c);
 		size_t len = name ? strlen(name) : 0;
 
-		if (strcmp(jstr(c, "fn"), "cudnnBackendSetAttribute") != 0 || !is_desc_type(c) || !v || !name || strncmp(name, "CUDNN_ATTR_OPERATION_", 21) != 0 || !json_is_string(json_array_get(v, 0)) ||
+		if (strcmp(jstr(c, "fn"), "cudnnBackendSetAttribute") != 0 || !is_desc_type(c) || !v || !name ||
+		    strncmp(name, "CUDNN_ATTR_OPERATION_", 21) != 0 || !json_is_string(json_array_get(v, 0)) ||
 		    strcmp(json_string_value(json_array_get(v, 0)), tensor) != 0)
 			continue;
 		for (size_t k = 0; k < sizeof(ends) / sizeof(ends[0]); k++)
@@ -361,10 +362,14 @@ element(FILE *out, const struct repro_plan *p, int t, json_t *x)
 	case 'f':
 		if (json_is_number(x))
 			return fprintf(out, "%.17g", json_number_value(x)) < 0;
-		if (json_is_string(x) && (strcmp(json_string_value(x), "nan") == 0 || strcmp(json_string_value(x), "inf") == 0 ||
-					  strcmp(json_string_value(x), "-inf") == 0))
-			return fputs(json_string_value(x)[0] == 'n' ? "NAN" : json_string_value(x)[0] == '-' ? "-INFINITY" :
-				     "INFINITY", out) < 0;
+		if (json_is_string(x)) {
+			const char *s = json_string_value(x);
+
+			if (strcmp(s, "nan") == 0)
+				return fputs("NAN", out) < 0;
+			if (strcmp(s, "inf") == 0 || strcmp(s, "-inf") == 0)
+				return fputs(s[0] == '-' ? "-INFINITY" : "INFINITY", out) < 0;
+		}
 		return -1;
 	case 'b':
 		return json_is_boolean(x) ? fputs(json_is_true(x) ? "true" : "false", out) < 0 : -1;
@@ -534,14 +539,15 @@ write_get(FILE *out, const struct repro_plan *p, json_t *c, const char *var, con
 		}
 		fputs(json_array_size(v) ? " };\n" : "NULL };\n", out);
 		if ((long long)json_array_size(v) < n && json_array_size(v)) {
-			char first[32];
+			const char *kind = json_string_value(json_array_get(v, 0));
 
-			desc_var(first, sizeof(first), json_string_value(json_array_get(v, 0)));
 			fprintf(out, "\t\tcudnnBackendDescriptorType_t more = %s;\n\n",
-				json_string_value(json_object_get(p->graph_types, json_string_value(json_array_get(v, 0)))));
-			fprintf(out, "\t\t/* the program passed %lld, %zu came back filled: the rest are more of the same kind */\n"
+				json_string_value(json_object_get(p->graph_types, kind)));
+			fprintf(out, "\t\t/* the program passed %lld, %zu came back filled: the rest are more of the same"
+				" kind */\n"
 				"\t\tfor (int i = %zu; i < %lld; i++)\n"
-				"\t\t\tcheck_cudnn(cudnnBackendCreateDescriptor(more, &values[i]), \"cudnnBackendCreateDescriptor\");\n",
+				"\t\t\tcheck_cudnn(cudnnBackendCreateDescriptor(more, &values[i]),"
+				" \"cudnnBackendCreateDescriptor\");\n",
 				n, json_array_size(v), json_array_size(v), n);
 		} else {
 			fputs("\n", out);

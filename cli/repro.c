@@ -684,6 +684,9 @@ take(struct reader *r, json_t *rec)
 	if (strcmp(event, "header") == 0) {
 		reset_file(r);
 		r->header = json_incref(rec);
+		if (r->list)
+			printf("%s: %s (pid %lld)\n", r->file, jstr(rec, "program") ? jstr(rec, "program") : "?",
+			       (long long)json_integer_value(json_object_get(rec, "pid")));
 		return 0;
 	}
 	if (strcmp(event, "graph") == 0) {

@@ -157,7 +157,8 @@ def round_trip(tmp, records_dir, extra_env, inc, label):
     recs = records(records_dir)
     numbered = calls(recs)
     listed = run([CLI, "repro", "--list", records_dir]).stdout.splitlines()
-    nums = [int(line.split()[0]) for line in listed]
+    check(listed and listed[0].endswith(")") and "(pid " in listed[0], "--list names each file first", listed[:1])
+    nums = [int(line.split()[0]) for line in listed[1:]]
     check(nums, "repro --list names the calls it can replay", "\n".join(listed))
     done = 0
     for n in nums:
@@ -327,7 +328,7 @@ def test_usage():
         p = spied([os.path.join(PROGS, "conv-legacy")], traced, {"CUDNNSPY_TRACE": "cudnnConvolution*"})
         fails([traced], "no failure of a call that repro can replay")
         fails(["--call", "1000", traced], "no call 1000")
-        n = run([CLI, "repro", "--list", traced]).stdout.split()[0]
+        n = run([CLI, "repro", "--list", traced]).stdout.splitlines()[1].split()[0]
         fails(["--call", n, traced], "the records hold no successful Set call of it")
         graph = os.path.join(tmp, "graph")
         spied([os.path.join(PROGS, "conv-graph")], graph, {"FAKECUDNN_STATUS": "cudnnBackendExecute=3000"})
@@ -406,7 +407,7 @@ def test_round_trip_graph():
             spied([os.path.join(PROGS, "conv-graph")], rec_dir, dict(extra, CUDNNSPY_TRACE="cudnnBackend*"))
             recs = records(rec_dir)
             numbered = calls(recs)
-            nums = [int(line.split()[0]) for line in run([CLI, "repro", "--list", rec_dir]).stdout.splitlines()
+            nums = [int(line.split()[0]) for line in run([CLI, "repro", "--list", rec_dir]).stdout.splitlines()[1:]
                     if "cudnnBackendExecute" in line]
             check(len(nums) == 5, "%s: the five executions are listed" % label, repr(nums))
             for n in nums:
