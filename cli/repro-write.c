@@ -225,7 +225,19 @@ write_set(FILE *out, const struct repro_desc *d, json_t *entry)
 		fputs(" };\n", out);
 	}
 	fputs(arrays ? "\n" : "", out);
-	comment_call(out, arrays ? "\t\t" : "\t", f, args);
+	if (jstr(entry, "desc")) {
+		/* Not a recorded call: say where it comes from, and what had to be assumed. */
+		fprintf(out, "%s/* rebuilt from the spy's summary \"", arrays ? "\t\t" : "\t");
+		comment_text(out, jstr(entry, "desc"));
+		fputs("\" (its Set call was not traced)", out);
+		if (jstr(entry, "guess")) {
+			fputs("; ", out);
+			comment_text(out, jstr(entry, "guess"));
+		}
+		fputs(" */\n", out);
+	} else {
+		comment_call(out, arrays ? "\t\t" : "\t", f, args);
+	}
 	fprintf(out, "%scheck_cudnn(%s(%s", arrays ? "\t\t" : "\t", f->name, d->var);
 	for (int i = 1; i < f->nparams; i++) {
 		const struct repro_param *q = &f->params[i];

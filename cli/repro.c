@@ -411,13 +411,37 @@ plan_desc(struct reader *r, struct repro_plan *p, json_t *v, int kind, const cha
 		}
 	} else {
 		struct live *l = live_find(r, id);
+		int shaped = 0;
 
-		if (!l || json_array_size(l->sets) == 0) {
-			plan_error(r, "%s (%s): the records hold no successful Set call of it before this call"
-				   " (trace the cudnnSet* functions too, or pick a failure record)", id, param);
-			return NULL;
+		sets = l ? json_deep_copy(l->sets) : json_array();
+		for (size_t i = 0; i < json_array_size(sets); i++) {
+			const struct repro_fn *g = repro_fn_find(jstr(json_array_get(sets, i), "fn"));
+
+			shaped |= g && g->cls == RF_SET;
 		}
-		sets = json_deep_copy(l->sets);
+		if (!shaped) {
+			/* Set calls not traced: the shape from the spy's summary, the settings from beside it. */
+			json_t *e = repro_set_from_desc(kind, id, jstr(v, "desc"));
+
+			if (!e) {
+				json_decref(sets);
+				plan_error(r, "%s (%s): the records hold neither a successful Set call of it before this"
+					   " call nor a summary repro reads (trace the cudnnSet* functions too)", id, param);
+				return NULL;
+			}
+			json_array_insert_new(sets, 0, e);
+			json_object_foreach(v, key, val) {
+				const struct repro_fn *s = repro_setting_for(kind, key);
+				int have = 0;
+
+				for (size_t i = 0; s && i < json_array_size(sets); i++)
+					have |= strcmp(jstr(json_array_get(sets, i), "fn"), s->name) == 0;
+				if (s && !have)
+					json_array_append_new(sets, json_pack("{s:s, s:{s:s, s:O}}", "fn", s->name, "args",
+									      s->params[0].name, id, s->params[1].name,
+									      val));
+			}
+		}
 	}
 	for (size_t i = 0; i < json_array_size(sets); i++) {
 		json_t *e = json_array_get(sets, i);

@@ -188,6 +188,14 @@ repro_signature(const struct repro_plan *p, char *out, size_t cap);
 int
 repro_signature_matches(const char *sig, const char *pattern);
 
+/*
+ * repro-desc.c: the Set call of a descriptor of KIND rebuilt from the spy's
+ * summary DESC, as {"fn", "args", "desc", "guess"} (json_t); NULL when the
+ * summary is not one it reads.
+ */
+void *
+repro_set_from_desc(int kind, const char *id, const char *desc);
+
 /* repro-write.c: text for a C comment (printable, never its end). */
 void
 repro_comment(FILE *out, const char *s);

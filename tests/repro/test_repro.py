@@ -108,7 +108,7 @@ def shape_sets(recs, upto):
     return out
 
 
-def normalize(rec, all_recs, index):
+def normalize(rec, all_recs, index, shapes=True):
     """What must replay the same: every argument, with ids replaced by what was set on them, and pointers by
     their offset from a 256-byte boundary and the first argument at the same address."""
     sets = shape_sets(all_recs, index)
@@ -122,6 +122,9 @@ def normalize(rec, all_recs, index):
                 shape = [(v["set"]["fn"], s)] + sorted((x, v[x]) for x in v if x not in ("id", "desc", "set"))
             else:
                 shape = sets.get(v["id"])
+            if not shapes:
+                # The original's Set calls were not traced: its summary and the values beside it.
+                shape = sorted((x, v[x]) for x in v if x not in ("id", "desc", "set"))
             out[k] = (v.get("desc"), json.dumps(shape, sort_keys=True))
         elif k in ("alpha", "beta", "alpha1", "alpha2"):
             out[k] = "host scale"
@@ -153,7 +156,7 @@ def build(src, exe, inc, libdirs):
     run(argv + ["-lcudnn", "-lcudart"])
 
 
-def round_trip(tmp, records_dir, extra_env, inc, label):
+def round_trip(tmp, records_dir, extra_env, inc, label, shapes=True):
     recs = records(records_dir)
     numbered = calls(recs)
     listed = run([CLI, "repro", "--list", records_dir]).stdout.splitlines()
@@ -182,8 +185,8 @@ def round_trip(tmp, records_dir, extra_env, inc, label):
         replayed = [i for i, r in enumerate(again) if r["event"] in ("call", "failure") and r["fn"] == orig["fn"]]
         check(len(replayed) == 1, "%s: the repro makes the call once" % label, p.stdout)
         i = replayed[0]
-        a = normalize(orig, recs, recs.index(orig))
-        b = normalize(again[i], again, i)
+        a = normalize(orig, recs, recs.index(orig), shapes)
+        b = normalize(again[i], again, i, shapes)
         # A failure record carries what was set; a traced call of the repro has the Set records before it.
         if orig["event"] == "failure":
             b["args"] = {k: (v if not (isinstance(v, tuple) and len(v) == 2) else
@@ -229,6 +232,12 @@ def test_round_trip_legacy():
         check(len(fails) == 10, "conv-legacy's convolutions fail as the fake was told", repr(fails)[:2000])
         n = round_trip(tmp, failing, {"FAKECUDNN_STATUS": FAIL}, inc, "failing")
         check(n == 10, "every failing call of conv-legacy (%d)" % n)
+        # Traced as the scenarios trace them, without the Set calls: the descriptors rebuilt from their summaries.
+        for trace, want in (("cudnnFind* cudnnGet*_v7", 4), ("cudnnConvolution*", 12)):
+            d = os.path.join(tmp, "only-" + trace.split("*")[0])
+            spied([os.path.join(PROGS, "conv-legacy")], d, {"CUDNNSPY_TRACE": trace})
+            n = round_trip(tmp, d, {}, inc, "only-" + trace.split("*")[0], shapes=False)
+            check(n == want, "every call traced with %s (%d)" % (trace, n))
         # The other scenario programs' replayable calls: cudnnAddTensor between GPU work (gpu-calls), and
         # convolutions and an activation of half, bfloat16, double and int8 data, NHWC and strided (decode-all).
         for name, args, want in (("gpu-calls", ["3", os.path.join(FAKE_CUDART, "libcudart.so.12")], 3),
@@ -329,7 +338,14 @@ def test_usage():
         fails([traced], "no failure of a call that repro can replay")
         fails(["--call", "1000", traced], "no call 1000")
         n = run([CLI, "repro", "--list", traced]).stdout.splitlines()[1].split()[0]
-        fails(["--call", n, traced], "the records hold no successful Set call of it")
+        # Without the Set calls the summaries stand in; without those too, it says what to trace.
+        run([CLI, "repro", "--call", n, "-o", os.path.join(tmp, "summary.c"), traced])
+        check("rebuilt from the spy's summary" in open(os.path.join(tmp, "summary.c")).read(), "from the summary")
+        name = os.listdir(traced)[0]
+        text = re.sub(r',"desc":"[^"]*"', "", open(os.path.join(traced, name)).read())
+        open(os.path.join(traced, name), "w").write(text)
+        fails(["--call", n, traced], "the records hold neither a successful Set call of it before this call nor a"
+              " summary repro reads (trace the cudnnSet* functions too)")
         graph = os.path.join(tmp, "graph")
         spied([os.path.join(PROGS, "conv-graph")], graph, {"FAKECUDNN_STATUS": "cudnnBackendExecute=3000"})
         # Untraced, it is rebuilt from the graph record; without that record there is nothing to build it from.
