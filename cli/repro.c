@@ -533,6 +533,8 @@ make_plan(struct reader *r, json_t *rec, const struct repro_fn *f)
 	p->record = json_incref(rec);
 	p->failure = strcmp(jstr(rec, "event"), "failure") == 0;
 	p->status = json_integer_value(json_object_get(rec, "status"));
+	if (!json_is_integer(json_object_get(rec, "status")) || p->status < 0 || p->status > INT_MAX)
+		return plan_error(r, "%s: a status that is not a cudnnStatus_t%s", f->name, "");
 	p->status_name = jstr(rec, "status_name");
 	p->message = jstr(rec, "message");
 	p->file = r->file;

@@ -369,6 +369,9 @@ def test_usage():
         open(os.path.join(odd, "x.jsonl"), "w").write(text.replace('"n":8,', '"n":"8",').replace(
             '"program":"conv-legacy"', '"program":"a */ b \\u0001"'))
         fails([odd], "without all its arguments")
+        # A status no cudnnStatus_t has (found by mutating records: it made a file that did not build).
+        open(os.path.join(odd, "x.jsonl"), "w").write(text.replace('"status":2000,', '"status":-9223372036854775808,'))
+        fails([odd], "a status that is not a cudnnStatus_t")
         src = os.path.join(tmp, "odd.c")
         open(os.path.join(odd, "x.jsonl"), "w").write(text.replace('"program":"conv-legacy"',
                                                                   '"program":"a */ b \\u0001 %s"'))
