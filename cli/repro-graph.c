@@ -16,7 +16,9 @@
  */
 #include "repro.h"
 
+#include <float.h>
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,13 +356,23 @@ element(FILE *out, const struct repro_plan *p, int t, json_t *x)
 	case 'e':
 		if (json_is_string(x) && is_identifier(json_string_value(x)))
 			return fputs(json_string_value(x), out) < 0 ? -1 : 0;
-		if (json_is_integer(x))
-			return fprintf(out, "(%s)%lld", attr_types[t].ctype, (long long)json_integer_value(x)) < 0;
+		if (json_is_integer(x)) {
+			fprintf(out, "(%s)", attr_types[t].ctype);
+			repro_int(out, (long long)json_integer_value(x));
+			return 0;
+		}
 		return -1;
 	case 'i':
-		return json_is_integer(x) ? fprintf(out, "%lld", (long long)json_integer_value(x)) < 0 : -1;
+		/* INT32 attributes take what an int32_t holds. */
+		if (!json_is_integer(x) || (strcmp(attr_types[t].ctype, "int32_t") == 0 &&
+					    (json_integer_value(x) > INT32_MAX || json_integer_value(x) < INT32_MIN)))
+			return -1;
+		repro_int(out, (long long)json_integer_value(x));
+		return 0;
 	case 'f':
-		if (json_is_number(x))
+		/* A float attribute past FLT_MAX would not be the value recorded. */
+		if (json_is_number(x) && (strcmp(attr_types[t].ctype, "float") != 0 ||
+					  (json_number_value(x) <= FLT_MAX && json_number_value(x) >= -FLT_MAX)))
 			return fprintf(out, "%.17g", json_number_value(x)) < 0;
 		if (json_is_string(x)) {
 			const char *s = json_string_value(x);
@@ -375,9 +387,14 @@ element(FILE *out, const struct repro_plan *p, int t, json_t *x)
 		return json_is_boolean(x) ? fputs(json_is_true(x) ? "true" : "false", out) < 0 : -1;
 	case 'r':
 		if (json_is_array(x) && json_array_size(x) == 2 && json_is_integer(json_array_get(x, 0)) &&
-		    json_is_integer(json_array_get(x, 1)))
-			return fprintf(out, "{ %lld, %lld }", (long long)json_integer_value(json_array_get(x, 0)),
-				       (long long)json_integer_value(json_array_get(x, 1))) < 0;
+		    json_is_integer(json_array_get(x, 1))) {
+			fputs("{ ", out);
+			repro_int(out, (long long)json_integer_value(json_array_get(x, 0)));
+			fputs(", ", out);
+			repro_int(out, (long long)json_integer_value(json_array_get(x, 1)));
+			fputs(" }", out);
+			return 0;
+		}
 		return -1;
 	case 'h':
 		return json_is_string(x) && strncmp(json_string_value(x), "handle#", 7) == 0 ?

@@ -9,6 +9,7 @@
 #include "repro.h"
 
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,16 @@ repro_comment(FILE *out, const char *s)
 	comment_text(out, s);
 }
 
+void
+repro_int(FILE *out, long long v)
+{
+	/* The most negative value has no literal: 9223372036854775808 is too big for any signed type. */
+	if (v == LLONG_MIN)
+		fputs("(-9223372036854775807LL - 1)", out);
+	else
+		fprintf(out, "%lld%s", v, v > 2147483647LL || v < -2147483647LL ? "LL" : "");
+}
+
 static int
 is_identifier(const char *s)
 {
@@ -103,7 +114,8 @@ c_value(FILE *out, const struct repro_param *q, json_t *v, const char *fn)
 			return 0;
 		}
 		if (json_is_integer(v)) {
-			fprintf(out, "(%s)%lld", q->ctype, (long long)json_integer_value(v));
+			fprintf(out, "(%s)", q->ctype);
+			repro_int(out, (long long)json_integer_value(v));
 			return 0;
 		}
 		break;
@@ -216,8 +228,8 @@ write_set(FILE *out, const struct repro_desc *d, json_t *entry)
 		for (long long k = 0; k < n; k++) {
 			json_t *x = json_array_get(vals, (size_t)k);
 
-			if (!json_is_integer(x)) {
-				complain("repro: %s: %s: a value of %s is not a number", d->id, f->name, q->name);
+			if (!json_is_integer(x) || json_integer_value(x) > INT_MAX || json_integer_value(x) < INT_MIN) {
+				complain("repro: %s: %s: a value of %s is not an int", d->id, f->name, q->name);
 				return -1;
 			}
 			fprintf(out, "%s%lld", k ? ", " : "", (long long)json_integer_value(x));

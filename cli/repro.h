@@ -196,6 +196,10 @@ repro_signature_matches(const char *sig, const char *pattern);
 void *
 repro_set_from_desc(int kind, const char *id, const char *desc);
 
+/* repro-write.c: an integer as a C literal of a type that holds it. */
+void
+repro_int(FILE *out, long long v);
+
 /* repro-write.c: text for a C comment (printable, never its end). */
 void
 repro_comment(FILE *out, const char *s);
