@@ -301,6 +301,21 @@ desc_of(const struct repro_plan *p, const char *param)
 }
 
 int
+repro_sig_params(const char *fn, const char **op, const char **x, const char **w, const char **y)
+{
+	for (size_t i = 0; i < sizeof(sig_fns) / sizeof(sig_fns[0]); i++) {
+		if (strcmp(sig_fns[i].fn, fn) != 0)
+			continue;
+		*op = sig_fns[i].op;
+		*x = sig_fns[i].x;
+		*w = sig_fns[i].w;
+		*y = sig_fns[i].y;
+		return 0;
+	}
+	return -1;
+}
+
+int
 repro_signature(const struct repro_plan *p, char *out, size_t cap)
 {
 	struct text t = { out, cap, 0 };

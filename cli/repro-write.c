@@ -495,7 +495,9 @@ write_header_comment(FILE *out, const struct repro_plan *p)
 			b->offset);
 	}
 	if (p->search)
-		fprintf(out, " *   the search before the call: %s\n", jstr(p->search, "fn"));
+		fprintf(out, " *   the search before the call: %s%s\n", jstr(p->search, "fn"),
+			json_is_true(json_object_get(p->search, "from_search_record")) ?
+			" (from its search record: the search\n *   itself was not traced)" : "");
 	if (p->graph_calls && !p->graph_rebuilt)
 		fprintf(out, " *   the graph: %zu backend calls on %zu descriptors (create, set, get,\n"
 			" *   finalize), in the program's order\n", json_array_size(p->graph_calls),

@@ -102,6 +102,7 @@ struct reader {
 	json_t *search[3];	/* fwd, bwd-data, bwd-filter */
 	json_t *backend;	/* the traced graph API calls, in order */
 	json_t *graphs;		/* the last `graph` record of each operation graph, by id */
+	json_t *searches;	/* the last `search` record of each signature */
 	int backend_full;
 	/* The outcome. */
 	int found, error;
@@ -183,6 +184,8 @@ reset_file(struct reader *r)
 	r->backend = NULL;
 	json_decref(r->graphs);
 	r->graphs = NULL;
+	json_decref(r->searches);
+	r->searches = NULL;
 	r->backend_full = 0;
 }
 
@@ -519,6 +522,46 @@ plan_buffer(struct reader *r, struct repro_plan *p, const char *param, json_t *v
 	return 0;
 }
 
+/*
+ * The search before a convolution when it was not traced: the `search`
+ * record of the convolution's forward-problem signature, made into the call
+ * record of that search on the convolution's own descriptors.
+ */
+static json_t *
+search_call(struct reader *r, struct repro_plan *p, json_t *args, const struct repro_fn *f)
+{
+	char sig[2048], *act;
+	const char *op, *x, *w, *y, *sop, *sx, *sw, *sy;
+	json_t *rec, *cargs;
+	const struct repro_fn *s;
+
+	if (repro_signature(p, sig, sizeof(sig)) != 0 || repro_sig_params(f->name, &op, &x, &w, &y) != 0)
+		return NULL;
+	/* bias-act is judged by its forward problem's search, as the spy does. */
+	if (strncmp(sig, "bias-act ", 9) == 0) {
+		memmove(sig + 3, sig + 8, strlen(sig + 8) + 1);
+		memcpy(sig, "fwd", 3);
+		act = strstr(sig, " act=");
+		if (act)
+			*act = '\0';
+	}
+	rec = json_object_get(r->searches, sig);
+	s = repro_fn_find(jstr(rec, "fn"));
+	if (!rec || !s || !s->search_op || repro_sig_params(s->name, &sop, &sx, &sw, &sy) != 0 ||
+	    !json_is_integer(json_object_get(rec, "requested")))
+		return NULL;
+	cargs = json_pack("{s:O, s:O, s:O, s:O, s:O, s:O, s:{s:O}, s:{s:O}}",
+			  "handle", json_object_get(args, "handle"), sx, json_object_get(args, x),
+			  sw, json_object_get(args, w), "convDesc", json_object_get(args, "convDesc"),
+			  sy, json_object_get(args, y), "requestedAlgoCount", json_object_get(rec, "requested"),
+			  "returnedAlgoCount", "value", json_object_get(rec, "returned"),
+			  "perfResults", "values", json_object_get(rec, "results"));
+	if (!cargs)
+		return NULL;
+	return json_pack("{s:s, s:s, s:i, s:o, s:b}", "event", "call", "fn", s->name, "status", 0, "args", cargs,
+			 "from_search_record", 1);
+}
+
 /* Fills the plan from the chosen record; 0, or -1 after a message. */
 static int
 make_plan(struct reader *r, json_t *rec, const struct repro_fn *f)
@@ -604,6 +647,8 @@ make_plan(struct reader *r, json_t *rec, const struct repro_fn *f)
 		if (s && same)
 			p->search = json_incref(r->search[si]);
 	}
+	if (si >= 0 && !p->search && r->searches)
+		p->search = search_call(r, p, args, f);
 	if (strcmp(f->name, "cudnnBackendExecute") == 0) {
 		const char *plan = jstr(json_object_get(args, "executionPlan"), "id");
 		json_t *c, *calls = r->backend, *made = NULL;
@@ -713,6 +758,15 @@ take(struct reader *r, json_t *rec)
 		if (r->list)
 			printf("%s: %s (pid %lld)\n", r->file, jstr(rec, "program") ? jstr(rec, "program") : "?",
 			       (long long)json_integer_value(json_object_get(rec, "pid")));
+		return 0;
+	}
+	if (strcmp(event, "search") == 0) {
+		if (!r->list && jstr(rec, "signature")) {
+			if (!r->searches)
+				r->searches = json_object();
+			if (json_object_size(r->searches) < MAX_LIVE)
+				json_object_set(r->searches, jstr(rec, "signature"), rec);
+		}
 		return 0;
 	}
 	if (strcmp(event, "graph") == 0) {

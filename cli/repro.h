@@ -184,6 +184,10 @@ repro_graph_write_main(const struct repro_plan *p, FILE *out);
 int
 repro_signature(const struct repro_plan *p, char *out, size_t cap);
 
+/* The operation and the parameters that are x, w and y of a legacy convolution function; -1 for others. */
+int
+repro_sig_params(const char *fn, const char **op, const char **x, const char **w, const char **y);
+
 /* Whether SIG is what PATTERN says, where "..." in PATTERN stands for anything. */
 int
 repro_signature_matches(const char *sig, const char *pattern);
