@@ -506,7 +506,7 @@ write_header_comment(FILE *out, const struct repro_plan *p)
 		fprintf(out, " *   the graph: the operations, their tensors and descriptors with their\n"
 			" *   attributes (the graph record), and the plan's engine and knobs (the\n"
 			" *   failure record): %zu backend calls on %zu descriptors, each built after\n"
-			" *   those it names. The backend calls were not traced, so their order, a\n"
+			" *   those it names. The calls that built them were not traced, so their order, a\n"
 			" *   heuristics query and the variant pack's pointers are not in the records\n"
 			" *   (trace cudnnBackend* for them): each tensor that is not virtual gets a\n"
 			" *   buffer of its own, at a 256-byte boundary\n", json_array_size(p->graph_calls),

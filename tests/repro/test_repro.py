@@ -461,28 +461,36 @@ def test_round_trip_graph():
                       "\n".join(map(repr, mine)), "\n".join(map(repr, theirs)))
                 done += 1
         check(done == 10, "every execution")
-        # Not traced: each failed execution rebuilt from its failure record (engine, knobs) and the graph record.
-        rec_dir = os.path.join(tmp, "untraced")
-        extra = {"FAKECUDNN_STATUS": "cudnnBackendExecute=3000"}
-        spied([os.path.join(PROGS, "conv-graph")], rec_dir, extra)
-        fails = [r for r in records(rec_dir) if r["event"] == "failure" and r["fn"] == "cudnnBackendExecute"]
-        check(len(fails) == 5, "five failed executions, untraced", repr(fails)[:1000])
-        for k, orig in enumerate(fails, 1):
-            src = os.path.join(tmp, "untraced-%d.c" % k)
-            run([CLI, "repro", "--failure", str(k), "-o", src, rec_dir])
-            text = open(src).read()
-            check("The backend calls were not traced" in text, "the file says what was made up", text[:3000])
-            build(src, src[:-2], inc, [FAKE9, FAKE_CUDART])
-            out = os.path.join(tmp, "untraced-%d.records" % k)
-            p = spied([src[:-2]], out, dict(extra, CUDNNSPY_TRACE="cudnnBackendExecute"))
-            check(p.returncode == 0 and "EXECUTION_PLAN_WORKSPACE_SIZE of" in p.stdout,
-                  "untraced %d: the recorded status" % k, p.stdout, p.stderr)
-            again = [r for r in records(out) if r.get("fn") == "cudnnBackendExecute"]
-            check(len(again) == 1, "untraced %d: one execution" % k, p.stdout)
-            want = {x: orig["args"]["executionPlan"].get(x) for x in ("engine", "knobs", "signature", "workspace")}
-            got = {x: again[0]["args"]["executionPlan"].get(x) for x in ("engine", "knobs", "signature", "workspace")}
-            check(want == got and again[0]["status"] == orig["status"],
-                  "untraced %d: the same engine, knobs, problem, workspace and status" % k, repr(want), repr(got))
+        # Not traced: each failed execution rebuilt from its failure record (engine, knobs) and the graph record;
+        # and traced as conv-graph-fake traces it (Finalize and Execute only), from the call records.
+        for label, extra, trace in (("untraced", {"FAKECUDNN_STATUS": "cudnnBackendExecute=3000"}, None),
+                                    ("scenario", {}, "cudnnBackendFinalize cudnnBackendExecute")):
+            rec_dir = os.path.join(tmp, label)
+            spied([os.path.join(PROGS, "conv-graph")], rec_dir, dict(extra, **({"CUDNNSPY_TRACE": trace} if trace
+                                                                              else {})))
+            recs = calls(records(rec_dir))
+            nums = [int(line.split()[0]) for line in run([CLI, "repro", "--list", rec_dir]).stdout.splitlines()[1:]
+                    if "cudnnBackendExecute" in line]
+            check(len(nums) == 5, "%s: five executions" % label, repr(nums))
+            for n in nums:
+                orig = recs[n - 1]
+                src = os.path.join(tmp, "%s-%d.c" % (label, n))
+                run([CLI, "repro", "--call", str(n), "-o", src, rec_dir])
+                text = open(src).read()
+                check("were not traced" in text, "%s: the file says what was made up" % label, text[:3000])
+                build(src, src[:-2], inc, [FAKE9, FAKE_CUDART])
+                out = os.path.join(tmp, "%s-%d.records" % (label, n))
+                p = spied([src[:-2]], out, dict(extra, CUDNNSPY_TRACE="cudnnBackendExecute"))
+                check(p.returncode == 0 and "EXECUTION_PLAN_WORKSPACE_SIZE of" in p.stdout,
+                      "%s %d: the recorded status" % (label, n), p.stdout, p.stderr)
+                again = [r for r in records(out) if r.get("fn") == "cudnnBackendExecute"]
+                check(len(again) == 1, "%s %d: one execution" % (label, n), p.stdout)
+                keys = ("engine", "knobs", "signature", "workspace")
+                want = {x: orig["args"]["executionPlan"].get(x) for x in keys}
+                got = {x: again[0]["args"]["executionPlan"].get(x) for x in keys}
+                check(want == got and again[0]["status"] == orig["status"],
+                      "%s %d: the same engine, knobs, problem, workspace and status" % (label, n), repr(want),
+                      repr(got))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
