@@ -38,7 +38,7 @@ static const char usage_text[] =
 	"usage: cudnnspy run [OPTIONS] -- COMMAND [ARGS...]\n"
 	"       cudnnspy report [--json] [--chrome FILE] FILE_OR_DIR...\n"
 	"       cudnnspy report --compare RUN_A RUN_B\n"
-	"       cudnnspy repro [--call N | --failure N] [-o FILE] RECORDS\n"
+	"       cudnnspy repro [--call N | --failure N | --signature TEXT] [-o FILE] RECORDS\n"
 	"       cudnnspy scan [--json] [--for PROGRAM_OR_LIBRARY] [--root DIR]...\n"
 	"       cudnnspy --help | --version | --help-env\n"
 	"\n"
