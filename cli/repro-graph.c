@@ -142,10 +142,14 @@ need_add(json_t *need, const char *id)
 	return 1;
 }
 
-/* The tensor with this unique id among the needed descriptors' Set calls: its dims, strides, type. */
+/*
+ * The tensor with this unique id: among the needed descriptors, else the last
+ * one set with it (a variant pack alone names no tensors).
+ */
 static const char *
 tensor_of_uid(json_t *calls, json_t *need, long long uid)
 {
+	const char *last = NULL;
 	size_t i;
 	json_t *c;
 
@@ -155,10 +159,13 @@ tensor_of_uid(json_t *calls, json_t *need, long long uid)
 
 		if (strcmp(jstr(c, "fn"), "cudnnBackendSetAttribute") == 0 && jstr(a, "attributeName") &&
 		    strcmp(jstr(a, "attributeName"), "CUDNN_ATTR_TENSOR_UNIQUE_ID") == 0 && v &&
-		    json_integer_value(json_array_get(v, 0)) == uid && json_object_get(need, call_desc(c)))
-			return call_desc(c);
+		    json_integer_value(json_array_get(v, 0)) == uid && call_desc(c)) {
+			if (json_object_get(need, call_desc(c)))
+				return call_desc(c);
+			last = call_desc(c);
+		}
 	}
-	return NULL;
+	return last;
 }
 
 /* The last value set for ATTR on descriptor ID. */
@@ -208,19 +215,23 @@ repro_graph_plan(struct repro_plan *p, void *calls_v, void *target_v)
 {
 	json_t *calls = calls_v, *target = target_v;
 	json_t *args = json_object_get(target, "args");
-	const char *plan = jstr(json_object_get(args, "executionPlan"), "id");
+	/* A failed cudnnBackendFinalize: what its descriptor needs, and no buffers. */
+	int finalize = strcmp(jstr(target, "fn"), "cudnnBackendFinalize") == 0;
+	const char *plan = finalize ? jstr(json_object_get(args, "descriptor"), "id") :
+			   jstr(json_object_get(args, "executionPlan"), "id");
 	const char *pack = jstr(json_object_get(args, "variantPack"), "id");
 	json_t *need = json_object(), *chosen = json_array(), *types = json_object(), *c;
 	json_t *uids = NULL, *ptrs = NULL, *ws = NULL;
 	int changed = 1;
 	size_t i;
 
-	if (!plan || !pack) {
-		complain("repro: cudnnBackendExecute without its plan or variant pack in the record");
+	if (!plan || (!pack && !finalize)) {
+		complain("repro: %s without its descriptors in the record", jstr(target, "fn"));
 		goto fail;
 	}
 	need_add(need, plan);
-	need_add(need, pack);
+	if (pack)
+		need_add(need, pack);
 	/* Everything the plan and pack name, and what filled those, to a fixed point. */
 	while (changed) {
 		changed = 0;
@@ -247,7 +258,7 @@ repro_graph_plan(struct repro_plan *p, void *calls_v, void *target_v)
 	json_array_foreach(calls, i, c) {
 		const char *fn = jstr(c, "fn"), *d = call_desc(c);
 
-		if (!d || !json_object_get(need, d) || strcmp(fn, "cudnnBackendDestroyDescriptor") == 0)
+		if (!d || !json_object_get(need, d) || strcmp(fn, "cudnnBackendDestroyDescriptor") == 0 || c == target)
 			continue;
 		if (strcmp(fn, "cudnnBackendCreateDescriptor") == 0) {
 			const char *type = jstr(json_object_get(c, "args"), "descriptorType");
@@ -272,7 +283,14 @@ repro_graph_plan(struct repro_plan *p, void *calls_v, void *target_v)
 			goto fail;
 		}
 	}
-	plan = jstr(json_object_get(args, "executionPlan"), "id");
+	plan = finalize ? jstr(json_object_get(args, "descriptor"), "id") : jstr(json_object_get(args, "executionPlan"),
+										 "id");
+	/* A variant pack that would not finalize still needs its buffers; anything else needs none. */
+	if (finalize && !pack && json_object_get(types, plan) &&
+	    strcmp(json_string_value(json_object_get(types, plan)), "CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR") == 0)
+		pack = plan;
+	else if (finalize)
+		goto done;
 	/* The buffers: the pack's pointers, sized by the tensors with the same unique ids. */
 	uids = attr_of(calls, pack, "CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS");
 	ptrs = attr_of(calls, pack, "CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS");
@@ -323,6 +341,7 @@ repro_graph_plan(struct repro_plan *p, void *calls_v, void *target_v)
 				     (unsigned long long)json_integer_value(size) : 0, 0, NULL, 0) != 0)
 			goto fail;
 	}
+done:
 	json_decref(need);
 	p->graph_calls = chosen;
 	p->graph_types = types;
@@ -663,6 +682,15 @@ repro_graph_write(const struct repro_plan *p, FILE *out)
 	if (open)
 		fputs("}\n\n", out);
 	mp->graph_steps = step;
+	if (strcmp(p->fn->name, "cudnnBackendFinalize") == 0) {
+		const char *fin = jstr(json_object_get(json_object_get(p->record, "args"), "descriptor"), "id");
+
+		if (desc_var(var, sizeof(var), fin) != 0)
+			return -1;
+		fprintf(out, "/* Step 6: the call. */\nstatic cudnnStatus_t\nrun_call(void)\n{\n"
+			"\t/* recorded: cudnnBackendFinalize(%s) */\n\treturn cudnnBackendFinalize(%s);\n}\n\n", fin, var);
+		return 0;
+	}
 	{
 		json_t *args = json_object_get(p->record, "args");
 		json_t *pl = json_object_get(args, "executionPlan");

@@ -650,6 +650,15 @@ make_plan(struct reader *r, json_t *rec, const struct repro_fn *f)
 	}
 	if (si >= 0 && !p->search && r->searches)
 		p->search = search_call(r, p, args, f);
+	if (strcmp(f->name, "cudnnBackendFinalize") == 0) {
+		if (!r->backend || repro_graph_plan(p, r->backend, rec) != 0) {
+			if (!r->backend)
+				plan_error(r, "cudnnBackendFinalize: no traced graph API calls before it (trace"
+					   " cudnnBackend* from the start)%s%s", "", "");
+			r->error = 1;
+			return -1;
+		}
+	}
 	if (strcmp(f->name, "cudnnBackendExecute") == 0) {
 		const char *plan = jstr(json_object_get(args, "executionPlan"), "id");
 		json_t *c, *calls = r->backend, *made = NULL;
@@ -739,6 +748,16 @@ list_line(struct reader *r, json_t *rec, const char *fn, int failure)
 		if (desc && n++ < 4)
 			printf("%s %s=%s", n == 1 ? ":" : ",", key, desc);
 	}
+	/* The graph API's: what was finalized, the plan's engine. */
+	if (jstr(json_object_get(args, "descriptor"), "id"))
+		printf(": %s%s%s", jstr(json_object_get(args, "descriptor"), "id"),
+		       jstr(json_object_get(args, "descriptor"), "type") ? " " : "",
+		       jstr(json_object_get(args, "descriptor"), "type") ? jstr(json_object_get(args, "descriptor"), "type") :
+		       "");
+	if (json_is_integer(json_object_get(json_object_get(args, "executionPlan"), "engine")))
+		printf(": plan %s, engine %lld", jstr(json_object_get(args, "executionPlan"), "id") ?
+		       jstr(json_object_get(args, "executionPlan"), "id") : "?",
+		       (long long)json_integer_value(json_object_get(json_object_get(args, "executionPlan"), "engine")));
 	putchar('\n');
 }
 
@@ -837,7 +856,7 @@ take(struct reader *r, json_t *rec)
 			r->search[i] = json_incref(rec);
 		}
 	}
-	if (!f || f->cls != RF_CALL)
+	if (!f || f->cls != RF_CALL || (strcmp(fn, "cudnnBackendFinalize") == 0 && !failure))
 		return 0;
 	if (r->list) {
 		list_line(r, rec, fn, failure);

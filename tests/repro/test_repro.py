@@ -461,6 +461,33 @@ def test_round_trip_graph():
                       "\n".join(map(repr, mine)), "\n".join(map(repr, theirs)))
                 done += 1
         check(done == 10, "every execution")
+        # A descriptor that cuDNN would not finalize (every Finalize failing, traced): the calls before it on what
+        # it names, then the Finalize, with the same status.
+        extra = {"FAKECUDNN_STATUS": "cudnnBackendFinalize=3000"}
+        rec_dir = os.path.join(tmp, "finalize")
+        spied([os.path.join(PROGS, "conv-graph")], rec_dir, dict(extra, CUDNNSPY_TRACE="cudnnBackend*"))
+        recs = records(rec_dir)
+        numbered = calls(recs)
+        listed = run([CLI, "repro", "--list", rec_dir]).stdout.splitlines()[1:]
+        nums = [int(line.split()[0]) for line in listed if "cudnnBackendFinalize" in line]
+        check(len(nums) >= 10 and all(": backend#" in line for line in listed if "Finalize" in line),
+              "the failed Finalize calls, each with its descriptor", "\n".join(listed))
+        for n in nums:
+            orig = numbered[n - 1]
+            src = os.path.join(tmp, "finalize-%d.c" % n)
+            write_repro(rec_dir, n, src)
+            text = open(src).read()
+            build(src, src[:-2], inc, [FAKE9, FAKE_CUDART])
+            out = os.path.join(tmp, "finalize-%d.records" % n)
+            p = spied([src[:-2]], out, dict(extra, CUDNNSPY_TRACE="cudnnBackend*"))
+            check(p.returncode == 0, "finalize %d: the recorded status" % n, p.stdout, p.stderr)
+            again = records(out)
+            last = max(i for i, r in enumerate(again) if r.get("fn") == "cudnnBackendFinalize")
+            needed = {"backend#" + x for x in re.findall(r"backend_(\d+);\t/\*", text)}
+            mine = graph_calls(again, last)
+            theirs = graph_calls(recs, recs.index(orig), keep=needed)
+            check(mine == theirs, "finalize %d: the same backend calls before it, and the Finalize" % n,
+                  "\n".join(map(repr, mine)), "\n".join(map(repr, theirs)))
         # Not traced: each failed execution rebuilt from its failure record (engine, knobs) and the graph record;
         # and traced as conv-graph-fake traces it (Finalize and Execute only), from the call records.
         for label, extra, trace in (("untraced", {"FAKECUDNN_STATUS": "cudnnBackendExecute=3000"}, None),
