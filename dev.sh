@@ -55,7 +55,7 @@ configure() {
 # directory, warnings as errors. A report fails the test; the spy's known bugs that a
 # sanitizer reports are named here, and a test that hits only those passes as an expected
 # failure and says so (tests/integration/sanitizer.py). Only in these runs.
-asan_suites="unit integration real-cudnn abi cli fuzz"
+asan_suites="unit integration real-cudnn abi cli fuzz repro"
 asan_known_bugs=""
 # Left out under AddressSanitizer, because they cannot mean the same there:
 #   load-records, load-records-real: the runtime's dlopen interceptor comes before the spy's

@@ -8,6 +8,7 @@
  */
 #include "core.h"
 #include "report.h"
+#include "repro.h"
 #include "run-check.h"
 #include "run-library.h"
 #include "scan.h"
@@ -39,12 +40,15 @@ static const char usage_text[] =
 	"usage: cudnnspy run [OPTIONS] -- COMMAND [ARGS...]\n"
 	"       cudnnspy report [--json] [--chrome FILE] [--top N] [--full] FILE_OR_DIR...\n"
 	"       cudnnspy report --compare [--json] RUN_A RUN_B\n"
+	"       cudnnspy repro [--call N | --failure N | --signature TEXT] [-o FILE] [--fill MODE] [--time]\n"
+	"                      [--cudnn DIR] [--list] RECORDS\n"
 	"       cudnnspy scan [--json] [--for PROGRAM_OR_LIBRARY] [--root DIR]... [--no-probe]\n"
-	"       cudnnspy help [run|report|scan|env]\n"
+	"       cudnnspy help [run|report|repro|scan|env]\n"
 	"       cudnnspy --help | --version | --help-env\n"
 	"\n"
 	"Runs COMMAND with the cuDNN spy loaded and exits with COMMAND's exit status.\n"
 	"report reads the records the spy wrote (see cudnnspy help report).\n"
+	"repro writes a standalone C program that replays one recorded call (see cudnnspy help repro).\n"
 	"scan lists the cuDNN copies on this machine and their conflicts (see cudnnspy help scan).\n"
 	"\n"
 	"run options:\n"
@@ -580,6 +584,16 @@ help_command(int argc, char **argv)
 	}
 	if (strcmp(what, "env") == 0)
 		return help_env();
+	if (strcmp(what, "repro") == 0) {
+#ifdef CUDNNSPY_HAVE_REPORT
+		char *sub[] = { help_word, NULL };
+
+		return cudnnspy_repro_main(1, sub);
+#else
+		complain("'repro' is not available in this build: cudnnspy was built without jansson");
+		return EXIT_USAGE;
+#endif
+	}
 	if (strcmp(what, "scan") == 0) {
 		char *sub[] = { scan_word, help_word, NULL };
 
@@ -595,7 +609,7 @@ help_command(int argc, char **argv)
 		return EXIT_USAGE;
 #endif
 	}
-	return usage_error("help: no command '%s' (run, report, scan, env)", what);
+	return usage_error("help: no command '%s' (run, report, repro, scan, env)", what);
 }
 
 int
@@ -626,6 +640,15 @@ main(int argc, char **argv)
 		return cudnnspy_report_main(argc - 2, argv + 2);
 #else
 		complain("'report' is not available in this build: cudnnspy was built without jansson"
+			 " (install libjansson-dev and reconfigure)");
+		return EXIT_USAGE;
+#endif
+	}
+	if (strcmp(a, "repro") == 0) {
+#ifdef CUDNNSPY_HAVE_REPORT
+		return cudnnspy_repro_main(argc - 2, argv + 2);
+#else
+		complain("'repro' is not available in this build: cudnnspy was built without jansson"
 			 " (install libjansson-dev and reconfigure)");
 		return EXIT_USAGE;
 #endif

@@ -57,6 +57,12 @@ if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 			python3 $here/torch_steps.py 10 0 2>&1 | grep -E '^(losses|cudnnspy: drop-in|cudnnspy: error)' | cut -c1-160
 		python3 $here/check_records.py /tmp/gpu-check-dropin --expect-calls || echo "  (the drop-in is not in this torch's path: its RPATH wins)"
 	fi
+	say "repro: a PyTorch convolution's standalone repro gives the status and engine of the original"
+	rm -rf /tmp/gpu-check-repro; mkdir -p /tmp/gpu-check-repro
+	CUDNNSPY_OUTPUT=/tmp/gpu-check-repro CUDNNSPY_STDERR=none \
+		CUDNNSPY_TRACE='cudnnBackend* cudnnSet*Descriptor* cudnnSetConvolution* cudnnConvolution* cudnnFind* cudnnGet*_v7' \
+		LD_PRELOAD=$spy python3 $here/torch_steps.py 2 0 >/dev/null 2>&1
+	python3 $here/check_repro.py "$PWD/$build/cli/cudnnspy" /tmp/gpu-check-repro || fail=1
 	say "overhead without GPU timing (default settings), 50 steps"
 	p=$(python3 $here/torch_steps.py 50 0 | awk '/^step_ms/ {print $2}')
 	s=$(LD_PRELOAD=$spy CUDNNSPY_STDERR=none python3 $here/torch_steps.py 50 0 | awk '/^step_ms/ {print $2}')

@@ -10,6 +10,10 @@
  *   FAKECUDA_EVENT_FAIL   1: cudaEventRecord fails (and sets the last error)
  *   FAKECUDA_ASYNC_ERROR_AT  the Nth kernel "launch" faults (700, sticky)
  * The fake cuDNN calls fakecuda_launch() for each function that enqueues work.
+ * Device memory is host memory, 256-byte aligned as cudaMalloc's is, so that
+ * the repros of cudnnspy repro (docs/repro.md) run here with the offsets
+ * they reproduce:
+ *   FAKECUDA_MALLOC_FAIL  1: cudaMalloc fails with 2 (out of memory)
  */
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +52,13 @@ EXPORT const char *cudaGetErrorName(int err);
 EXPORT int cudaSetDevice(int device);
 EXPORT int cudaGetDevice(int *device);
 EXPORT int cudaDeviceGetAttribute(int *value, int attr, int device);
+EXPORT int cudaMalloc(void **ptr, size_t size);
+EXPORT int cudaFree(void *ptr);
+EXPORT int cudaMemset(void *ptr, int value, size_t count);
+EXPORT int cudaMemcpy(void *dst, const void *src, size_t count, int kind);
+EXPORT int cudaDeviceSynchronize(void);
+EXPORT int cudaEventCreate(struct fake_event **e);
+EXPORT const char *cudaGetErrorString(int err);
 EXPORT void fakecuda_launch(void);
 EXPORT int fakecuda_event_records(void);
 
@@ -158,6 +169,8 @@ cudaGetErrorName(int err)
 	switch (err) {
 	case 0:
 		return "cudaSuccess";
+	case 2:
+		return "cudaErrorMemoryAllocation";
 	case 101:
 		return "cudaErrorInvalidDevice";
 	case 400:
@@ -198,6 +211,56 @@ cudaDeviceGetAttribute(int *value, int attr, int device)
 	else
 		return fail(1);
 	return 0;
+}
+
+int
+cudaMalloc(void **ptr, size_t size)
+{
+	if (env_int("FAKECUDA_MALLOC_FAIL", 0))
+		return fail(2);
+	*ptr = aligned_alloc(256, (size + 255) / 256 * 256 + 256);
+	return *ptr ? 0 : fail(2);
+}
+
+int
+cudaFree(void *ptr)
+{
+	free(ptr);
+	return 0;
+}
+
+int
+cudaMemset(void *ptr, int value, size_t count)
+{
+	memset(ptr, value, count);
+	return 0;
+}
+
+int
+cudaMemcpy(void *dst, const void *src, size_t count, int kind)
+{
+	(void)kind;
+	memmove(dst, src, count);
+	return 0;
+}
+
+int
+cudaDeviceSynchronize(void)
+{
+	return cudaStreamSynchronize(NULL);
+}
+
+int
+cudaEventCreate(struct fake_event **e)
+{
+	return cudaEventCreateWithFlags(e, 0);
+}
+
+/* The name is all the fake knows to say. */
+const char *
+cudaGetErrorString(int err)
+{
+	return cudaGetErrorName(err);
 }
 
 void

@@ -1,0 +1,1359 @@
+/*
+ * cudnnspy repro: picks one recorded call and gathers what a standalone
+ * program needs to replay it (struct repro_plan), then has repro-write.c
+ * write the program.
+ *
+ * The records are streamed line by line (jansson, as in report.c). What a
+ * call needs of the records before it is kept while reading: each live
+ * descriptor's Set calls (from traced Set records; a failure record carries
+ * them itself), the last traced algorithm search of each kind, the stream
+ * the program set, and the file's header. Memory grows with the descriptors
+ * alive at a time, not with the file.
+ */
+#include "repro.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "cli-util.h"
+
+#define EXIT_USAGE 2
+
+/* Longer lines are not the spy's. */
+#define LINE_CAP (1u << 20)
+/* Caps on what hostile records can make us allocate. */
+#define MAX_FILES 4096
+#define MAX_LIVE 65536
+#define MAX_BYTES (1ull << 40)
+#define MAX_BACKEND 262144
+
+static const char repro_usage[] =
+	"usage: cudnnspy repro [--call N | --failure N | --signature TEXT] [-o FILE]\n"
+	"                      [--fill pattern|nan|zero|random]\n"
+	"                      [--time] [--cudnn DIR] RECORDS\n"
+	"       cudnnspy repro --list RECORDS\n"
+	"\n"
+	"Writes one standalone C program that replays one recorded cuDNN call: it\n"
+	"creates a handle, recreates the descriptors the call uses with the same Set\n"
+	"calls, allocates device buffers of the sizes the descriptors give (with the\n"
+	"recorded pointers' alignment offsets), fills the inputs, runs the call (and\n"
+	"the algorithm search the program made before it) and compares the status\n"
+	"with the recorded one. RECORDS is a file or a directory of the spy's records\n"
+	"(CUDNNSPY_OUTPUT). The program's data is not in the records: inputs get a\n"
+	"documented pattern. Legacy API convolutions, and graph API executions\n"
+	"(cudnnBackendExecute) from the traced backend calls before them, or rebuilt\n"
+	"from the plan's engine and knobs and the graph's record.\n"
+	"\n"
+	"  --list          the calls it can replay, numbered, with their status\n"
+	"  --call N        the Nth recorded call (call and failure records, counted\n"
+	"                  together from 1, as --list numbers them)\n"
+	"  --failure N     the Nth failure record (default: the first failure of a\n"
+	"                  call it can replay)\n"
+	"  --signature TEXT  the first failure of a convolution with that signature\n"
+	"                  (as the spy writes it; \"...\" stands for anything), else\n"
+	"                  its first call\n"
+	"  -o FILE         write the program there and print the command that builds\n"
+	"                  it (default: the program on stdout, the command on stderr)\n"
+	"  --fill MODE     the inputs' default fill: pattern (the default), nan, zero,\n"
+	"                  random; the program takes --fill too\n"
+	"  --time          the program times the call over 10 runs by default\n"
+	"  --cudnn DIR     build against the cuDNN in DIR instead of the recorded one\n"
+	"\n"
+	"See docs/repro.md.\n";
+
+static int
+usage_error(const char *fmt, const char *arg)
+{
+	fputs("cudnnspy: repro: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs("\ncudnnspy: usage: cudnnspy repro [--call N | --failure N] [-o FILE] RECORDS"
+	      " (see cudnnspy repro --help)\n", stderr);
+	return EXIT_USAGE;
+}
+
+/* A descriptor's Set calls so far, by id. */
+struct live {
+	char id[40];
+	json_t *sets;
+};
+
+struct reader {
+	/* What to pick. */
+	long long want_call, want_failure;
+	const char *want_sig;
+	long long sig_call;	/* the first convolution (not a failure) with that signature */
+	long long sig_other;	/* the first search or query with it */
+	int pick_default, list, quiet;
+	/* Counters across files. */
+	long long calls, failures;
+	/* Per file. */
+	const char *file;
+	long long line_no;
+	json_t *header;
+	char *cudart;
+	char *stream;
+	struct live *live;
+	size_t nlive, cap;
+	json_t *search[3];	/* fwd, bwd-data, bwd-filter */
+	json_t *backend;	/* the traced graph API calls, in order */
+	json_t *graphs;		/* the last `graph` record of each operation graph, by id */
+	json_t *searches;	/* the last `search` record of each signature */
+	int backend_full;
+	/* The outcome. */
+	int found, error;
+	long long default_create;	/* the first cudnnCreate failure, a fallback for the default */
+	long long default_pick;
+	struct repro_plan *plan;
+	long long skipped_lines;
+};
+
+static const char *
+jstr(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static struct live *
+live_find(struct reader *r, const char *id)
+{
+	for (size_t i = 0; i < r->nlive; i++)
+		if (strcmp(r->live[i].id, id) == 0)
+			return &r->live[i];
+	return NULL;
+}
+
+static void
+live_drop(struct reader *r, const char *id)
+{
+	struct live *l = live_find(r, id);
+
+	if (!l)
+		return;
+	json_decref(l->sets);
+	*l = r->live[--r->nlive];
+}
+
+static struct live *
+live_get(struct reader *r, const char *id)
+{
+	struct live *l = live_find(r, id);
+
+	if (l)
+		return l;
+	if (strlen(id) >= sizeof(l->id) || r->nlive >= MAX_LIVE)
+		return NULL;
+	if (r->nlive == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 64;
+		struct live *bigger = realloc(r->live, cap * sizeof(*bigger));
+
+		if (!bigger)
+			return NULL;
+		r->live = bigger;
+		r->cap = cap;
+	}
+	l = &r->live[r->nlive++];
+	snprintf(l->id, sizeof(l->id), "%s", id);
+	l->sets = json_array();
+	return l;
+}
+
+static void
+reset_file(struct reader *r)
+{
+	for (size_t i = 0; i < r->nlive; i++)
+		json_decref(r->live[i].sets);
+	r->nlive = 0;
+	json_decref(r->header);
+	r->header = NULL;
+	free(r->cudart);
+	r->cudart = NULL;
+	free(r->stream);
+	r->stream = NULL;
+	for (int i = 0; i < 3; i++) {
+		json_decref(r->search[i]);
+		r->search[i] = NULL;
+	}
+	json_decref(r->backend);
+	r->backend = NULL;
+	json_decref(r->graphs);
+	r->graphs = NULL;
+	json_decref(r->searches);
+	r->searches = NULL;
+	r->backend_full = 0;
+}
+
+static int
+op_index(const char *op)
+{
+	if (!op)
+		return -1;
+	if (strcmp(op, "fwd") == 0)
+		return 0;
+	if (strcmp(op, "bwd-data") == 0)
+		return 1;
+	if (strcmp(op, "bwd-filter") == 0)
+		return 2;
+	return -1;
+}
+
+/* The id of a descriptor argument: {"id": ...} in calls, or a plain string in a "set". */
+static const char *
+arg_id(json_t *v)
+{
+	if (json_is_string(v))
+		return json_string_value(v);
+	return jstr(v, "id");
+}
+
+/* Remembers a successful traced Set call: the latest of each function, in the order made. */
+static void
+note_set(struct reader *r, const struct repro_fn *f, json_t *args)
+{
+	const char *id = arg_id(json_object_get(args, f->params[0].name));
+	struct live *l;
+	json_t *entry, *copy;
+	size_t i;
+
+	if (!id || !(l = live_get(r, id)))
+		return;
+	/* A new shape replaces the last; a setting replaces its own earlier value. */
+	for (i = 0; i < json_array_size(l->sets); i++) {
+		const struct repro_fn *g = repro_fn_find(jstr(json_array_get(l->sets, i), "fn"));
+
+		if (g == f || (f->cls == RF_SET && g && g->cls == RF_SET)) {
+			json_array_remove(l->sets, i);
+			i--;
+		}
+	}
+	copy = json_deep_copy(args);
+	json_object_set_new(copy, f->params[0].name, json_string(id));
+	entry = json_pack("{s:s, s:o}", "fn", f->name, "args", copy);
+	json_array_append_new(l->sets, entry);
+}
+
+static int
+plan_error(struct reader *r, const char *fmt, const char *a, const char *b)
+{
+	r->error = 1;
+	if (r->quiet)
+		return -1;
+	fprintf(stderr, "cudnnspy: repro: %s, line %lld: ", r->file, r->line_no);
+	fprintf(stderr, fmt, a, b);
+	fputc('\n', stderr);
+	r->error = 1;
+	return -1;
+}
+
+static int
+parse_ptr(json_t *v, unsigned long long *addr)
+{
+	const char *s = json_is_string(v) ? json_string_value(v) : NULL;
+	char *end;
+
+	if (json_is_null(v)) {
+		*addr = 0;
+		return 0;
+	}
+	if (!s || strncmp(s, "0x", 2) != 0)
+		return -1;
+	errno = 0;
+	*addr = strtoull(s + 2, &end, 16);
+	return errno || *end || end == s + 2 ? -1 : 0;
+}
+
+static long long
+int_of(json_t *args, const char *name, int *ok)
+{
+	json_t *v = json_object_get(args, name);
+
+	if (!json_is_integer(v)) {
+		*ok = 0;
+		return 0;
+	}
+	return json_integer_value(v);
+}
+
+/* The values of an array argument, at least n of them. */
+static json_t *
+values_of(json_t *args, const char *name, long long n)
+{
+	json_t *v = json_object_get(args, name);
+
+	/* {"ptr", "values"} in call records; a plain list in a failure record's "set". */
+	if (!json_is_array(v))
+		v = json_object_get(v, "values");
+	return json_is_array(v) && n >= 0 && (long long)json_array_size(v) >= n ? v : NULL;
+}
+
+/* What the shape Set says of a tensor or filter: data type, elements spanned, dims for comments. */
+static int
+shape_of(struct reader *r, struct repro_desc *d, json_t *set)
+{
+	const char *fn = jstr(set, "fn");
+	json_t *a = json_object_get(set, "args");
+	unsigned long long span = 1;
+	long long dims[8], strides[8];
+	int nd = 0, ok = 1, strided = 0;
+	size_t pos = 0;
+
+	d->dtype = jstr(a, "dataType");
+	if (strcmp(fn, "cudnnSetTensor4dDescriptor") == 0 || strcmp(fn, "cudnnSetFilter4dDescriptor") == 0 ||
+	    strcmp(fn, "cudnnSetTensor4dDescriptorEx") == 0) {
+		static const char *const t[4] = { "n", "c", "h", "w" }, *const f[4] = { "k", "c", "h", "w" };
+		static const char *const s[4] = { "nStride", "cStride", "hStride", "wStride" };
+		int filter = strcmp(fn, "cudnnSetFilter4dDescriptor") == 0;
+
+		nd = 4;
+		strided = strcmp(fn, "cudnnSetTensor4dDescriptorEx") == 0;
+		for (int i = 0; i < 4; i++) {
+			dims[i] = int_of(a, filter ? f[i] : t[i], &ok);
+			if (strided)
+				strides[i] = int_of(a, s[i], &ok);
+		}
+	} else if (strcmp(fn, "cudnnSetTensorNdDescriptor") == 0 || strcmp(fn, "cudnnSetTensorNdDescriptorEx") == 0 ||
+		   strcmp(fn, "cudnnSetFilterNdDescriptor") == 0) {
+		json_t *dv, *sv = NULL;
+
+		nd = (int)int_of(a, "nbDims", &ok);
+		if (!ok || nd < 1 || nd > 8)
+			return plan_error(r, "%s: %s has an nbDims out of 1..8", d->id, fn);
+		dv = values_of(a, strcmp(fn, "cudnnSetFilterNdDescriptor") == 0 ? "filterDimA" : "dimA", nd);
+		strided = strcmp(fn, "cudnnSetTensorNdDescriptor") == 0;
+		if (strided)
+			sv = values_of(a, "strideA", nd);
+		if (!dv || (strided && !sv))
+			return plan_error(r, "%s: %s without all its dimensions in the records", d->id, fn);
+		for (int i = 0; i < nd; i++) {
+			json_t *x = json_array_get(dv, (size_t)i), *y = sv ? json_array_get(sv, (size_t)i) : NULL;
+
+			if (!json_is_integer(x) || (sv && !json_is_integer(y)))
+				ok = 0;
+			dims[i] = json_integer_value(x);
+			strides[i] = y ? json_integer_value(y) : 0;
+		}
+	} else {
+		return 0;
+	}
+	if (!ok)
+		return plan_error(r, "%s: %s without all its arguments in the records", d->id, fn);
+	/* Elements spanned: the product, or with strides the last element's offset plus one. */
+	if (strided) {
+		span = 1;
+		for (int i = 0; i < nd; i++) {
+			if (dims[i] <= 0 || strides[i] < 0) {
+				span = 0;
+				break;
+			}
+			span += (unsigned long long)(dims[i] - 1) * (unsigned long long)strides[i];
+			if (span > MAX_BYTES)
+				break;
+		}
+	} else {
+		for (int i = 0; i < nd && span <= MAX_BYTES; i++)
+			span = dims[i] > 0 ? span * (unsigned long long)dims[i] : 0;
+	}
+	if (span > MAX_BYTES)
+		return plan_error(r, "%s: %s spans more than 2^40 elements", d->id, fn);
+	d->elems = span;
+	d->bytes = span * repro_elem_size(d->dtype);
+	for (int i = 0; i < nd && pos < sizeof(d->shape); i++)
+		pos += (size_t)snprintf(d->shape + pos, sizeof(d->shape) - pos, "%s%lld", i ? "x" : "", dims[i]);
+	return 0;
+}
+
+/* The descriptor argument `v` of kind `kind`: found, or added with its Set calls. */
+static struct repro_desc *
+plan_desc(struct reader *r, struct repro_plan *p, json_t *v, int kind, const char *param)
+{
+	const char *id = arg_id(v);
+	struct repro_desc *d;
+	json_t *sets, *set, *last = NULL;
+	const char *key;
+	json_t *val;
+
+	if (!id)
+		return NULL;
+	for (int i = 0; i < p->ndescs; i++)
+		if (strcmp(p->descs[i].id, id) == 0)
+			return &p->descs[i];
+	if (p->ndescs == REPRO_MAX_DESCS || strlen(id) >= sizeof(d->id)) {
+		plan_error(r, "%s: too many descriptors, or an id too long (%s)", param, id);
+		return NULL;
+	}
+	if (strncmp(id, repro_kinds[kind].prefix, strlen(repro_kinds[kind].prefix)) != 0 ||
+	    id[strlen(repro_kinds[kind].prefix)] != '#') {
+		plan_error(r, "%s: %s is not a descriptor of the kind the call takes", param, id);
+		return NULL;
+	}
+	d = &p->descs[p->ndescs];
+	memset(d, 0, sizeof(*d));
+	snprintf(d->id, sizeof(d->id), "%s", id);
+	snprintf(d->var, sizeof(d->var), "%s_%s", repro_kinds[kind].prefix, strchr(id, '#') + 1);
+	for (char *c = d->var; *c; c++)
+		if (!(*c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9')))
+			*c = '_';
+	d->kind = kind;
+	set = json_object_get(v, "set");
+	if (json_is_object(set)) {
+		/* A failure record: the last shape Set, and the settings beside it. */
+		sets = json_array();
+		json_array_append(sets, set);
+		json_object_foreach(v, key, val) {
+			const struct repro_fn *s = repro_setting_for(kind, key);
+
+			if (s)
+				json_array_append_new(sets, json_pack("{s:s, s:{s:s, s:O}}", "fn", s->name, "args",
+								      s->params[0].name, id, s->params[1].name, val));
+		}
+	} else {
+		struct live *l = live_find(r, id);
+		int shaped = 0;
+
+		sets = l ? json_deep_copy(l->sets) : json_array();
+		for (size_t i = 0; i < json_array_size(sets); i++) {
+			const struct repro_fn *g = repro_fn_find(jstr(json_array_get(sets, i), "fn"));
+
+			shaped |= g && g->cls == RF_SET;
+		}
+		if (!shaped) {
+			/* Set calls not traced: the shape from the spy's summary, the settings from beside it. */
+			json_t *e = repro_set_from_desc(kind, id, jstr(v, "desc"));
+
+			if (!e) {
+				json_decref(sets);
+				plan_error(r, "%s (%s): the records hold neither a successful Set call of it before this"
+					   " call nor a summary repro reads (trace the cudnnSet* functions too)", id, param);
+				return NULL;
+			}
+			json_array_insert_new(sets, 0, e);
+			json_object_foreach(v, key, val) {
+				const struct repro_fn *s = repro_setting_for(kind, key);
+				int have = 0;
+
+				for (size_t i = 0; s && i < json_array_size(sets); i++)
+					have |= strcmp(jstr(json_array_get(sets, i), "fn"), s->name) == 0;
+				if (s && !have)
+					json_array_append_new(sets, json_pack("{s:s, s:{s:s, s:O}}", "fn", s->name, "args",
+									      s->params[0].name, id, s->params[1].name,
+									      val));
+			}
+		}
+	}
+	for (size_t i = 0; i < json_array_size(sets); i++) {
+		json_t *e = json_array_get(sets, i);
+		const struct repro_fn *f = repro_fn_find(jstr(e, "fn"));
+
+		if (!f || f->cls == RF_CALL || f->kind != kind || !json_is_object(json_object_get(e, "args"))) {
+			json_decref(sets);
+			plan_error(r, "%s: set with %s, which repro cannot replay", id, jstr(e, "fn") ? jstr(e, "fn") : "?");
+			return NULL;
+		}
+		if (f->cls == RF_SET)
+			last = e;
+	}
+	if (!last) {
+		json_decref(sets);
+		plan_error(r, "%s (%s): the records hold no shape Set call of it", id, param);
+		return NULL;
+	}
+	d->sets = sets;
+	p->ndescs++;
+	if (shape_of(r, d, last) != 0)
+		return NULL;
+	return d;
+}
+
+int
+repro_add_buffer(struct repro_plan *p, const char *param, unsigned long long addr, unsigned long long bytes,
+		 int input, const char *dtype, unsigned long long elems)
+{
+	struct repro_buffer *b = NULL;
+
+	if (!addr)
+		return 0;
+	/* The same address is the same memory: the program may have aliased buffers. */
+	for (int i = 0; i < p->nbufs; i++)
+		if (p->bufs[i].addr == addr)
+			b = &p->bufs[i];
+	if (!b) {
+		if (p->nbufs == REPRO_MAX_BUFS)
+			return -1;
+		b = &p->bufs[p->nbufs++];
+		memset(b, 0, sizeof(*b));
+		b->addr = addr;
+		b->offset = (unsigned)(addr % 256);
+		snprintf(b->var, sizeof(b->var), "buf_%s", param);
+		for (char *c = b->var; *c; c++)
+			if (!(*c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')))
+				*c = '_';
+	}
+	if (bytes > b->bytes)
+		b->bytes = bytes;
+	if (input && !b->input) {
+		b->input = 1;
+		b->dtype = dtype;
+		b->elems = elems;
+	} else if (!b->dtype && dtype && !b->input) {
+		b->dtype = dtype;
+		b->elems = elems;
+	}
+	snprintf(b->users + strlen(b->users), sizeof(b->users) - strlen(b->users), "%s%s", b->users[0] ? ", " : "",
+		 param);
+	return 0;
+}
+
+static int
+plan_buffer(struct reader *r, struct repro_plan *p, const char *param, json_t *v, unsigned long long bytes,
+	    int input, const struct repro_desc *d)
+{
+	unsigned long long addr;
+
+	if (parse_ptr(v, &addr) != 0)
+		return plan_error(r, "%s: not a pointer: %s", param, json_is_string(v) ? json_string_value(v) : "?");
+	if (repro_add_buffer(p, param, addr, bytes, input, d ? d->dtype : NULL, d ? d->elems : 0) != 0)
+		return plan_error(r, "%s: too many buffers%s", param, "");
+	return 0;
+}
+
+/*
+ * The search before a convolution when it was not traced: the `search`
+ * record of the convolution's forward-problem signature, made into the call
+ * record of that search on the convolution's own descriptors.
+ */
+static json_t *
+search_call(struct reader *r, struct repro_plan *p, json_t *args, const struct repro_fn *f)
+{
+	char sig[2048], *act;
+	const char *op, *x, *w, *y, *sop, *sx, *sw, *sy;
+	json_t *rec, *cargs;
+	const struct repro_fn *s;
+
+	if (repro_signature(p, sig, sizeof(sig)) != 0 || repro_sig_params(f->name, &op, &x, &w, &y) != 0)
+		return NULL;
+	/* bias-act is judged by its forward problem's search, as the spy does. */
+	if (strncmp(sig, "bias-act ", 9) == 0) {
+		memmove(sig + 3, sig + 8, strlen(sig + 8) + 1);
+		memcpy(sig, "fwd", 3);
+		act = strstr(sig, " act=");
+		if (act)
+			*act = '\0';
+	}
+	rec = json_object_get(r->searches, sig);
+	s = repro_fn_find(jstr(rec, "fn"));
+	if (!rec || !s || !s->search_op || repro_sig_params(s->name, &sop, &sx, &sw, &sy) != 0 ||
+	    !json_is_integer(json_object_get(rec, "requested")))
+		return NULL;
+	cargs = json_pack("{s:O, s:O, s:O, s:O, s:O, s:O, s:{s:O}, s:{s:O}}",
+			  "handle", json_object_get(args, "handle"), sx, json_object_get(args, x),
+			  sw, json_object_get(args, w), "convDesc", json_object_get(args, "convDesc"),
+			  sy, json_object_get(args, y), "requestedAlgoCount", json_object_get(rec, "requested"),
+			  "returnedAlgoCount", "value", json_object_get(rec, "returned"),
+			  "perfResults", "values", json_object_get(rec, "results"));
+	if (!cargs)
+		return NULL;
+	return json_pack("{s:s, s:s, s:i, s:o, s:b}", "event", "call", "fn", s->name, "status", 0, "args", cargs,
+			 "from_search_record", 1);
+}
+
+/* Fills the plan from the chosen record; 0, or -1 after a message. */
+static int
+make_plan(struct reader *r, json_t *rec, const struct repro_fn *f)
+{
+	struct repro_plan *p = r->plan;
+	json_t *args = json_object_get(rec, "args");
+	struct repro_desc *descs[REPRO_MAX_PARAMS] = { 0 };
+	json_t *lib = json_object_get(r->header, "library");
+	int si;
+
+	p->fn = f;
+	p->record = json_incref(rec);
+	p->failure = strcmp(jstr(rec, "event"), "failure") == 0;
+	p->status = json_integer_value(json_object_get(rec, "status"));
+	if (!json_is_integer(json_object_get(rec, "status")) || p->status < 0 || p->status > INT_MAX)
+		return plan_error(r, "%s: a status that is not a cudnnStatus_t%s", f->name, "");
+	p->status_name = jstr(rec, "status_name");
+	p->message = jstr(rec, "message");
+	p->file = r->file;
+	p->record_no = r->line_no;
+	p->call_no = r->calls;
+	p->failure_no = p->failure ? r->failures : 0;
+	p->program = jstr(r->header, "program");
+	p->host = jstr(r->header, "host");
+	p->pid = json_integer_value(json_object_get(r->header, "pid"));
+	p->lib_path = jstr(lib, "path");
+	p->lib_version = json_integer_value(json_object_get(lib, "version"));
+	p->cudart_path = r->cudart;
+	p->stream = r->stream;
+	if (!json_is_object(args) && f->nparams)
+		return plan_error(r, "%s: no arguments in the record%s", f->name, "");
+	for (int i = 0; i < f->nparams; i++) {
+		const struct repro_param *q = &f->params[i];
+		json_t *v = json_object_get(args, q->name);
+
+		if (!v)
+			return plan_error(r, "%s: no argument %s in the record", f->name, q->name);
+		if (q->role == RP_HANDLE)
+			p->handle_null = json_is_null(v);
+		if (q->role == RP_DESC && !json_is_null(v)) {
+			descs[i] = plan_desc(r, p, v, q->ref, q->name);
+			if (!descs[i])
+				return -1;
+		}
+	}
+	for (int i = 0; i < f->nparams; i++) {
+		const struct repro_param *q = &f->params[i];
+		json_t *v = json_object_get(args, q->name);
+		int rc = 0;
+
+		if (q->role == RP_DATA_IN || q->role == RP_DATA_OUT)
+			rc = plan_buffer(r, p, q->name, v, descs[q->ref] ? descs[q->ref]->bytes : 0,
+					 q->role == RP_DATA_IN, descs[q->ref]);
+		else if (q->role == RP_WORKSPACE) {
+			json_t *size = json_object_get(args, f->params[q->ref].name);
+
+			if (!json_is_integer(size) || json_integer_value(size) < 0 ||
+			    (unsigned long long)json_integer_value(size) > MAX_BYTES)
+				return plan_error(r, "%s: no workspace size in the record%s", f->name, "");
+			rc = plan_buffer(r, p, q->name, v, (unsigned long long)json_integer_value(size), 0, NULL);
+		}
+		if (rc)
+			return -1;
+	}
+	/* The search before it, when the same descriptors were searched. */
+	si = op_index(f->op);
+	if (si >= 0 && r->search[si]) {
+		const struct repro_fn *s = repro_fn_find(jstr(r->search[si], "fn"));
+		json_t *sargs = json_object_get(r->search[si], "args");
+		int same = 1;
+
+		for (int i = 0; s && i < s->nparams; i++) {
+			const char *id;
+			int found = 0;
+
+			if (s->params[i].role != RP_DESC)
+				continue;
+			id = arg_id(json_object_get(sargs, s->params[i].name));
+			for (int j = 0; id && j < p->ndescs; j++)
+				found |= strcmp(p->descs[j].id, id) == 0;
+			same &= found;
+		}
+		if (s && same)
+			p->search = json_incref(r->search[si]);
+	}
+	if (si >= 0 && !p->search && r->searches)
+		p->search = search_call(r, p, args, f);
+	if (strcmp(f->name, "cudnnBackendFinalize") == 0) {
+		if (!r->backend || repro_graph_plan(p, r->backend, rec) != 0) {
+			if (!r->backend)
+				plan_error(r, "cudnnBackendFinalize: no traced graph API calls before it (trace"
+					   " cudnnBackend* from the start)%s%s", "", "");
+			r->error = 1;
+			return -1;
+		}
+	}
+	if (strcmp(f->name, "cudnnBackendExecute") == 0) {
+		const char *plan = jstr(json_object_get(args, "executionPlan"), "id");
+		json_t *c, *calls = r->backend, *made = NULL;
+		size_t i;
+		int traced = 0;
+
+		p->handle_null = json_is_null(json_object_get(args, "handle"));
+		/* The plan's creation traced: replay the program's calls; else make them up from the records. */
+		json_array_foreach(calls, i, c)
+			traced |= strcmp(jstr(c, "fn"), "cudnnBackendCreateDescriptor") == 0 && plan &&
+				  jstr(json_object_get(json_object_get(c, "args"), "descriptor"), "value") &&
+				  strcmp(jstr(json_object_get(json_object_get(c, "args"), "descriptor"), "value"), plan) == 0;
+		if (!traced) {
+			const char *graph = jstr(json_object_get(args, "executionPlan"), "graph");
+
+			made = repro_graph_rebuild(rec, graph ? json_object_get(r->graphs, graph) : NULL);
+			if (!made) {
+				r->error = 1;
+				return -1;
+			}
+			calls = made;
+			p->graph_rebuilt = 1;
+		}
+		if (repro_graph_plan(p, calls, rec) != 0) {
+			json_decref(made);
+			r->error = 1;
+			return -1;
+		}
+		json_decref(made);
+	}
+	return 0;
+}
+
+static void
+plan_free(struct repro_plan *p)
+{
+	for (int i = 0; i < p->ndescs; i++)
+		json_decref(p->descs[i].sets);
+	json_decref(p->record);
+	json_decref(p->search);
+	json_decref(p->graph_calls);
+	json_decref(p->graph_types);
+	free((char *)p->build);
+	memset(p, 0, sizeof(*p));
+}
+
+/* Whether the call computes the signature --signature asks for. */
+static int
+signature_matches(struct reader *r, json_t *rec, const struct repro_fn *f)
+{
+	struct repro_plan scratch, *keep = r->plan;
+	char sig[2048];
+	int ok;
+
+	if (strcmp(f->name, "cudnnBackendExecute") == 0) {
+		const char *s = jstr(json_object_get(json_object_get(rec, "args"), "executionPlan"), "signature");
+
+		return s && repro_signature_matches(s, r->want_sig);
+	}
+	memset(&scratch, 0, sizeof(scratch));
+	r->plan = &scratch;
+	r->quiet = 1;
+	ok = make_plan(r, rec, f) == 0 && repro_signature(&scratch, sig, sizeof(sig)) == 0 &&
+	     repro_signature_matches(sig, r->want_sig);
+	r->plan = keep;
+	r->quiet = 0;
+	r->error = 0;
+	plan_free(&scratch);
+	return ok;
+}
+
+static void
+list_line(struct reader *r, json_t *rec, const char *fn, int failure)
+{
+	json_t *args = json_object_get(rec, "args");
+	const char *key;
+	json_t *v;
+	int n = 0;
+
+	printf("%6lld  %-8s %s -> %s", r->calls, failure ? "failure" : "call", fn,
+	       jstr(rec, "status_name") ? jstr(rec, "status_name") : "?");
+	if (failure)
+		printf(" (--failure %lld)", r->failures);
+	json_object_foreach(args, key, v) {
+		const char *desc = jstr(v, "desc");
+
+		if (desc && n++ < 4)
+			printf("%s %s=%s", n == 1 ? ":" : ",", key, desc);
+	}
+	/* The graph API's: what was finalized, the plan's engine. */
+	if (jstr(json_object_get(args, "descriptor"), "id"))
+		printf(": %s%s%s", jstr(json_object_get(args, "descriptor"), "id"),
+		       jstr(json_object_get(args, "descriptor"), "type") ? " " : "",
+		       jstr(json_object_get(args, "descriptor"), "type") ? jstr(json_object_get(args, "descriptor"), "type") :
+		       "");
+	if (json_is_integer(json_object_get(json_object_get(args, "executionPlan"), "engine")))
+		printf(": plan %s, engine %lld", jstr(json_object_get(args, "executionPlan"), "id") ?
+		       jstr(json_object_get(args, "executionPlan"), "id") : "?",
+		       (long long)json_integer_value(json_object_get(json_object_get(args, "executionPlan"), "engine")));
+	putchar('\n');
+}
+
+/* One record; returns 1 when the pick is made (stop reading). */
+static int
+take(struct reader *r, json_t *rec)
+{
+	const char *event = jstr(rec, "event"), *fn;
+	const struct repro_fn *f;
+	int failure;
+	json_t *args;
+
+	if (!event)
+		return 0;
+	if (strcmp(event, "header") == 0) {
+		reset_file(r);
+		r->header = json_incref(rec);
+		if (r->list)
+			printf("%s: %s (pid %lld)\n", r->file, jstr(rec, "program") ? jstr(rec, "program") : "?",
+			       (long long)json_integer_value(json_object_get(rec, "pid")));
+		return 0;
+	}
+	if (strcmp(event, "search") == 0) {
+		if (!r->list && jstr(rec, "signature")) {
+			if (!r->searches)
+				r->searches = json_object();
+			if (json_object_size(r->searches) < MAX_LIVE)
+				json_object_set(r->searches, jstr(rec, "signature"), rec);
+		}
+		return 0;
+	}
+	if (strcmp(event, "graph") == 0) {
+		if (!r->list && jstr(rec, "id")) {
+			if (!r->graphs)
+				r->graphs = json_object();
+			if (json_object_size(r->graphs) < MAX_LIVE)
+				json_object_set(r->graphs, jstr(rec, "id"), rec);
+		}
+		return 0;
+	}
+	if (strcmp(event, "library") == 0) {
+		if (!r->cudart && jstr(rec, "kind") && strcmp(jstr(rec, "kind"), "cudart") == 0 && jstr(rec, "path"))
+			r->cudart = strdup(jstr(rec, "path"));
+		return 0;
+	}
+	failure = strcmp(event, "failure") == 0;
+	if (!failure && strcmp(event, "call") != 0)
+		return 0;
+	fn = jstr(rec, "fn");
+	if (!fn)
+		return 0;
+	r->calls++;
+	r->failures += failure;
+	f = repro_fn_find(fn);
+	args = json_object_get(rec, "args");
+	if (strncmp(fn, "cudnnBackend", 12) == 0 && strcmp(fn, "cudnnBackendExecute") != 0 && !r->list) {
+		/* Kept for a graph API repro; a framework makes a variant pack per execution, hence the cap. */
+		if (!r->backend)
+			r->backend = json_array();
+		if (json_array_size(r->backend) < MAX_BACKEND)
+			json_array_append(r->backend, rec);
+		else if (!r->backend_full++)
+			complain("repro: %s: more than %d graph API calls; a repro of a later execution may lack some",
+				 r->file, MAX_BACKEND);
+	}
+	if (!failure && json_integer_value(json_object_get(rec, "status")) == 0) {
+		/* The state the calls after this one see. */
+		if (f && (f->cls == RF_SET || f->cls == RF_SETTING))
+			note_set(r, f, args);
+		else if (strncmp(fn, "cudnnDestroy", 12) == 0 && strcmp(fn, "cudnnDestroy") != 0) {
+			const char *key;
+			json_t *v;
+
+			json_object_foreach(args, key, v)
+				if (arg_id(v))
+					live_drop(r, arg_id(v));
+		} else if (strncmp(fn, "cudnnCreate", 11) == 0) {
+			const char *key;
+			json_t *v;
+
+			/* A new object under an id: nothing of an earlier one with it. */
+			json_object_foreach(args, key, v) {
+				const char *id = jstr(json_object_get(v, "value") ? v : NULL, "value");
+
+				if (id)
+					live_drop(r, id);
+			}
+		} else if (strcmp(fn, "cudnnSetStream") == 0 && jstr(args, "streamId")) {
+			free(r->stream);
+			r->stream = strdup(jstr(args, "streamId"));
+		}
+		if (f && f->search_op) {
+			int i = op_index(f->search_op);
+
+			json_decref(r->search[i]);
+			r->search[i] = json_incref(rec);
+		}
+	}
+	if (!f || f->cls != RF_CALL || (strcmp(fn, "cudnnBackendFinalize") == 0 && !failure))
+		return 0;
+	if (r->list) {
+		list_line(r, rec, fn, failure);
+		return 0;
+	}
+	if (r->want_sig) {
+		if (!signature_matches(r, rec, f))
+			return 0;
+		if (!failure) {
+			long long *first = f->op || strcmp(fn, "cudnnBackendExecute") == 0 ? &r->sig_call : &r->sig_other;
+
+			if (!*first)
+				*first = r->calls;
+			return 0;
+		}
+	} else if (r->pick_default) {
+		if (!failure)
+			return 0;
+		if (strcmp(fn, "cudnnCreate") == 0) {
+			if (!r->default_create)
+				r->default_create = r->failures;
+			return 0;
+		}
+		r->default_pick = r->failures;
+	} else if (r->want_call ? r->calls != r->want_call : (!failure || r->failures != r->want_failure)) {
+		return 0;
+	}
+	r->found = 1;
+	make_plan(r, rec, f);
+	return 1;
+}
+
+/* Reads one file; 1 when the pick was made in it, -1 when it cannot be read. */
+static int
+read_file(struct reader *r, const char *path)
+{
+	FILE *in = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int done = 0;
+
+	if (!in) {
+		complain("repro: %s: %s", path, strerror(errno));
+		return -1;
+	}
+	r->file = path;
+	r->line_no = 0;
+	reset_file(r);
+	while (!done && (n = getline(&line, &cap, in)) > 0) {
+		json_t *rec;
+		json_error_t err;
+
+		r->line_no++;
+		if ((size_t)n > LINE_CAP) {
+			r->skipped_lines++;
+			continue;
+		}
+		rec = json_loadb(line, (size_t)n, 0, &err);
+		if (!json_is_object(rec)) {
+			r->skipped_lines++;
+			json_decref(rec);
+			continue;
+		}
+		done = take(r, rec);
+		json_decref(rec);
+	}
+	free(line);
+	fclose(in);
+	return done;
+}
+
+static int
+cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The record files RECORDS names: itself, or a directory's *.jsonl* files in name order. */
+static char **
+record_files(const char *records, size_t *count)
+{
+	struct stat st;
+	char **files = NULL;
+	size_t n = 0;
+	DIR *dir;
+	struct dirent *e;
+
+	*count = 0;
+	if (stat(records, &st) != 0) {
+		complain("repro: %s: %s", records, strerror(errno));
+		return NULL;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		files = calloc(1, sizeof(*files));
+		if (!files || !(files[0] = strdup(records))) {
+			free(files);
+			return NULL;
+		}
+		*count = 1;
+		return files;
+	}
+	dir = opendir(records);
+	if (!dir) {
+		complain("repro: %s: %s", records, strerror(errno));
+		return NULL;
+	}
+	while ((e = readdir(dir)) && n < MAX_FILES) {
+		char *path, **bigger;
+		struct stat fst;
+
+		if (!strstr(e->d_name, ".jsonl"))
+			continue;
+		if (asprintf(&path, "%s/%s", records, e->d_name) < 0)
+			break;
+		if (stat(path, &fst) != 0 || !S_ISREG(fst.st_mode) || !(bigger = realloc(files, (n + 1) * sizeof(*files)))) {
+			free(path);
+			continue;
+		}
+		files = bigger;
+		files[n++] = path;
+	}
+	closedir(dir);
+	if (n == 0) {
+		complain("repro: %s: no record files (*.jsonl) in this directory", records);
+		free(files);
+		return NULL;
+	}
+	qsort(files, n, sizeof(*files), cmp_names);
+	*count = n;
+	return files;
+}
+
+static int
+read_all(struct reader *r, char **files, size_t nfiles)
+{
+	for (size_t i = 0; i < nfiles; i++) {
+		int rc = read_file(r, files[i]);
+
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Single-quoted for the shell when it needs quoting. */
+static void
+shell_word(char *out, size_t cap, const char *s)
+{
+	size_t pos = 0;
+	int plain = s[0] != '\0';
+
+	for (const char *c = s; *c; c++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:,", *c))
+			plain = 0;
+	if (plain) {
+		snprintf(out, cap, "%s", s);
+		return;
+	}
+	pos += (size_t)snprintf(out + pos, cap - pos, "'");
+	for (const char *c = s; *c && pos + 5 < cap; c++) {
+		if (*c == '\'') {
+			memcpy(out + pos, "'\\''", 4);
+			pos += 4;
+		} else {
+			out[pos++] = *c;
+		}
+	}
+	out[pos] = '\0';
+	snprintf(out + pos, cap - pos, "'");
+}
+
+static int
+exists(const char *dir, const char *file)
+{
+	char *path;
+	struct stat st;
+	int rc;
+
+	if (asprintf(&path, "%s/%s", dir, file) < 0)
+		return 0;
+	rc = stat(path, &st) == 0;
+	free(path);
+	return rc;
+}
+
+/* -lNAME when libNAME.so is there, else -l: the recorded file or a versioned one that is there. */
+static void
+lib_flag(char *out, size_t cap, const char *dir, const char *name, const char *file)
+{
+	static const char *const majors[] = { "9", "13", "12", "11", "8" };
+	char so[64];
+
+	snprintf(so, sizeof(so), "lib%s.so", name);
+	if (!dir || exists(dir, so)) {
+		snprintf(out, cap, "-l%s", name);
+		return;
+	}
+	if (file && exists(dir, file)) {
+		snprintf(out, cap, "-l:%s", file);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(majors) / sizeof(majors[0]); i++) {
+		snprintf(so, sizeof(so), "lib%s.so.%s", name, majors[i]);
+		if (exists(dir, so)) {
+			snprintf(out, cap, "-l:%s", so);
+			return;
+		}
+	}
+	snprintf(out, cap, "-l%s", name);
+}
+
+/* Appends " FLAG'WORD'" to *cmd (quoted for the shell when it needs it). */
+static void
+add_flag(char **cmd, const char *flag, const char *word)
+{
+	char q[2 * PATH_MAX + 8];
+	char *more;
+
+	if (!*cmd)
+		return;
+	shell_word(q, sizeof(q), word);
+	if (asprintf(&more, "%s %s%s", *cmd, flag, q) < 0)
+		more = NULL;
+	free(*cmd);
+	*cmd = more;
+}
+
+static char *
+dir_of(const char *path)
+{
+	char *d = path ? strdup(path) : NULL;
+	char *slash = d ? strrchr(d, '/') : NULL;
+
+	if (!slash) {
+		free(d);
+		return NULL;
+	}
+	*slash = '\0';
+	return d;
+}
+
+/* The command that builds the program: against the recorded cuDNN, or DIR. */
+static char *
+build_command(struct repro_plan *p, const char *cudnn_dir, const char *source)
+{
+	char *lib = cudnn_dir ? strdup(cudnn_dir) : dir_of(p->lib_path);
+	char *rt = dir_of(p->cudart_path);
+	static const char *const rt_dirs[] = { "/usr/local/cuda/lib64", "/usr/local/cuda/lib" };
+	char inc[PATH_MAX] = "", rt_inc[PATH_MAX] = "";
+	char l_cudnn[PATH_MAX], l_rt[PATH_MAX], exe[PATH_MAX];
+	const char *base;
+	char *cmd = NULL;
+	size_t len;
+
+	/* The headers: beside the library as CUDA and the tarballs lay them out, or the system's. */
+	if (lib) {
+		const char *cands[] = { "/../include", "/include", "/../../include" };
+
+		for (size_t i = 0; i < 3 && !inc[0]; i++) {
+			char d[PATH_MAX];
+
+			snprintf(d, sizeof(d), "%s%s", lib, cands[i]);
+			if (exists(d, "cudnn.h") && !realpath(d, inc))
+				snprintf(inc, sizeof(inc), "%s", d);
+		}
+	}
+	if (!inc[0] && !exists("/usr/include", "cudnn.h")) {
+		const char *cands[] = { "/usr/local/cuda/include", "/usr/include/x86_64-linux-gnu" };
+
+		for (size_t i = 0; i < 2 && !inc[0]; i++)
+			if (exists(cands[i], "cudnn.h"))
+				snprintf(inc, sizeof(inc), "%s", cands[i]);
+	}
+	/* The program lands beside its source: bug.c builds bug. */
+	base = source ? source : "repro.c";
+	len = strlen(base);
+	snprintf(exe, sizeof(exe), "%.*s", (int)(len > 2 && strcmp(base + len - 2, ".c") == 0 ? len - 2 : len), base);
+	if (strcmp(exe, base) == 0)
+		snprintf(exe + strlen(exe), sizeof(exe) - strlen(exe), ".out");
+	snprintf(p->exe, sizeof(p->exe), "%s", exe);
+	/* The CUDA runtime: the one the program loaded, beside cuDNN, or CUDA's. */
+	for (size_t i = 0; !rt && !(lib && exists(lib, "libcudart.so")) && i < 2; i++)
+		if (exists(rt_dirs[i], "libcudart.so"))
+			rt = strdup(rt_dirs[i]);
+	/* cudnn.h includes cuda_runtime_api.h: beside it, beside the runtime, or CUDA's. */
+	if (!exists(inc[0] ? inc : "/usr/include", "cuda_runtime_api.h")) {
+		char d[PATH_MAX];
+
+		snprintf(d, sizeof(d), "%s/../include", rt ? rt : "/nonexistent");
+		if (!rt || !exists(d, "cuda_runtime_api.h") || !realpath(d, rt_inc))
+			rt_inc[0] = '\0';
+		if (!rt_inc[0] && exists("/usr/local/cuda/include", "cuda_runtime_api.h"))
+			snprintf(rt_inc, sizeof(rt_inc), "/usr/local/cuda/include");
+	}
+	{
+		const char *f = p->lib_path ? strrchr(p->lib_path, '/') : NULL;
+		const char *g = p->cudart_path ? strrchr(p->cudart_path, '/') : NULL;
+
+		lib_flag(l_cudnn, sizeof(l_cudnn), lib, "cudnn", cudnn_dir ? NULL : f ? f + 1 : NULL);
+		lib_flag(l_rt, sizeof(l_rt), rt ? rt : lib, "cudart", g ? g + 1 : NULL);
+	}
+	cmd = strdup("cc -Wall -Werror");
+	add_flag(&cmd, "-o ", exe);
+	add_flag(&cmd, "", source ? source : "repro.c");
+	if (inc[0])
+		add_flag(&cmd, "-I", inc);
+	if (rt_inc[0])
+		add_flag(&cmd, "-I", rt_inc);
+	if (lib) {
+		add_flag(&cmd, "-L", lib);
+		add_flag(&cmd, "-Wl,-rpath,", lib);
+	}
+	if (rt && (!lib || strcmp(rt, lib) != 0)) {
+		add_flag(&cmd, "-L", rt);
+		add_flag(&cmd, "-Wl,-rpath,", rt);
+	}
+	add_flag(&cmd, "", l_cudnn);
+	add_flag(&cmd, "", l_rt);
+	free(lib);
+	free(rt);
+	return cmd;
+}
+
+static int
+parse_count(const char *opt, const char *v, long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = v ? strtoll(v, &end, 10) : 0;
+	if (!v || errno || *end || end == v || *out < 1)
+		return usage_error("%s takes a number from 1", opt);
+	return 0;
+}
+
+int
+cudnnspy_repro_main(int argc, char **argv)
+{
+	const char *records = NULL, *out_name = NULL, *cudnn_dir = NULL;
+	struct reader r;
+	struct repro_plan plan;
+	char **files;
+	size_t nfiles;
+	int rc = 0, timing = 0;
+	FILE *out;
+
+	memset(&r, 0, sizeof(r));
+	memset(&plan, 0, sizeof(plan));
+	plan.fill = FILL_PATTERN;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			fputs(repro_usage, stdout);
+			return 0;
+		} else if (strcmp(a, "--list") == 0) {
+			r.list = 1;
+		} else if (strcmp(a, "--time") == 0) {
+			timing = 1;
+		} else if (strcmp(a, "--call") == 0 || strcmp(a, "--failure") == 0) {
+			if (parse_count(a, v, a[2] == 'c' ? &r.want_call : &r.want_failure))
+				return EXIT_USAGE;
+			i++;
+		} else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 || strcmp(a, "--cudnn") == 0) {
+			if (!v || !v[0])
+				return usage_error("%s needs a value", a);
+			if (strcmp(a, "--cudnn") == 0)
+				cudnn_dir = v;
+			else
+				out_name = v;
+			i++;
+		} else if (strcmp(a, "--signature") == 0) {
+			if (!v || !v[0])
+				return usage_error("%s needs a value", a);
+			r.want_sig = v;
+			i++;
+		} else if (strcmp(a, "--fill") == 0) {
+			static const char *const modes[] = { "pattern", "nan", "zero", "random" };
+			int m = -1;
+
+			for (int k = 0; v && k < 4; k++)
+				if (strcmp(v, modes[k]) == 0)
+					m = k;
+			if (m < 0)
+				return usage_error("--fill takes pattern, nan, zero or random%s", "");
+			plan.fill = (enum repro_fill)m;
+			i++;
+		} else if (a[0] == '-' && a[1]) {
+			return usage_error("unknown option '%s'", a);
+		} else if (records) {
+			return usage_error("one RECORDS file or directory, not '%s' too", a);
+		} else {
+			records = a;
+		}
+	}
+	if (!records)
+		return usage_error("no RECORDS file or directory given%s", "");
+	if (!!r.want_call + !!r.want_failure + !!r.want_sig > 1)
+		return usage_error("--call, --failure and --signature each pick the call: give one%s", "");
+	if (cudnn_dir && !exists(cudnn_dir, "."))
+		return usage_error("--cudnn %s: no such directory", cudnn_dir);
+	files = record_files(records, &nfiles);
+	if (!files)
+		return EXIT_USAGE;
+	r.pick_default = !r.list && !r.want_call && !r.want_failure && !r.want_sig;
+	r.plan = &plan;
+	if (read_all(&r, files, nfiles) < 0) {
+		rc = EXIT_USAGE;
+		goto done;
+	}
+	if (r.list)
+		goto done;
+	if (!r.found && r.pick_default && r.default_create) {
+		/* Only the handle failed: that is the repro. */
+		r.calls = r.failures = 0;
+		r.pick_default = 0;
+		r.want_failure = r.default_create;
+		read_all(&r, files, nfiles);
+	}
+	if (!r.found && r.want_sig && (r.sig_call || r.sig_other)) {
+		/* No failure with that signature: its first call. */
+		r.calls = r.failures = 0;
+		r.want_call = r.sig_call ? r.sig_call : r.sig_other;
+		r.want_sig = NULL;
+		read_all(&r, files, nfiles);
+	}
+	if (r.error) {
+		rc = 1;
+		goto done;
+	}
+	if (!r.found) {
+		if (r.want_call)
+			complain("repro: %s: no call %lld that repro can replay (there are %lld calls; --list shows"
+				 " those it can)", records, r.want_call, r.calls);
+		else if (r.want_sig)
+			complain("repro: %s: no call with the signature '%s' that repro can replay (the spy's algo and"
+				 " search records name the signatures)", records, r.want_sig);
+		else if (r.want_failure)
+			complain("repro: %s: no failure %lld of a call that repro can replay (there are %lld"
+				 " failures; --list shows the calls it can)", records, r.want_failure, r.failures);
+		else
+			complain("repro: %s: no failure of a call that repro can replay (%lld failures in all);"
+				 " pick a call with --call N (--list shows them)", records, r.failures);
+		rc = 1;
+		goto done;
+	}
+	plan.out_name = out_name;
+	plan.build = build_command(&plan, cudnn_dir, out_name);
+	if (!plan.build) {
+		complain("repro: out of memory");
+		rc = 1;
+		goto done;
+	}
+	plan.time_default = timing;
+	/* Written in memory first: a plan the writer refuses leaves no half file. */
+	{
+		char *text = NULL;
+		size_t len = 0;
+		FILE *mem = open_memstream(&text, &len);
+
+		if (!mem) {
+			complain("repro: out of memory");
+			rc = 1;
+			goto done;
+		}
+		rc = repro_write(&plan, mem) == 0 ? 0 : 1;
+		if (fclose(mem) != 0)
+			rc = 1;
+		out = rc == 0 ? out_name ? fopen(out_name, "w") : stdout : NULL;
+		if (rc == 0 && !out) {
+			complain("repro: %s: %s", out_name, strerror(errno));
+			rc = 1;
+		}
+		if (out && (fwrite(text, 1, len, out) != len || fflush(out) != 0 || ferror(out))) {
+			complain("repro: %s: %s", out_name ? out_name : "stdout", strerror(errno));
+			rc = 1;
+		}
+		if (out && out_name && fclose(out) != 0 && rc == 0) {
+			complain("repro: %s: %s", out_name, strerror(errno));
+			rc = 1;
+		}
+		free(text);
+	}
+	if (rc == 0) {
+		if (out_name)
+			printf("%s\n", plan.build);
+		else
+			complain("build it with: %s", plan.build);
+	}
+done:
+	reset_file(&r);
+	free(r.live);
+	plan_free(&plan);
+	for (size_t i = 0; i < nfiles; i++)
+		free(files[i]);
+	free(files);
+	return rc;
+}

@@ -1,0 +1,580 @@
+#!/usr/bin/env python3
+"""cudnnspy repro (docs/repro.md): the spy checks its own repro.
+
+usage: test_repro.py NAME     (meson passes the paths in the environment)
+Exit 0 pass, 1 fail, 77 skip (no cuDNN headers to build against, or no real cuDNN).
+
+round-trip-legacy: conv-legacy runs against the fake cuDNN under the spy, traced, and again with some
+convolutions made to fail and nothing traced. For every call repro can replay, the repro is written,
+built with -Wall -Werror, and run against the fake cuDNN and the fake CUDA runtime, traced under the spy;
+its records must show the same call with the same decoded arguments and status (pointers compared by
+their offset from a 256-byte boundary and which of them alias), and the same search before it.
+"""
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "integration"))
+import sanitizer  # noqa: E402  (sanitizer builds: the runtime first in LD_PRELOAD, its reports fail the test)
+
+E = os.environ
+CLI = E.get("CLI_EXE", "")
+PRELOAD = E.get("SPY_PRELOAD", "")
+FAKE9 = E.get("FAKE9_DIR", "")
+FAKE_CUDART = E.get("FAKE_CUDART_DIR", "")
+REAL = E.get("REAL_CUDNN_DIR", "")
+PROGS = E.get("PROGRAMS_DIR", "")
+CC = shlex.split(E.get("CC_CMD", "cc"))
+
+# Failures made by the fake cuDNN for the untraced run: their records carry the descriptors' Set calls.
+FAIL = "cudnnConvolutionBackwardFilter=5000,cudnnConvolutionBiasActivationForward=3000,cudnnConvolutionForward=2000"
+
+
+class Failed(Exception):
+    pass
+
+
+def check(cond, what, *context):
+    if not cond:
+        raise Failed(what + "".join("\n--- %s" % c for c in context))
+
+
+def include_dir():
+    for d in [os.path.join(REAL, "..", "include"), os.path.join(REAL, "include"), "/usr/include"]:
+        if REAL and os.path.exists(os.path.join(d, "cudnn.h")):
+            return os.path.realpath(d)
+    print("no cudnn.h to build the repros against: skipped")
+    sys.exit(77)
+
+
+def clean_env(extra):
+    env = {k: v for k, v in E.items() if not k.startswith(("CUDNNSPY_", "FAKECUDNN_")) and k != "LD_PRELOAD"}
+    env.pop("LD_LIBRARY_PATH", None)
+    env.update(extra)
+    return env
+
+
+def run(argv, env=None, check_rc=True):
+    env = clean_env(env or {})
+    if "LD_PRELOAD" in env:
+        sanitizer.child_env(env)
+    p = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=120)
+    check(not sanitizer.unknown_reports(p.stderr), "%s: a sanitizer report" % argv[0], p.stderr)
+    check(p.returncode >= 0, "%s was killed by signal %d" % (argv[0], -p.returncode), p.stdout, p.stderr)
+    if check_rc:
+        check(p.returncode == 0, "%s exited %d" % (" ".join(argv), p.returncode), p.stdout, p.stderr)
+    return p
+
+
+def records(directory):
+    out = []
+    for name in sorted(os.listdir(directory)):
+        with open(os.path.join(directory, name)) as f:
+            out += [json.loads(line) for line in f if line.strip()]
+    return out
+
+
+def spied(argv, outdir, extra=None):
+    os.makedirs(outdir, exist_ok=True)
+    env = {"LD_LIBRARY_PATH": FAKE9 + ":" + FAKE_CUDART, "LD_PRELOAD": PRELOAD, "CUDNNSPY_OUTPUT": outdir,
+           "CUDNNSPY_STDERR": "none"}
+    env.update(extra or {})
+    return run(argv, env, check_rc=False)
+
+
+def calls(recs):
+    """The call and failure records, numbered as repro numbers them (from 1)."""
+    return [r for r in recs if r["event"] in ("call", "failure")]
+
+
+def shape_sets(recs, upto):
+    """{descriptor id: [(fn, args without the id)]} from the traced Set calls before record `upto`."""
+    out = {}
+    for r in recs[:upto]:
+        if r["event"] == "call" and r["status"] == 0 and r["fn"].startswith("cudnnSet") and r["fn"] != "cudnnSetStream":
+            first = next(iter(r["args"]))
+            did = r["args"][first]["id"]
+            args = {k: (v["values"] if isinstance(v, dict) and "values" in v else v)
+                    for k, v in list(r["args"].items())[1:]}
+            lst = [e for e in out.get(did, []) if e[0] != r["fn"] and not (
+                "Descriptor" in e[0] and "Descriptor" in r["fn"] and r["fn"] != "cudnnSetActivationDescriptorSwishBeta")]
+            out[did] = lst + [(r["fn"], args)]
+    return out
+
+
+def normalize(rec, all_recs, index, shapes=True):
+    """What must replay the same: every argument, with ids replaced by what was set on them, and pointers by
+    their offset from a 256-byte boundary and the first argument at the same address."""
+    sets = shape_sets(all_recs, index)
+    seen = {}
+    out = {}
+    for k, v in rec["args"].items():
+        if isinstance(v, dict) and "id" in v:
+            if "set" in v:
+                s = dict(v["set"]["args"])
+                s.pop(next(iter(s)))
+                shape = [(v["set"]["fn"], s)] + sorted((x, v[x]) for x in v if x not in ("id", "desc", "set"))
+            else:
+                shape = sets.get(v["id"])
+            if not shapes:
+                # The original's Set calls were not traced: its summary and the values beside it.
+                shape = sorted((x, v[x]) for x in v if x not in ("id", "desc", "set"))
+            out[k] = (v.get("desc"), json.dumps(shape, sort_keys=True))
+        elif k in ("alpha", "beta", "alpha1", "alpha2"):
+            out[k] = "host scale"
+        elif isinstance(v, str) and v.startswith("0x"):
+            addr = int(v, 16)
+            out[k] = ("ptr", addr % 256, seen.setdefault(addr, k))
+        elif isinstance(v, dict) and "ptr" in v:
+            out[k] = ("out", v.get("value"), json.dumps(v.get("values"), sort_keys=True))
+        elif isinstance(v, str) and v.startswith("handle#"):
+            out[k] = "handle"
+        else:
+            out[k] = v
+    return {"event": rec["event"], "fn": rec["fn"], "status": rec["status"], "args": out}
+
+
+def write_repro(records_dir, n, path, extra=()):
+    p = run([CLI, "repro", "--call", str(n), "-o", path] + list(extra) + [records_dir])
+    cmd = p.stdout.strip()
+    check(cmd.startswith("cc -Wall -Werror -o ") and path in cmd and re.search(r" -l(:libcudnn\.so\.\d+|cudnn)( |$)", cmd)
+          and re.search(r" -l(:libcudart\.so\.\d+|cudart)( |$)", cmd),
+          "repro prints the one command that builds it", p.stdout, p.stderr)
+    return cmd
+
+
+def build(src, exe, inc, libdirs):
+    argv = CC + ["-Wall", "-Werror", "-o", exe, src, "-I" + inc]
+    for d in libdirs:
+        argv += ["-L" + d]
+    run(argv + ["-lcudnn", "-lcudart"])
+
+
+def round_trip(tmp, records_dir, extra_env, inc, label, shapes=True):
+    recs = records(records_dir)
+    numbered = calls(recs)
+    listed = run([CLI, "repro", "--list", records_dir]).stdout.splitlines()
+    check(listed and listed[0].endswith(")") and "(pid " in listed[0], "--list names each file first", listed[:1])
+    nums = [int(line.split()[0]) for line in listed[1:]]
+    check(nums, "repro --list names the calls it can replay", "\n".join(listed))
+    done = 0
+    for n in nums:
+        orig = numbered[n - 1]
+        if orig["fn"] == "cudnnCreate":
+            continue
+        src = os.path.join(tmp, "%s-%d.c" % (label, n))
+        exe = src[:-2]
+        write_repro(records_dir, n, src)
+        text = open(src).read()
+        check("cudnnspy" not in re.sub(r"/\*.*?\*/", "", text, flags=re.S),
+              "no spy code in the repro, only in its comments", text)
+        check("/* recorded: %s(" % orig["fn"] in text, "a comment names the recorded call it replays", text)
+        check("not its data" in text, "the opening comment says the data is not in the records", text)
+        build(src, exe, inc, [FAKE9, FAKE_CUDART])
+        out = os.path.join(tmp, "%s-%d.records" % (label, n))
+        p = spied([exe], out, dict(extra_env, CUDNNSPY_TRACE="*"))
+        check(p.returncode == 0, "%s: the repro returns the recorded status (exit 0)" % label, text[:3000],
+              p.stdout, p.stderr)
+        again = records(out)
+        replayed = [i for i, r in enumerate(again) if r["event"] in ("call", "failure") and r["fn"] == orig["fn"]]
+        check(len(replayed) == 1, "%s: the repro makes the call once" % label, p.stdout)
+        i = replayed[0]
+        a = normalize(orig, recs, recs.index(orig), shapes)
+        b = normalize(again[i], again, i, shapes)
+        # A failure record carries what was set; a traced call of the repro has the Set records before it.
+        if orig["event"] == "failure":
+            b["args"] = {k: (v if not (isinstance(v, tuple) and len(v) == 2) else
+                             (v[0], a["args"][k][1] if v[0] == a["args"][k][0] else v[1]))
+                         for k, v in b["args"].items()}
+            b["event"] = "failure" if again[i]["status"] else "call"
+        check(a == b, "%s: call %d (%s) replays with the same arguments and status" % (label, n, orig["fn"]),
+              json.dumps(a, indent=1, sort_keys=True), json.dumps(b, indent=1, sort_keys=True), p.stdout)
+        if orig["event"] == "failure":
+            # The Set calls the failure record carried were replayed as they were.
+            sets = shape_sets(again, i)
+            for k, v in orig["args"].items():
+                if isinstance(v, dict) and "set" in v:
+                    did = again[i]["args"][k]["id"]
+                    s = dict(v["set"]["args"])
+                    s.pop(next(iter(s)))
+                    check(sets.get(did, [(None,)])[0] == (v["set"]["fn"], s),
+                          "%s: %s recreated with the recorded Set call" % (label, k), repr(sets.get(did)), repr(v))
+        # A search the program made before with the same descriptors runs before the call.
+        if "run_search();" in text:
+            fn = re.search(r"status = (cudnn\w+)\(", text[text.index("run_search(void)"):]).group(1)
+            before = [r for r in again[:i] if r["event"] == "call" and r["fn"] == fn]
+            origs = [r["args"]["perfResults"]["values"] for r in recs[:recs.index(orig)]
+                     if r["event"] == "call" and r["fn"] == fn]
+            if "itself was not traced" in text:
+                # Not traced: the spy's search record of the same problem.
+                origs = [r["results"] for r in recs[:recs.index(orig)] if r["event"] == "search" and r["fn"] == fn]
+            check(before and origs and before[-1]["args"]["perfResults"]["values"] == origs[-1] and
+                  before[-1]["status"] == 0,
+                  "%s: the search replays before the call, with the same results" % label, p.stdout)
+        done += 1
+    return done
+
+
+def test_round_trip_legacy():
+    inc = include_dir()
+    tmp = tempfile.mkdtemp(prefix="cudnnspy-repro-")
+    try:
+        traced = os.path.join(tmp, "traced")
+        p = spied([os.path.join(PROGS, "conv-legacy")], traced, {"CUDNNSPY_TRACE": "*"})
+        check(p.returncode == 0, "conv-legacy under the spy", p.stdout, p.stderr)
+        n = round_trip(tmp, traced, {}, inc, "traced")
+        check(n >= 15, "every traced convolution-like call of conv-legacy (%d)" % n)
+        failing = os.path.join(tmp, "failing")
+        p = spied([os.path.join(PROGS, "conv-legacy")], failing, {"FAKECUDNN_STATUS": FAIL})
+        fails = [r for r in records(failing) if r["event"] == "failure"]
+        check(len(fails) == 10, "conv-legacy's convolutions fail as the fake was told", repr(fails)[:2000])
+        n = round_trip(tmp, failing, {"FAKECUDNN_STATUS": FAIL}, inc, "failing")
+        check(n == 10, "every failing call of conv-legacy (%d)" % n)
+        # Traced as the scenarios trace them, without the Set calls: the descriptors rebuilt from their summaries.
+        for trace, want in (("cudnnFind* cudnnGet*_v7", 4), ("cudnnConvolution*", 12)):
+            d = os.path.join(tmp, "only-" + trace.split("*")[0])
+            spied([os.path.join(PROGS, "conv-legacy")], d, {"CUDNNSPY_TRACE": trace})
+            n = round_trip(tmp, d, {}, inc, "only-" + trace.split("*")[0], shapes=False)
+            check(n == want, "every call traced with %s (%d)" % (trace, n))
+        # The other scenario programs' replayable calls: cudnnAddTensor between GPU work (gpu-calls), and
+        # convolutions and an activation of half, bfloat16, double and int8 data, NHWC and strided (decode-all).
+        for name, args, want in (("gpu-calls", ["3", os.path.join(FAKE_CUDART, "libcudart.so.12")], 3),
+                                 ("decode-all", [], 3)):
+            d = os.path.join(tmp, name)
+            p = spied([os.path.join(PROGS, name)] + args, d, {"CUDNNSPY_TRACE": "*"})
+            n = round_trip(tmp, d, {}, inc, name)
+            check(n == want, "every replayable call of %s (%d)" % (name, n), p.stdout, p.stderr)
+        # The default pick is the first failure; --fill and --time reach the program.
+        src = os.path.join(tmp, "default.c")
+        run([CLI, "repro", "-o", src, "--fill", "nan", "--time", failing])
+        text = open(src).read()
+        check("enum fill fill = FILL_NAN;" in text and "int timing = 1;" in text and
+              "cudnnConvolutionForward(" in text, "the first failure, with the fill and timing asked for", text)
+        # The alignment offset of a pointer is reproduced.
+        rec = os.path.join(tmp, "offset")
+        os.makedirs(rec)
+        lines = open(os.path.join(failing, os.listdir(failing)[0])).read().replace('"x":"0x1000"', '"x":"0x1040"')
+        open(os.path.join(rec, "a.jsonl"), "w").write(lines)
+        run([CLI, "repro", "-o", src, rec])
+        build(src, src[:-2], inc, [FAKE9, FAKE_CUDART])
+        out = os.path.join(tmp, "offset-records")
+        spied([src[:-2]], out, {"FAKECUDNN_STATUS": FAIL, "CUDNNSPY_TRACE": "cudnnConvolutionForward"})
+        x = [r for r in records(out) if r.get("fn") == "cudnnConvolutionForward"][0]["args"]
+        check(int(x["x"], 16) % 256 == 0x40 and int(x["w"], 16) % 256 == 0, "x at 64 bytes past a boundary",
+              repr(x))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_real_no_gpu():
+    """Against the real cuDNN without a GPU: the repro builds with the printed command and stops at cudnnCreate."""
+    if not REAL or not os.path.exists(os.path.join(REAL, "libcudnn.so.9")):
+        print("no real cuDNN: skipped")
+        sys.exit(77)
+    tmp = tempfile.mkdtemp(prefix="cudnnspy-repro-")
+    try:
+        traced = os.path.join(tmp, "traced")
+        spied([os.path.join(PROGS, "conv-legacy")], traced, {"CUDNNSPY_TRACE": "*"})
+        n = [r["fn"] for r in calls(records(traced))].index("cudnnConvolutionForward") + 1
+        src = os.path.join(tmp, "fwd.c")
+        cmd = write_repro(traced, n, src, ["--cudnn", REAL])
+        check(" -L%s " % REAL in cmd or " -L%s " % os.path.realpath(REAL) in cmd, "built against --cudnn", cmd)
+        run(shlex.split(cmd), {})
+        p = run([os.path.join(tmp, "fwd")], {}, check_rc=False)
+        check(p.returncode == 2 and "cudnnCreate: CUDNN_STATUS_NOT_INITIALIZED (1001)" in p.stderr and
+              "is there a GPU" in p.stderr and "the same status" not in p.stdout,
+              "stops at cudnnCreate with a clear message", p.stdout, p.stderr)
+        # A wheel's layout (lib/libcudnn.so.9 without libcudnn.so, include/ beside lib/): the command still builds.
+        inc = include_dir()
+        wheel = os.path.join(tmp, "wheel")
+        os.makedirs(os.path.join(wheel, "lib"))
+        os.makedirs(os.path.join(wheel, "include"))
+        os.symlink(os.path.join(REAL, "libcudnn.so.9"), os.path.join(wheel, "lib", "libcudnn.so.9"))
+        for h in os.listdir(inc):
+            if h.startswith("cudnn"):
+                os.symlink(os.path.join(inc, h), os.path.join(wheel, "include", h))
+        src = os.path.join(tmp, "from-wheel.c")
+        cmd = write_repro(traced, n, src, ["--cudnn", os.path.join(wheel, "lib")])
+        check("-l:libcudnn.so.9" in cmd and "-I" + os.path.join(wheel, "include") in cmd, "the wheel's files", cmd)
+        run(shlex.split(cmd), {})
+        # The real cuDNN's own failure records (NULL handle: its cudnnCreate failed) make repros that build.
+        real = os.path.join(tmp, "real")
+        os.makedirs(real)
+        run([os.path.join(PROGS, "conv-legacy")], {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD,
+                                                   "CUDNNSPY_OUTPUT": real, "CUDNNSPY_STDERR": "none"})
+        fails = [r for r in records(real) if r["event"] == "failure"]
+        check(len(fails) > 10, "the real cuDNN's failures", repr(fails)[:1000])
+        for k in range(1, len(fails) + 1):
+            src = os.path.join(tmp, "f%d.c" % k)
+            run(shlex.split(write_repro(real, [i + 1 for i, r in enumerate(calls(records(real)))
+                                               if r["event"] == "failure"][k - 1], src)), {})
+        text = open(os.path.join(tmp, "f2.c")).read()
+        check("The program passed a NULL handle" in text, "a NULL handle replayed as NULL", text)
+        p = run([os.path.join(tmp, "f1")], {}, check_rc=False)
+        check(p.returncode == 0 and "the same status as recorded" in p.stdout, "cudnnCreate's own failure replays",
+              p.stdout, p.stderr)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_usage():
+    """Bad input gets a clear message and a nonzero status, never a crash or a file that would not build."""
+    tmp = tempfile.mkdtemp(prefix="cudnnspy-repro-")
+    try:
+        def fails(args, want, rc=None):
+            p = run([CLI, "repro"] + args, check_rc=False)
+            check(p.returncode in ((rc,) if rc else (1, 2)) and want in p.stderr and not p.stdout.strip(),
+                  "repro %s: says %r" % (" ".join(args), want), p.stdout, p.stderr)
+        fails([], "no RECORDS", 2)
+        fails([os.path.join(tmp, "nothing")], "No such file", 2)
+        fails(["--call", "0", tmp], "--call takes a number from 1", 2)
+        fails(["--call", "1", "--failure", "1", tmp], "give one", 2)
+        fails(["--fill", "ones", tmp], "--fill takes", 2)
+        fails([tmp], "no record files", 2)
+        traced = os.path.join(tmp, "traced")
+        p = spied([os.path.join(PROGS, "conv-legacy")], traced, {"CUDNNSPY_TRACE": "cudnnConvolution*"})
+        fails([traced], "no failure of a call that repro can replay")
+        fails(["--call", "1000", traced], "no call 1000")
+        n = run([CLI, "repro", "--list", traced]).stdout.splitlines()[1].split()[0]
+        # Without the Set calls the summaries stand in; without those too, it says what to trace.
+        run([CLI, "repro", "--call", n, "-o", os.path.join(tmp, "summary.c"), traced])
+        check("rebuilt from the spy's summary" in open(os.path.join(tmp, "summary.c")).read(), "from the summary")
+        name = os.listdir(traced)[0]
+        text = re.sub(r',"desc":"[^"]*"', "", open(os.path.join(traced, name)).read())
+        open(os.path.join(traced, name), "w").write(text)
+        fails(["--call", n, traced], "the records hold neither a successful Set call of it before this call nor a"
+              " summary repro reads (trace the cudnnSet* functions too)")
+        graph = os.path.join(tmp, "graph")
+        spied([os.path.join(PROGS, "conv-graph")], graph, {"FAKECUDNN_STATUS": "cudnnBackendExecute=3000"})
+        # Untraced, it is rebuilt from the graph record; without that record there is nothing to build it from.
+        run([CLI, "repro", "-o", os.path.join(tmp, "g.c"), graph])
+        name = os.listdir(graph)[0]
+        kept = [line for line in open(os.path.join(graph, name)) if '"event":"graph"' not in line]
+        open(os.path.join(graph, name), "w").write("".join(kept))
+        fails([graph], "the records hold neither the backend calls (trace cudnnBackend*) nor the plan's engine")
+        # Garbage lines are skipped; a hostile enum name never reaches the C file.
+        failing = os.path.join(tmp, "failing")
+        spied([os.path.join(PROGS, "conv-legacy")], failing, {"FAKECUDNN_STATUS": FAIL})
+        name = os.listdir(failing)[0]
+        text = open(os.path.join(failing, name)).read()
+        bad = os.path.join(tmp, "bad")
+        os.makedirs(bad)
+        open(os.path.join(bad, "x.jsonl"), "w").write("\x00garbage\n{\n" + text.replace(
+            '"CUDNN_CROSS_CORRELATION"', '"CUDNN_CROSS_CORRELATION); system(\\"rm\\"); ("'))
+        fails([bad], "is not what cuDNN takes there")
+        odd = os.path.join(tmp, "odd")
+        os.makedirs(odd)
+        open(os.path.join(odd, "x.jsonl"), "w").write(text.replace('"n":8,', '"n":"8",').replace(
+            '"program":"conv-legacy"', '"program":"a */ b \\u0001"'))
+        fails([odd], "without all its arguments")
+        # A status no cudnnStatus_t has (found by mutating records: it made a file that did not build).
+        open(os.path.join(odd, "x.jsonl"), "w").write(text.replace('"status":2000,', '"status":-9223372036854775808,'))
+        fails([odd], "a status that is not a cudnnStatus_t")
+        src = os.path.join(tmp, "odd.c")
+        open(os.path.join(odd, "x.jsonl"), "w").write(text.replace('"program":"conv-legacy"',
+                                                                  '"program":"a */ b \\u0001 %s"'))
+        run([CLI, "repro", "-o", src, odd])
+        check("a * / b ? %s" in open(src).read(), "text from the records cannot end a comment",
+              open(src).read()[:800])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def graph_calls(recs, upto, keep=None):
+    """The backend calls before record `upto` (and it) as what must replay the same: descriptor ids numbered by
+    first appearance, pointers by offset from a 256-byte boundary and alias, out-pointers by their value."""
+    ids, seen = {}, {}
+
+    def norm(v, key=None):
+        if isinstance(v, str) and v.startswith("backend#"):
+            return "d%d" % ids.setdefault(v, len(ids))
+        if isinstance(v, str) and v.startswith("handle#"):
+            return "handle"
+        if isinstance(v, str) and v.startswith("0x"):
+            addr = int(v, 16)
+            return ("ptr", addr % 256, seen.setdefault(addr, len(seen)))
+        if isinstance(v, dict):
+            return {k: norm(x, k) for k, x in v.items() if k != "ptr"}
+        if isinstance(v, list):
+            return [norm(x) for x in v]
+        return v
+    out = []
+    for i, r in enumerate(recs[:upto + 1]):
+        if r["event"] not in ("call", "failure") or not r["fn"].startswith("cudnnBackend") or \
+                r["fn"] in ("cudnnBackendCreateDescriptor", "cudnnBackendDestroyDescriptor") or \
+                (r["fn"] == "cudnnBackendExecute" and i != upto):
+            continue
+        d = r["args"].get("descriptor", {}).get("id") if r["fn"] != "cudnnBackendExecute" else None
+        if keep is not None and d is not None and d not in keep:
+            continue
+        out.append((r["fn"], r["status"], json.dumps(norm(r["args"]), sort_keys=True)))
+    return out
+
+
+def test_round_trip_graph():
+    """conv-graph traced (cudnnBackend*), and again with its executions made to fail: every execution's repro
+    replays the same backend calls on the descriptors it needs, in the same order, with the same attributes,
+    and the execution with the same plan (engine, knobs, workspace) and status."""
+    inc = include_dir()
+    tmp = tempfile.mkdtemp(prefix="cudnnspy-repro-")
+    try:
+        done = 0
+        for label, extra in (("traced", {}), ("failing", {"FAKECUDNN_STATUS": "cudnnBackendExecute=3000"})):
+            rec_dir = os.path.join(tmp, label)
+            spied([os.path.join(PROGS, "conv-graph")], rec_dir, dict(extra, CUDNNSPY_TRACE="cudnnBackend*"))
+            recs = records(rec_dir)
+            numbered = calls(recs)
+            nums = [int(line.split()[0]) for line in run([CLI, "repro", "--list", rec_dir]).stdout.splitlines()[1:]
+                    if "cudnnBackendExecute" in line]
+            check(len(nums) == 5, "%s: the five executions are listed" % label, repr(nums))
+            for n in nums:
+                orig = numbered[n - 1]
+                src = os.path.join(tmp, "%s-%d.c" % (label, n))
+                write_repro(rec_dir, n, src)
+                text = open(src).read()
+                check("cudnnspy" not in re.sub(r"/\*.*?\*/", "", text, flags=re.S), "no spy code", text[:2000])
+                build(src, src[:-2], inc, [FAKE9, FAKE_CUDART])
+                out = os.path.join(tmp, "%s-%d.records" % (label, n))
+                p = spied([src[:-2]], out, dict(extra, CUDNNSPY_TRACE="cudnnBackend*"))
+                check(p.returncode == 0, "%s: the repro of call %d returns the recorded status" % (label, n),
+                      p.stdout, p.stderr)
+                again = records(out)
+                ex = [i for i, r in enumerate(again) if r.get("fn") == "cudnnBackendExecute"]
+                check(len(ex) == 1, "%s: one execution" % label, p.stdout)
+                mine = graph_calls(again, ex[0])
+                # The original's calls on the descriptors the repro recreated (named in its declarations).
+                needed = set()
+                for line in re.findall(r"backend_(\d+);\t/\*", text):
+                    needed.add("backend#" + line)
+                theirs = graph_calls(recs, recs.index(orig), keep=needed)
+                check(mine[-1] == theirs[-1], "%s: call %d: the execution replays with the same plan and status"
+                      % (label, n), repr(mine[-1]), repr(theirs[-1]))
+                diff = next((k for k in range(max(len(mine), len(theirs))) if mine[k:k + 1] != theirs[k:k + 1]), None)
+                check(mine == theirs, "%s: call %d: the same backend calls, attributes and order (first difference at %s)" % (label, n, diff),
+                      repr(mine[diff:diff + 2]) if diff is not None else "", repr(theirs[diff:diff + 2]) if diff is not None else "",
+                      "\n".join(map(repr, mine)), "\n".join(map(repr, theirs)))
+                done += 1
+        check(done == 10, "every execution")
+        # A descriptor that cuDNN would not finalize (every Finalize failing, traced): the calls before it on what
+        # it names, then the Finalize, with the same status.
+        extra = {"FAKECUDNN_STATUS": "cudnnBackendFinalize=3000"}
+        rec_dir = os.path.join(tmp, "finalize")
+        spied([os.path.join(PROGS, "conv-graph")], rec_dir, dict(extra, CUDNNSPY_TRACE="cudnnBackend*"))
+        recs = records(rec_dir)
+        numbered = calls(recs)
+        listed = run([CLI, "repro", "--list", rec_dir]).stdout.splitlines()[1:]
+        nums = [int(line.split()[0]) for line in listed if "cudnnBackendFinalize" in line]
+        check(len(nums) >= 10 and all(": backend#" in line for line in listed if "Finalize" in line),
+              "the failed Finalize calls, each with its descriptor", "\n".join(listed))
+        for n in nums:
+            orig = numbered[n - 1]
+            src = os.path.join(tmp, "finalize-%d.c" % n)
+            write_repro(rec_dir, n, src)
+            text = open(src).read()
+            build(src, src[:-2], inc, [FAKE9, FAKE_CUDART])
+            out = os.path.join(tmp, "finalize-%d.records" % n)
+            p = spied([src[:-2]], out, dict(extra, CUDNNSPY_TRACE="cudnnBackend*"))
+            check(p.returncode == 0, "finalize %d: the recorded status" % n, p.stdout, p.stderr)
+            again = records(out)
+            last = max(i for i, r in enumerate(again) if r.get("fn") == "cudnnBackendFinalize")
+            needed = {"backend#" + x for x in re.findall(r"backend_(\d+);\t/\*", text)}
+            mine = graph_calls(again, last)
+            theirs = graph_calls(recs, recs.index(orig), keep=needed)
+            check(mine == theirs, "finalize %d: the same backend calls before it, and the Finalize" % n,
+                  "\n".join(map(repr, mine)), "\n".join(map(repr, theirs)))
+        # Not traced: each failed execution rebuilt from its failure record (engine, knobs) and the graph record;
+        # and traced as conv-graph-fake traces it (Finalize and Execute only), from the call records.
+        for label, extra, trace in (("untraced", {"FAKECUDNN_STATUS": "cudnnBackendExecute=3000"}, None),
+                                    ("scenario", {}, "cudnnBackendFinalize cudnnBackendExecute")):
+            rec_dir = os.path.join(tmp, label)
+            spied([os.path.join(PROGS, "conv-graph")], rec_dir, dict(extra, **({"CUDNNSPY_TRACE": trace} if trace
+                                                                              else {})))
+            recs = calls(records(rec_dir))
+            nums = [int(line.split()[0]) for line in run([CLI, "repro", "--list", rec_dir]).stdout.splitlines()[1:]
+                    if "cudnnBackendExecute" in line]
+            check(len(nums) == 5, "%s: five executions" % label, repr(nums))
+            for n in nums:
+                orig = recs[n - 1]
+                src = os.path.join(tmp, "%s-%d.c" % (label, n))
+                run([CLI, "repro", "--call", str(n), "-o", src, rec_dir])
+                text = open(src).read()
+                check("were not traced" in text, "%s: the file says what was made up" % label, text[:3000])
+                build(src, src[:-2], inc, [FAKE9, FAKE_CUDART])
+                out = os.path.join(tmp, "%s-%d.records" % (label, n))
+                p = spied([src[:-2]], out, dict(extra, CUDNNSPY_TRACE="cudnnBackendExecute"))
+                check(p.returncode == 0 and "EXECUTION_PLAN_WORKSPACE_SIZE of" in p.stdout,
+                      "%s %d: the recorded status" % (label, n), p.stdout, p.stderr)
+                again = [r for r in records(out) if r.get("fn") == "cudnnBackendExecute"]
+                check(len(again) == 1, "%s %d: one execution" % (label, n), p.stdout)
+                keys = ("engine", "knobs", "signature", "workspace")
+                want = {x: orig["args"]["executionPlan"].get(x) for x in keys}
+                got = {x: again[0]["args"]["executionPlan"].get(x) for x in keys}
+                check(want == got and again[0]["status"] == orig["status"],
+                      "%s %d: the same engine, knobs, problem, workspace and status" % (label, n), repr(want),
+                      repr(got))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_signature():
+    """--signature picks a call by the signature the spy wrote (search, algo and plan records), and the file
+    names it: for every signature of conv-legacy, decode-all and conv-graph, traced and with failures."""
+    tmp = tempfile.mkdtemp(prefix="cudnnspy-repro-")
+    try:
+        cases = [("conv-legacy", [], {"CUDNNSPY_TRACE": "*"}), ("conv-legacy", [], {"FAKECUDNN_STATUS": FAIL}),
+                 ("decode-all", [], {"CUDNNSPY_TRACE": "*"}),
+                 ("conv-graph", [], {"CUDNNSPY_TRACE": "cudnnBackend*"})]
+        seen = 0
+        for k, (name, args, env) in enumerate(cases):
+            d = os.path.join(tmp, "%s-%d" % (name, k))
+            spied([os.path.join(PROGS, name)] + args, d, env)
+            recs = records(d)
+            sigs = sorted({r["signature"] for r in recs if r["event"] in ("algo", "search", "plan")})
+            check(sigs, "%s: signatures in the records" % name)
+            for sig in sigs:
+                src = os.path.join(tmp, "sig.c")
+                if "CUDNNSPY_TRACE" not in env and sig.startswith("bwd-data"):
+                    # Untraced, and its calls did not fail: there is no call of it in the records.
+                    p = run([CLI, "repro", "--signature", sig, "-o", src, d], check_rc=False)
+                    check(p.returncode == 1 and "no call with the signature" in p.stderr, "said so", p.stderr)
+                    continue
+                run([CLI, "repro", "--signature", sig, "-o", src, d])
+                text = open(src).read()
+                check(" * Signature: %s\n" % sig in text, "%s: --signature %s picks a call with it" % (name, sig),
+                      text[:1500])
+                seen += 1
+        check(seen >= 10, "signatures tried (%d)" % seen)
+        # The shortened form of the stderr summary, with "...", picks the convolution, not the search before it.
+        d = os.path.join(tmp, "conv-legacy-0")
+        src = os.path.join(tmp, "short.c")
+        run([CLI, "repro", "--signature", "fwd x=float:8x16x32x32:NCHW w=float:32x16x3x3:NCHW "
+             "y=float:8x32x32x32:NCHW pad=1x1 ... math=tensor_op_math", "-o", src, d])
+        check("return cudnnConvolutionForward(" in open(src).read(), "the convolution itself", open(src).read()[:800])
+        # With failures, the first failure of that signature.
+        d = os.path.join(tmp, "conv-legacy-1")
+        run([CLI, "repro", "--signature", "bwd-filter x=... groups=1 math=tensor_op_math", "-o", src, d])
+        text = open(src).read()
+        check("cudnnConvolutionBackwardFilter,\n * which returned CUDNN_STATUS_EXECUTION_FAILED" in text or
+              "(5000) in the recorded program" in text, "the failure of that signature", text[:800])
+        p = run([CLI, "repro", "--signature", "fwd x=nothing", d], check_rc=False)
+        check(p.returncode == 1 and "no call with the signature 'fwd x=nothing'" in p.stderr, "no such signature",
+              p.stderr)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+TESTS = {"round-trip-legacy": test_round_trip_legacy, "signature": test_signature, "round-trip-graph": test_round_trip_graph, "real-no-gpu": test_real_no_gpu, "usage": test_usage}
+
+if __name__ == "__main__":
+    try:
+        TESTS[sys.argv[1]]()
+    except Failed as e:
+        print("FAIL:", e)
+        sys.exit(1)
+    print("ok")
