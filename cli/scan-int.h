@@ -217,6 +217,8 @@ struct scan_copy {
 	struct scan_sub subs[8];
 	size_t nsubs;
 	size_t nsubs_ok;
+	char *farm_of;		/* every file is a link into this directory (a "symlink farm"), else NULL */
+	int farm_copy;		/* id of the copy there, 0 when none */
 };
 
 struct scan_finding {
@@ -230,6 +232,16 @@ struct scan_dir {
 	char *real;
 	struct scan_strv also;
 	struct scan_strv sources;
+};
+
+/* Where /usr/local/cuda, CUDA_HOME and CUDA_PATH point, and which toolkit is there. */
+struct scan_toolkit {
+	const char *what;	/* "/usr/local/cuda", "CUDA_HOME", "CUDA_PATH" */
+	char *path;		/* as written */
+	char *real;		/* its real path, NULL when it does not resolve */
+	char version[32];	/* "13.0.96", "" when unknown */
+	char *version_from;	/* the file the version was read from */
+	int copy;		/* id of a cuDNN copy in its lib64 or lib, 0 when none */
 };
 
 struct scan_result {
@@ -246,6 +258,8 @@ struct scan_result {
 	struct scan_resolution plain[2];	/* libcudnn.so.9 and .8 for a program without paths */
 	size_t nplain;
 	struct scan_for *for_;	/* NULL without --for */
+	struct scan_toolkit toolkits[3];
+	size_t ntoolkits;
 };
 
 /* scan-print.c: the human table and the JSON document. */

@@ -163,6 +163,13 @@ human_copy(FILE *f, const struct scan_copy *c)
 		human_list(f, &c->also, ", ");
 		fputc('\n', f);
 	}
+	if (c->farm_of) {
+		fputs("    links into:  ", f);
+		hs(f, c->farm_of);
+		if (c->farm_copy)
+			fprintf(f, " [copy %d]", c->farm_copy);
+		fputs(": every file here is a link there, so this is that copy, not a second one\n", f);
+	}
 	if (c->dispatcher) {
 		const struct scan_file *d = c->dispatcher;
 
@@ -326,6 +333,33 @@ scan_print_human(FILE *f, const struct scan_result *r)
 			fputc('\n', f);
 		}
 	}
+	if (r->ntoolkits) {
+		fputs("\nCUDA toolkits:\n", f);
+		for (size_t i = 0; i < r->ntoolkits; i++) {
+			const struct scan_toolkit *t = &r->toolkits[i];
+
+			fprintf(f, "  %-16s ", t->what);
+			hs(f, t->path);
+			if (!t->real) {
+				fputs(": does not exist\n", f);
+				continue;
+			}
+			if (strcmp(t->real, t->path) != 0) {
+				fputs(" -> ", f);
+				hs(f, t->real);
+			}
+			if (t->version[0]) {
+				fprintf(f, ": CUDA %s (from ", t->version);
+				hs(f, t->version_from);
+				fputc(')', f);
+			} else {
+				fputs(": CUDA version unknown (no version.json, version.txt, libcudart.so.X.Y.Z or cuda_runtime_api.h)", f);
+			}
+			if (t->copy)
+				fprintf(f, ", cuDNN copy [%d]", t->copy);
+			fputc('\n', f);
+		}
+	}
 	if (!r->cache.loaded) {
 		fputs("\nThe loader cache could not be read", f);
 		if (r->cache.why[0]) {
@@ -457,6 +491,12 @@ json_copy(FILE *f, const struct scan_copy *c)
 	js(f, c->version_from);
 	fputs(", \"version_error\": ", f);
 	js(f, c->version_error);
+	fputs(", \"links_into\": ", f);
+	js(f, c->farm_of);
+	if (c->farm_copy)
+		fprintf(f, ", \"same_as\": %d", c->farm_copy);
+	else
+		fputs(", \"same_as\": null", f);
 	fputs(",\n     \"dispatcher\": ", f);
 	js(f, c->dispatcher ? c->dispatcher->name : NULL);
 	fprintf(f, ", \"complete\": %s, \"sublibraries\": [",
@@ -596,6 +636,26 @@ scan_print_json(FILE *f, const struct scan_result *r)
 		fputs(", \"paths\": ", f);
 		json_strv(f, &fd->paths);
 		fputc('}', f);
+	}
+	fputs("],\n  \"cuda_toolkits\": [", f);
+	for (size_t i = 0; i < r->ntoolkits; i++) {
+		const struct scan_toolkit *t = &r->toolkits[i];
+
+		fputs(i ? ",\n    " : "\n    ", f);
+		fputs("{\"what\": ", f);
+		js(f, t->what);
+		fputs(", \"path\": ", f);
+		js(f, t->path);
+		fputs(", \"real_path\": ", f);
+		js(f, t->real);
+		fputs(", \"version\": ", f);
+		js(f, t->version[0] ? t->version : NULL);
+		fputs(", \"version_from\": ", f);
+		js(f, t->version_from);
+		if (t->copy)
+			fprintf(f, ", \"copy\": %d}", t->copy);
+		else
+			fputs(", \"copy\": null}", f);
 	}
 	fputs("],\n  \"default_resolution\": ", f);
 	if (r->nplain) {

@@ -853,12 +853,30 @@ analyze_copy(struct scan_copy *c)
 		c->dispatcher = file_named(c, name);
 	}
 	c->dispatcher_ok = c->dispatcher && c->dispatcher->elf.status == SCAN_ELF_OK;
+	/* The dispatcher's version first: it decides the names it asks for. */
+	if (c->dispatcher_ok)
+		copy_version(c);
 	for (size_t i = 0; expected[i] && c->nsubs < sizeof(c->subs) / sizeof(c->subs[0]); i++) {
 		struct scan_sub *s = &c->subs[c->nsubs++];
+		struct scan_file *by_version = NULL;
+		int a, b, p;
 
 		s->name = expected[i];
+		/*
+		 * cuDNN 9.19 asks for libcudnn_ops.so.9.19.0, then .so.9.19,
+		 * then .so.9 (LD_DEBUG=libs on the real library): a copy with
+		 * the full-version names alone is complete for its dispatcher.
+		 */
+		if (c->dispatcher_ok && sscanf(c->version, "%d.%d.%d", &a, &b, &p) == 3) {
+			snprintf(name, sizeof(name), "libcudnn_%s.so.%d.%d.%d", expected[i], a, b, p);
+			by_version = file_named(c, name);
+			if (!by_version || by_version->elf.status != SCAN_ELF_OK) {
+				snprintf(name, sizeof(name), "libcudnn_%s.so.%d.%d", expected[i], a, b);
+				by_version = file_named(c, name);
+			}
+		}
 		snprintf(name, sizeof(name), "libcudnn_%s.so.%d", expected[i], c->major);
-		s->file = file_named(c, name);
+		s->file = by_version && by_version->elf.status == SCAN_ELF_OK ? by_version : file_named(c, name);
 		if (s->file && s->file->elf.status == SCAN_ELF_OK) {
 			s->ok = 1;
 			c->nsubs_ok++;
@@ -882,7 +900,8 @@ analyze_copy(struct scan_copy *c)
 		if (!s->note)
 			s->note = scan_xasprintf("%s is missing", name);
 	}
-	copy_version(c);
+	if (!c->dispatcher_ok)
+		copy_version(c);
 }
 
 /* ---- findings ---- */
@@ -1156,12 +1175,12 @@ global_findings(struct scan_result *r)
 			int dup = 0;
 			int n;
 
-			if (!copy_has_content(c))
+			if (!copy_has_content(c) || c->farm_copy)
 				continue;
 			for (size_t j = 0; j < i && c->dispatcher && c->dispatcher->real; j++) {
 				const struct scan_copy *o = r->copies[j];
 
-				if (copy_has_content(o) && o->dispatcher && o->dispatcher->real &&
+				if (copy_has_content(o) && !o->farm_copy && o->dispatcher && o->dispatcher->real &&
 				    strcmp(o->dispatcher->real, c->dispatcher->real) == 0)
 					dup = 1;
 			}
@@ -1396,6 +1415,240 @@ search_path_findings(struct scan_result *r)
 	}
 }
 
+/* ---- symlink farms and toolkits ---- */
+
+static char *
+dir_of(const char *path)
+{
+	char *d = scan_xstrdup(path);
+	char *slash = strrchr(d, '/');
+
+	if (slash)
+		*(slash == d ? slash + 1 : slash) = '\0';
+	return d;
+}
+
+/*
+ * The one directory every file of c links into, when it is not c's own:
+ * a "symlink farm" (a conda environment or a module tree that links a
+ * toolkit's files) is that copy seen again, not a second one.
+ */
+static char *
+farm_target(const struct scan_copy *c)
+{
+	char *dir = NULL;
+
+	for (size_t i = 0; i < c->nfiles; i++) {
+		const struct scan_file *f = c->files[i];
+		char *d;
+
+		if (f->link != SCAN_LINK_OK || !f->real) {
+			free(dir);
+			return NULL;
+		}
+		d = dir_of(f->real);
+		if (!dir) {
+			dir = d;
+		} else if (strcmp(dir, d) != 0) {
+			free(d);
+			free(dir);
+			return NULL;
+		} else {
+			free(d);
+		}
+	}
+	if (dir && strcmp(dir, c->dir) == 0) {
+		free(dir);
+		return NULL;
+	}
+	return dir;
+}
+
+static void
+find_farms(struct scan_result *r)
+{
+	/* The loop sees the copies a farm's target adds as well. */
+	for (size_t k = 0; k < r->ncopies; k++) {
+		struct scan_copy *c = r->copies[k];
+
+		c->farm_of = farm_target(c);
+		if (c->farm_of && !find_dir(r, c->farm_of)) {
+			size_t before = r->ndirs;
+
+			add_dir(r, c->farm_of, "symlink farm target");
+			if (r->ndirs > before)
+				read_dir(r, &r->dirs[r->ndirs - 1]);
+		}
+	}
+}
+
+static void
+farm_ids(struct scan_result *r)
+{
+	for (size_t k = 0; k < r->ncopies; k++) {
+		struct scan_copy *c = r->copies[k];
+
+		for (size_t j = 0; c->farm_of && j < r->ncopies; j++)
+			if (r->copies[j] != c && r->copies[j]->major == c->major &&
+			    strcmp(r->copies[j]->dir, c->farm_of) == 0)
+				c->farm_copy = r->copies[j]->id;
+	}
+}
+
+/* At most 64 KiB of a small text file, NUL-terminated; NULL when it cannot be read. */
+static char *
+slurp(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *buf;
+	size_t n;
+
+	if (!f)
+		return NULL;
+	buf = scan_xmalloc(65537);
+	n = fread(buf, 1, 65536, f);
+	fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* Copies a version ("13.0.96") from p into out: digits and dots only. */
+static int
+take_version(const char *p, char *out, size_t n)
+{
+	size_t len = strspn(p, "0123456789.");
+
+	while (len && p[len - 1] == '.')
+		len--;
+	if (len == 0 || len >= n || p[0] == '.')
+		return 0;
+	memcpy(out, p, len);
+	out[len] = '\0';
+	return 1;
+}
+
+/*
+ * The toolkit's version: version.json ("cuda": {"version": ...}, CUDA
+ * 11.1 and later), version.txt (older), the runtime's full-version file
+ * name, the runtime's dist-info (toolkits assembled from the pip wheels,
+ * such as /usr/local/cuda-13.0 here), then CUDART_VERSION in its header.
+ */
+static void
+toolkit_version(struct scan_toolkit *t)
+{
+	static const char *const libdirs[] = { "lib64", "lib", "targets/*/lib", NULL };
+	char *file, *text, *p;
+	glob_t g;
+
+	file = scan_xasprintf("%s/version.json", t->path);
+	text = slurp(file);
+	if (text && (p = strstr(text, "\"cuda\"")) && (p = strstr(p, "\"version\"")) && (p = strchr(p + 9, '"')) &&
+	    take_version(p + 1, t->version, sizeof(t->version))) {
+		t->version_from = file;
+		free(text);
+		return;
+	}
+	free(text);
+	free(file);
+	file = scan_xasprintf("%s/version.txt", t->path);
+	text = slurp(file);
+	if (text && (p = strstr(text, "CUDA Version ")) && take_version(p + 13, t->version, sizeof(t->version))) {
+		t->version_from = file;
+		free(text);
+		return;
+	}
+	free(text);
+	free(file);
+	for (size_t i = 0; libdirs[i]; i++) {
+		char *pattern = scan_xasprintf("%s/%s/libcudart.so.*.*", t->path, libdirs[i]);
+
+		memset(&g, 0, sizeof(g));
+		if (glob(pattern, 0, NULL, &g) == 0) {
+			for (size_t k = g.gl_pathc; k-- > 0;) {
+				const char *v = strstr(base_name(g.gl_pathv[k]), ".so.") + 4;
+
+				if (strchr(v, '.') && strspn(v, "0123456789.") == strlen(v) &&
+				    take_version(v, t->version, sizeof(t->version))) {
+					t->version_from = scan_xstrdup(g.gl_pathv[k]);
+					break;
+				}
+				t->version[0] = '\0';
+			}
+		}
+		globfree(&g);
+		free(pattern);
+		if (t->version_from)
+			return;
+	}
+	{
+		char *pattern = scan_xasprintf("%s/dist-info/nvidia_cuda_runtime*-*.dist-info", t->path);
+
+		memset(&g, 0, sizeof(g));
+		if (glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc > 0) {
+			const char *dash = strchr(base_name(g.gl_pathv[g.gl_pathc - 1]), '-');
+
+			if (dash && take_version(dash + 1, t->version, sizeof(t->version)))
+				t->version_from = scan_xstrdup(g.gl_pathv[g.gl_pathc - 1]);
+		}
+		globfree(&g);
+		free(pattern);
+		if (t->version_from)
+			return;
+	}
+	file = scan_xasprintf("%s/include/cuda_runtime_api.h", t->path);
+	text = slurp(file);
+	if (text && (p = strstr(text, "#define CUDART_VERSION"))) {
+		long v = strtol(p + 22, NULL, 10);
+
+		if (v >= 1000 && v < 1000000) {
+			snprintf(t->version, sizeof(t->version), "%ld.%ld", v / 1000, v % 1000 / 10);
+			t->version_from = file;
+			free(text);
+			return;
+		}
+	}
+	free(text);
+	free(file);
+}
+
+static void
+add_toolkit(struct scan_result *r, const char *what, const char *path)
+{
+	struct scan_toolkit *t;
+	struct stat st;
+
+	if (!path || !path[0] || r->ntoolkits >= sizeof(r->toolkits) / sizeof(r->toolkits[0]))
+		return;
+	/* /usr/local/cuda is named only when it is there; a variable is named whatever it says. */
+	if (strcmp(what, "/usr/local/cuda") == 0 && lstat(path, &st) != 0)
+		return;
+	t = &r->toolkits[r->ntoolkits++];
+	memset(t, 0, sizeof(*t));
+	t->what = what;
+	t->path = scan_xstrdup(path);
+	t->real = realpath(path, NULL);
+	if (t->real)
+		toolkit_version(t);
+}
+
+static void
+toolkit_copies(struct scan_result *r)
+{
+	for (size_t i = 0; i < r->ntoolkits; i++) {
+		struct scan_toolkit *t = &r->toolkits[i];
+
+		for (size_t k = 0; t->real && k < r->ncopies && !t->copy; k++) {
+			const char *dir = r->copies[k]->dir;
+			size_t n = strlen(t->real);
+
+			if (strncmp(dir, t->real, n) == 0 && dir[n] == '/' &&
+			    (strcmp(dir + n, "/lib64") == 0 || strcmp(dir + n, "/lib") == 0 ||
+			     strncmp(dir + n, "/targets/", 9) == 0) && copy_has_content(r->copies[k]))
+				t->copy = r->copies[k]->id;
+		}
+	}
+}
+
 /* ---- the command ---- */
 
 static int
@@ -1429,6 +1682,7 @@ free_result(struct scan_result *r)
 		free(c->files);
 		free(c->dir);
 		free(c->version_error);
+		free(c->farm_of);
 		scan_strv_free(&c->also);
 		scan_strv_free(&c->sources);
 		free(c);
@@ -1450,6 +1704,11 @@ free_result(struct scan_result *r)
 	if (r->for_) {
 		scan_for_free(r->for_);
 		free(r->for_);
+	}
+	for (size_t i = 0; i < r->ntoolkits; i++) {
+		free(r->toolkits[i].path);
+		free(r->toolkits[i].real);
+		free(r->toolkits[i].version_from);
 	}
 	scan_cache_free(&r->cache);
 	scan_strv_free(&r->roots);
@@ -1548,12 +1807,18 @@ cudnnspy_scan_main(int argc, char **argv)
 	}
 	for (size_t k = 0; k < r.ndirs; k++)
 		read_dir(&r, &r.dirs[k]);
+	find_farms(&r);
+	add_toolkit(&r, "/usr/local/cuda", "/usr/local/cuda");
+	add_toolkit(&r, "CUDA_HOME", getenv("CUDA_HOME"));
+	add_toolkit(&r, "CUDA_PATH", getenv("CUDA_PATH"));
 	if (r.ncopies)
 		qsort(r.copies, r.ncopies, sizeof(*r.copies), cmp_copy);
 	for (size_t k = 0; k < r.ncopies; k++) {
 		r.copies[k]->id = (int)k + 1;
 		analyze_copy(r.copies[k]);
 	}
+	farm_ids(&r);
+	toolkit_copies(&r);
 	for (size_t k = 0; k < r.ncopies; k++) {
 		file_findings(&r, r.copies[k], &seen);
 		copy_findings(&r, r.copies[k]);

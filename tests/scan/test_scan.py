@@ -319,17 +319,21 @@ def incomplete():
     """A missing sub-library; a versioned file without its SONAME link; a dispatcher alone; orphans."""
     root = tmpdir()
     d = make_copy(os.path.join(root, "a"), "9.1.0", subs=[s for s in SUBS9 if s != "heuristic"])
-    copy_file(FAKE9, os.path.join(d, "libcudnn_heuristic.so.9.1.0"))
+    # Another version than the dispatcher asks for (it asks for 9.1.0, 9.1, 9): not found by it.
+    copy_file(FAKE9, os.path.join(d, "libcudnn_heuristic.so.9.0.7"))
     os.unlink(os.path.join(d, "libcudnn_graph.so.9"))
+    os.unlink(os.path.join(d, "libcudnn_graph.so.9.1.0"))
     doc = scan_json(["--root", d])
     i = findings(doc, "incomplete-copy")
     check(len(i) == 1 and i[0]["severity"] == "error", "one incomplete-copy", dump(doc))
-    check("2 of its 7" in i[0]["message"] and "only libcudnn_heuristic.so.9.1.0 is there, no libcudnn_heuristic.so.9 link"
+    check("2 of its 7" in i[0]["message"] and "only libcudnn_heuristic.so.9.0.7 is there, no libcudnn_heuristic.so.9 link"
           in i[0]["message"] and "libcudnn_graph.so.9" in i[0]["message"], "names what is missing and why", i[0])
     c = the_copy(doc, d, 9)
     check(not c["complete"] and [s["name"] for s in c["sublibraries"] if not s["present"]] == ["graph", "heuristic"],
           "JSON: not complete, graph and heuristic absent", c["sublibraries"])
-    check({f["id"] for f in doc["findings"]} == {"incomplete-copy"}, "nothing else", dump(doc))
+
+    # The stale-files rule has its say on the odd version; nothing else.
+    check({f["id"] for f in doc["findings"]} <= {"incomplete-copy", "stale-files"}, "nothing else", dump(doc))
 
     b = make_copy(os.path.join(root, "b"), "9.1.0", subs=[])
     doc = scan_json(["--root", b])
@@ -788,6 +792,135 @@ def usage():
     check(p.returncode == 0 and b"--for" in p.stdout and b"--root" in p.stdout, "--help", p.stdout)
     p = subprocess.run([CLI, "--help"], stdout=subprocess.PIPE, universal_newlines=True)
     check(p.returncode == 0 and "cudnnspy scan" in p.stdout, "cudnnspy --help mentions scan", p.stdout)
+
+
+@scenario
+def full_version_names():
+    """Sub-libraries named by full version only (no .so.9 links): the dispatcher finds them, no false error."""
+    root = tmpdir()
+    d = os.path.join(root, "full")
+    os.makedirs(d)
+    copy_file(FAKE9, os.path.join(d, "libcudnn.so.9.19.0"))
+    os.symlink("libcudnn.so.9.19.0", os.path.join(d, "libcudnn.so.9"))
+    for s in SUBS9:
+        copy_file(FAKE9, os.path.join(d, "libcudnn_%s.so.9.19.0" % s))
+    doc = scan_json(["--root", d])
+    c = the_copy(doc, d, 9)
+    check(c["complete"] and all(s["present"] and s["file"] == "libcudnn_%s.so.9.19.0" % s["name"]
+                                for s in c["sublibraries"]),
+          "complete, each sub-library by its full-version name", c["sublibraries"])
+    check(not findings(doc, "incomplete-copy") and not findings(doc, "no-sublibraries"), "no false error", dump(doc))
+    # The middle name (major.minor) is the dispatcher's second choice.
+    for s in SUBS9:
+        os.rename(os.path.join(d, "libcudnn_%s.so.9.19.0" % s), os.path.join(d, "libcudnn_%s.so.9.19" % s))
+    doc = scan_json(["--root", d])
+    check(the_copy(doc, d, 9)["complete"] and not findings(doc, "incomplete-copy"), "major.minor names too", dump(doc))
+
+    if not REAL_DIR:
+        raise Skip("the fake part passed; no real cuDNN for the loader's own answer")
+    # The real dispatcher, through a directory of links named by full version only: LD_DEBUG=libs says
+    # which name it asks for first, and that it takes the file the scan counts.
+    farm = os.path.join(root, "farm")
+    os.makedirs(farm)
+    os.symlink(os.path.join(REAL_DIR, "libcudnn.so.9"), os.path.join(farm, "libcudnn.so.9"))
+    doc = scan_json(["--root", REAL_DIR])
+    version = the_copy(doc, REAL_DIR, 9)["version"]
+    check(version and version.count(".") == 2, "the real copy's version is known", doc["copies"])
+    for s in SUBS9:
+        os.symlink(os.path.join(REAL_DIR, "libcudnn_%s.so.9" % s), os.path.join(farm, "libcudnn_%s.so.%s" % (s, version)))
+    src = os.path.join(root, "create.c")
+    with open(src, "w") as f:
+        f.write("#include <stdio.h>\nint cudnnCreate(void **);\n"
+                "int main(void) { void *h; printf(\"%d\\n\", cudnnCreate(&h)); return 0; }\n")
+    prog = os.path.join(root, "create")
+    compile_c(src, prog, ["-Wl,--enable-new-dtags", "-Wl,-rpath," + farm, os.path.join(farm, "libcudnn.so.9")])
+    p = subprocess.run([prog], env=clean_env({"LD_DEBUG": "libs"}), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=60)
+    found = loader_found(p.stderr)
+    asked = [n for n, _ in found if n.startswith("libcudnn_graph")]
+    check(asked and asked[0] == "libcudnn_graph.so.%s" % version, "the dispatcher asks for the full version first",
+          asked, p.stderr[-3000:])
+    got = dict(found)
+    check(got.get("libcudnn_graph.so.%s" % version) == os.path.join(farm, "libcudnn_graph.so.%s" % version),
+          "and takes it from its own directory", found)
+    doc = scan_json(["--root", farm])
+    c = the_copy(doc, farm, 9)
+    check(c["complete"] and not findings(doc, "incomplete-copy"), "the scan agrees: the copy is complete", dump(doc))
+
+
+def loader_found(debug):
+    """[(name, file found or None)] from LD_DEBUG=libs output, in the loader's order."""
+    out = []
+    cur = None
+    tried = []
+    inits = set()
+    lines = debug.splitlines()
+    for line in lines:
+        text = line.split(":", 1)[1].strip() if ":" in line else ""
+        if text.startswith("calling init: "):
+            inits.add(text[len("calling init: "):])
+    for line in lines + ["0: find library=END"]:
+        text = line.split(":", 1)[1].strip() if ":" in line else ""
+        if text.startswith("find library="):
+            if cur is not None:
+                out.append((cur, tried[-1] if tried and tried[-1] in inits else None))
+            cur = text[len("find library="):].split(" ")[0]
+            tried = []
+        elif text.startswith("trying file="):
+            tried.append(text[len("trying file="):])
+    return out
+
+
+@scenario
+def symlink_farm():
+    """A directory of links into another copy is that copy, not a second one."""
+    root = tmpdir()
+    real = make_copy(os.path.join(root, "real"), "9.1.0")
+    farm = os.path.join(root, "farm")
+    os.makedirs(farm)
+    for n in os.listdir(real):
+        os.symlink(os.path.join("..", "real", n), os.path.join(farm, n))
+    other = make_copy(os.path.join(root, "other"), "9.1.0")
+    doc = scan_json(["--root", farm])
+    c = the_copy(doc, farm, 9)
+    r = the_copy(doc, real, 9)
+    check(c["links_into"] == real and c["same_as"] == r["id"], "the farm is the copy it links into", c)
+    check("symlink farm target" in r["sources"], "whose directory is scanned too", r)
+    check(not findings(doc, "multiple-copies"), "one copy, not two", dump(doc))
+    doc = scan_json(["--root", root])
+    m = findings(doc, "multiple-copies")
+    check(len(m) == 1 and m[0]["message"].startswith("2 different") and farm not in m[0]["paths"],
+          "real and other are two; the farm is not a third", dump(doc))
+    out = scan_human(["--root", farm])
+    check("links into:  %s [copy %d]" % (real, r["id"]) in out, "the table says so", out)
+
+
+@scenario
+def toolkits():
+    """Where /usr/local/cuda, CUDA_HOME and CUDA_PATH point, and which toolkit version is there."""
+    root = tmpdir()
+    a = os.path.join(root, "cuda-12.4")
+    make_copy(os.path.join(a, "lib64"), "9.1.0")
+    with open(os.path.join(a, "version.json"), "w") as f:
+        json.dump({"cuda": {"name": "CUDA SDK", "version": "12.4.1"}, "cuda_cudart": {"version": "12.4.127"}}, f)
+    os.symlink("cuda-12.4", os.path.join(root, "cuda"))
+    b = os.path.join(root, "cuda-13.0")
+    os.makedirs(os.path.join(b, "dist-info", "nvidia_cuda_runtime-13.0.96.dist-info"))
+    doc = scan_json(["--root", root], env={"CUDA_HOME": os.path.join(root, "cuda"), "CUDA_PATH": b})
+    t = {x["what"]: x for x in doc["cuda_toolkits"]}
+    check(t["CUDA_HOME"]["real_path"] == a and t["CUDA_HOME"]["version"] == "12.4.1" and
+          t["CUDA_HOME"]["version_from"] == os.path.join(root, "cuda", "version.json"),
+          "CUDA_HOME: where it points, version.json", t)
+    check(t["CUDA_HOME"]["copy"] == the_copy(doc, os.path.join(a, "lib64"), 9)["id"], "and its cuDNN copy", t)
+    check(t["CUDA_PATH"]["version"] == "13.0.96" and "nvidia_cuda_runtime" in t["CUDA_PATH"]["version_from"],
+          "CUDA_PATH: the runtime's dist-info", t)
+    if os.path.lexists("/usr/local/cuda"):
+        u = t.get("/usr/local/cuda")
+        check(u and u["real_path"] == os.path.realpath("/usr/local/cuda"), "/usr/local/cuda and where it points", t)
+        if os.path.isdir("/usr/local/cuda/dist-info") or os.path.exists("/usr/local/cuda/version.json"):
+            check(u["version"], "with its version", u)
+    out = scan_human(["--root", root], env={"CUDA_HOME": os.path.join(root, "cuda")})
+    check("CUDA_HOME        %s/cuda -> %s: CUDA 12.4.1" % (root, a) in out, "the table says so", out)
 
 
 def main():
