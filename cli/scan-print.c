@@ -4,6 +4,7 @@
  * valid UTF-8 whatever they hold, a terminal gets no control characters.
  */
 #include "scan-int.h"
+#include "rules.h"
 
 #include <string.h>
 #include <time.h>
@@ -328,9 +329,13 @@ scan_print_human(FILE *f, const struct scan_result *r)
 		fprintf(f, "\nFindings: %zu error%s, %zu warning%s, %zu info (causes and fixes: docs/conflicts.md)\n",
 		    nerr, nerr == 1 ? "" : "s", nwarn, nwarn == 1 ? "" : "s", ninfo);
 		for (size_t i = 0; i < r->nfindings; i++) {
+			const char *fix = spy_rule_fix(r->findings[i].id);
+
 			fprintf(f, "  %-8s %-24s ", r->findings[i].severity, r->findings[i].id);
 			hs(f, r->findings[i].message);
 			fputc('\n', f);
+			if (fix)
+				fprintf(f, "  %-8s %-24s fix: %s\n", "", "", fix);
 		}
 	}
 	if (r->ntoolkits) {
@@ -375,6 +380,7 @@ scan_print_human(FILE *f, const struct scan_result *r)
 	}
 	if (r->for_) {
 		const struct scan_for *fo = r->for_;
+		const struct scan_resolution *first = NULL;
 
 		fputs("\nFor ", f);
 		hs(f, fo->abs);
@@ -382,12 +388,24 @@ scan_print_human(FILE *f, const struct scan_result *r)
 		if (fo->links_cudnn) {
 			fputs(" that links", f);
 			for (size_t i = 0; i < fo->nres; i++) {
-				fputs(i ? ", " : " ", f);
-				hs(f, fo->res[i].name);
+				if (strcmp(fo->res[i]->needed_by, fo->abs) != 0)
+					continue;
+				fputs(first ? ", " : " ", f);
+				hs(f, fo->res[i]->name);
+				first = fo->res[i];
 			}
-		} else {
-			fputs(" that does not link cuDNN: a dlopen() from it would go like this", f);
 		}
+		for (size_t i = 0; i < fo->nres; i++) {
+			if (!fo->loads_cudnn || strcmp(fo->res[i]->needed_by, fo->abs) == 0)
+				continue;
+			fputs(first ? ", and loads " : " that loads ", f);
+			hs(f, fo->res[i]->name);
+			fputs(" through ", f);
+			hs(f, fo->res[i]->needed_by);
+			first = fo->res[i];
+		}
+		if (!fo->loads_cudnn)
+			fputs(" that does not link cuDNN, nor do its dependencies: a dlopen() from it would go like this", f);
 		fputs(")\n", f);
 		if (fo->elf.rpath) {
 			fputs("  DT_RPATH:   ", f);
@@ -404,8 +422,41 @@ scan_print_human(FILE *f, const struct scan_result *r)
 			hs(f, fo->origin);
 			fputc('\n', f);
 		}
+		fprintf(f, "  Loads, in the loader's order (run by %s):\n", scan_resolve_user());
+		for (size_t i = 1; i < fo->nobj; i++) {
+			const struct scan_object *o = &fo->obj[i];
+
+			fputs("    ", f);
+			hs(f, o->names.n ? o->names.v[0] : o->path);
+			fputs(" -> ", f);
+			hs(f, o->path);
+			if (o->loader >= 0) {
+				fputs(", needed by ", f);
+				hs(f, fo->obj[o->loader].path);
+			}
+			fputs(", ", f);
+			fputs(o->loader >= 0 ? "found by " : "", f);
+			hs(f, o->rule);
+			fputc('\n', f);
+		}
+		for (size_t i = 0; i < fo->nneeds; i++) {
+			const struct scan_need *nd = &fo->needs[i];
+
+			if (nd->found >= 0)
+				continue;
+			fputs("    ", f);
+			hs(f, nd->name);
+			fputs(", needed by ", f);
+			hs(f, fo->obj[nd->object].path);
+			fputs(nd->r && nd->r->error ? ": the load fails: " : ": NOT FOUND\n", f);
+			if (nd->r && nd->r->error) {
+				hs(f, nd->r->error);
+				fputc('\n', f);
+			}
+		}
+		fputs("  cuDNN:\n", f);
 		for (size_t i = 0; i < fo->nres; i++)
-			human_resolution(f, &fo->res[i], 1);
+			human_resolution(f, fo->res[i], 1);
 	}
 }
 
@@ -542,6 +593,10 @@ json_resolution(FILE *f, const struct scan_resolution *res, const char *indent)
 		fprintf(f, ", \"copy\": %d", res->copy);
 	else
 		fputs(", \"copy\": null", f);
+	fputs(", \"needed_by\": ", f);
+	js(f, res->needed_by);
+	fputs(", \"unreadable\": ", f);
+	json_strv(f, &res->denied);
 	fprintf(f, ",\n%s \"steps\": [", indent);
 	for (size_t i = 0; i < res->nsteps; i++) {
 		const struct scan_step *s = &res->steps[i];
@@ -635,6 +690,8 @@ scan_print_json(FILE *f, const struct scan_result *r)
 		js(f, fd->message);
 		fputs(", \"paths\": ", f);
 		json_strv(f, &fd->paths);
+		fputs(", \"fix\": ", f);
+		js(f, spy_rule_fix(fd->id));
 		fputc('}', f);
 	}
 	fputs("],\n  \"cuda_toolkits\": [", f);
@@ -684,10 +741,54 @@ scan_print_json(FILE *f, const struct scan_result *r)
 		fprintf(f, ", \"secure\": %s, \"nodeflib\": %s, \"needed\": ", fo->secure ? "true" : "false",
 		    fo->elf.nodeflib ? "true" : "false");
 		json_strv(f, &fo->elf.needed);
+		fprintf(f, ", \"loads_cudnn\": %s, \"user\": ", fo->loads_cudnn ? "true" : "false");
+		js(f, scan_resolve_user());
+		fputs(",\n    \"objects\": [", f);
+		for (size_t i = 0; i < fo->nobj; i++) {
+			const struct scan_object *o = &fo->obj[i];
+
+			fputs(i ? ",\n      " : "\n      ", f);
+			fputs("{\"path\": ", f);
+			js(f, o->path);
+			fputs(", \"real_path\": ", f);
+			js(f, o->real);
+			fputs(", \"names\": ", f);
+			json_strv(f, &o->names);
+			fputs(", \"needed_by\": ", f);
+			js(f, o->loader >= 0 ? fo->obj[o->loader].path : NULL);
+			fputs(", \"rule\": ", f);
+			js(f, o->rule);
+			fputs(", \"rpath\": ", f);
+			js(f, o->elf.rpath);
+			fputs(", \"runpath\": ", f);
+			js(f, o->elf.runpath);
+			fputc('}', f);
+		}
+		fputs("],\n    \"not_found\": [", f);
+		{
+			int n = 0;
+
+			for (size_t i = 0; i < fo->nneeds; i++) {
+				const struct scan_need *nd = &fo->needs[i];
+
+				if (nd->found >= 0)
+					continue;
+				fputs(n++ ? ", " : "", f);
+				fputs("{\"name\": ", f);
+				js(f, nd->name);
+				fputs(", \"needed_by\": ", f);
+				js(f, fo->obj[nd->object].path);
+				fputs(", \"error\": ", f);
+				js(f, nd->r ? nd->r->error : NULL);
+				fputc('}', f);
+			}
+		}
+		fputs("],\n    \"imports\": ", f);
+		json_strv(f, &fo->imports);
 		fputs(",\n    \"resolutions\": [", f);
 		for (size_t i = 0; i < fo->nres; i++) {
 			fputs(i ? ",\n      " : "\n      ", f);
-			json_resolution(f, &fo->res[i], "      ");
+			json_resolution(f, fo->res[i], "      ");
 		}
 		fputs("]}", f);
 	} else {

@@ -31,7 +31,7 @@
 #define CONF_DEPTH 8		/* nested "include" in ld.so.conf */
 
 static const char usage_text[] =
-	"usage: cudnnspy scan [--json] [--for PROGRAM_OR_LIBRARY] [--root DIR]... [--no-probe]\n"
+	"usage: cudnnspy scan [--json] [--for PROGRAM_OR_LIBRARY [--user NAME]] [--root DIR]... [--no-probe]\n"
 	"\n"
 	"Lists every cuDNN copy on this machine (loader cache, LD_LIBRARY_PATH, CUDA, system\n"
 	"directories, conda, Python wheels, TensorRT), what each is made of, and the conflicts\n"
@@ -40,6 +40,8 @@ static const char usage_text[] =
 	"\n"
 	"  --json               one JSON document on stdout instead of the table\n"
 	"  --for FILE           which copy FILE (a program or a library) would load, and why\n"
+	"  --user NAME          with --for: check that user NAME can read what the program\n"
+	"                       loads (default: the user running the scan)\n"
 	"  --root DIR           scan DIR and the directories below it instead of the usual\n"
 	"                       places (repeatable)\n"
 	"  --no-probe           never load a library, not even in the helper process\n"
@@ -156,7 +158,7 @@ usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fputs("\ncudnnspy: usage: cudnnspy scan [--json] [--for FILE] [--root DIR]... (see cudnnspy scan --help)\n",
+	fputs("\ncudnnspy: usage: cudnnspy scan [--json] [--for FILE [--user NAME]] [--root DIR]... (see cudnnspy scan --help)\n",
 	    stderr);
 	return EXIT_USAGE;
 }
@@ -1334,7 +1336,10 @@ resolve_subs(struct scan_result *r, struct scan_resolution *res, int major, cons
 		}
 		snprintf(names[nnames++], sizeof(names[0]), "libcudnn_%s.so.%d", expected[i], major);
 		for (int k = 0; k < nnames; k++) {
-			scan_resolve_from(&s->r, names[k], res->path, &elf, &r->cache);
+			if (r->for_ && res->object >= 0)
+				scan_for_dlopen(r->for_, res->object, &s->r, names[k], &r->cache);
+			else
+				scan_resolve_from(&s->r, names[k], res->path, &elf, &r->cache);
 			if (s->r.path || s->r.error || k == nnames - 1)
 				break;
 			scan_resolution_free(&s->r);
@@ -1413,6 +1418,115 @@ search_path_findings(struct scan_result *r)
 		free(d9);
 		free(d8);
 	}
+}
+
+/* ---- --for: what the loader would fail on ---- */
+
+static void
+unreadable_finding(struct scan_result *r, const char *context, const struct scan_resolution *res,
+		   const char *what)
+{
+	const char *user = scan_resolve_user();
+	struct scan_strv paths = { 0 };
+	char buf[4096];
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < res->denied.n; i++) {
+		int n = snprintf(buf + len, sizeof(buf) - len, "%s%s", len ? ", " : "", res->denied.v[i]);
+
+		if (n > 0 && (size_t)n < sizeof(buf) - len)
+			len += (size_t)n;
+		scan_strv_add(&paths, res->denied.v[i]);
+	}
+	if (res->path) {
+		scan_strv_add(&paths, res->path);
+		add_finding(r, "unreadable", "error", (const char *const *)paths.v,
+		    "%s: user %s cannot read %s: the loader passes over it and takes %s (%s, by %s) instead",
+		    context, user, buf, res->path, res->version[0] ? res->version : "version unknown", res->rule);
+	} else {
+		add_finding(r, "unreadable", "error", (const char *const *)paths.v,
+		    "%s: user %s cannot read %s: the loader passes over it and finds no other %s, so %s",
+		    context, user, buf, res->name, what);
+	}
+	scan_strv_free(&paths);
+}
+
+static void
+for_findings(struct scan_result *r)
+{
+	struct scan_for *fo = r->for_;
+	char *context = scan_xasprintf("for %s", fo->abs);
+	const char *fails = fo->elf.is_program ? "the program does not start" : "loading it fails";
+
+	/* Every DT_NEEDED found nowhere: the loader stops at the first one. */
+	for (size_t i = 0; i < fo->nneeds; i++) {
+		const struct scan_need *nd = &fo->needs[i];
+		const char *paths[] = { fo->obj[nd->object].path, NULL };
+
+		if (!nd->r || nd->r->path || nd->r->error)
+			continue;
+		if (nd->r->denied.n) {
+			unreadable_finding(r, context, nd->r, fails);
+			continue;
+		}
+		add_finding(r, "missing-library", "error", paths,
+		    "%s: %s, needed by %s, is found nowhere (%sLD_LIBRARY_PATH, %sthe cache and the default directories searched): %s (\"error while loading shared libraries: %s: cannot open shared object file\")",
+		    context, nd->name, fo->obj[nd->object].path, nd->r->nsteps && strcmp(nd->r->steps[0].rule, "DT_RPATH") == 0 ?
+		    "DT_RPATH, " : "", fo->obj[nd->object].elf.runpath ? "DT_RUNPATH, " : "", fails, nd->name);
+	}
+	/* A dispatcher the user cannot read, found after all or not. */
+	for (size_t k = 0; k < fo->nres; k++) {
+		const struct scan_resolution *res = fo->res[k];
+
+		if (res->denied.n && res->path)
+			unreadable_finding(r, context, res, fails);
+		else if (res->denied.n && !res->path && fo->nown)
+			unreadable_finding(r, context, res, "its dlopen() fails");
+		for (size_t i = 0; i < res->nsubs; i++) {
+			const struct scan_resolution *sr = &res->subs[i].r;
+
+			if (sr->denied.n)
+				unreadable_finding(r, context, sr, "every cuDNN call that needs it fails");
+		}
+	}
+	/* The cudnn* functions the program calls that the copy it gets does not have. */
+	if (fo->symbols_read && fo->exports.n) {
+		struct scan_strv missing = { 0 };
+		char buf[4096];
+		size_t len = 0;
+		const char *copy = NULL;
+		const char *version = NULL;
+
+		buf[0] = '\0';
+		for (size_t k = 0; k < fo->nres; k++)
+			if (fo->res[k]->path && !copy) {
+				copy = fo->res[k]->path;
+				version = fo->res[k]->version;
+			}
+		for (size_t i = 0; i < fo->imports.n; i++) {
+			int n;
+
+			if (scan_strv_has(&fo->exports, fo->imports.v[i]))
+				continue;
+			scan_strv_add(&missing, fo->imports.v[i]);
+			if (missing.n > 12)
+				continue;
+			n = snprintf(buf + len, sizeof(buf) - len, "%s%s", len ? ", " : "", fo->imports.v[i]);
+			if (n > 0 && (size_t)n < sizeof(buf) - len)
+				len += (size_t)n;
+		}
+		if (missing.n && copy) {
+			const char *paths[] = { copy, NULL };
+
+			add_finding(r, "missing-symbols", "error", paths,
+			    "%s: %s (%s) does not export %zu cudnn function%s the program imports: %s%s; a call to one stops the program (\"symbol lookup error: undefined symbol: %s\"), at start when it is linked with -z now",
+			    context, copy, version && version[0] ? version : "version unknown", missing.n,
+			    missing.n == 1 ? "" : "s", buf, missing.n > 12 ? ", ..." : "", missing.v[0]);
+		}
+		scan_strv_free(&missing);
+	}
+	free(context);
 }
 
 /* ---- symlink farms and toolkits ---- */
@@ -1776,6 +1890,20 @@ cudnnspy_scan_main(int argc, char **argv)
 			scan_strv_add(&r.roots, v);
 			continue;
 		}
+		if (option_value(argc, argv, &i, "--user", &v)) {
+			char why[128];
+
+			if (!v || !v[0]) {
+				free_result(&r);
+				return usage_error("--user needs a user name");
+			}
+			if (scan_resolve_set_user(v, why, sizeof(why)) != 0) {
+				usage_error("--user %s: %s", v, why);
+				free_result(&r);
+				return EXIT_USAGE;
+			}
+			continue;
+		}
 		if (option_value(argc, argv, &i, "--for", &v)) {
 			if (!v || !v[0]) {
 				free_result(&r);
@@ -1828,7 +1956,7 @@ cudnnspy_scan_main(int argc, char **argv)
 		search_path_findings(&r);
 	if (r.for_) {
 		for (size_t k = 0; k < r.for_->nres; k++) {
-			struct scan_resolution *res = &r.for_->res[k];
+			struct scan_resolution *res = r.for_->res[k];
 			int major = dispatcher_major(res->name);
 			char *context = scan_xasprintf("for %s", r.for_->abs);
 
@@ -1838,6 +1966,8 @@ cudnnspy_scan_main(int argc, char **argv)
 			free(context);
 		}
 	}
+	if (r.for_)
+		for_findings(&r);
 	if (r.json)
 		scan_print_json(stdout, &r);
 	else

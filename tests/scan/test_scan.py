@@ -661,11 +661,21 @@ def for_loader():
     out = scan_human(["--root", root, "--for", dl])
     check("does not link cuDNN" in out, "the table says it does not link cuDNN", out)
 
-    # Sub-libraries the dispatcher would take from elsewhere: DT_RPATH to b, LD_LIBRARY_PATH to a.
+    # A dispatcher without DT_RUNPATH (the fake) searches the program's DT_RPATH for its sub-libraries
+    # before LD_LIBRARY_PATH, as glibc's dlopen() does: b's dispatcher takes b's own.
     doc = scan_json(["--root", root, "--for", rpath], env={"LD_LIBRARY_PATH": a})
+    check(not findings(doc, "sublib-version-mismatch"), "b's dispatcher gets b's sub-libraries", dump(doc))
+    subs = doc["for"]["resolutions"][0]["sublibraries"]
+    check(len(subs) == 7 and all(s["path"].startswith(b + "/") and s["rule"] == "DT_RPATH" for s in subs),
+          "each sub-library, from b, by the program's DT_RPATH", subs)
+    # Sub-libraries the dispatcher would take from elsewhere: DT_RPATH to a dispatcher alone, LD_LIBRARY_PATH to a.
+    alone = make_copy(os.path.join(root, "alone"), "9.19.0", subs=[])
+    rpath2 = os.path.join(root, "rpath2")
+    compile_c(src, rpath2, ["-Wl,--disable-new-dtags", "-Wl,-rpath," + alone] + link)
+    doc = scan_json(["--root", root, "--for", rpath2], env={"LD_LIBRARY_PATH": a})
     m = findings(doc, "sublib-version-mismatch")
     check(len(m) == 1 and "9.19.0" in m[0]["message"] and "9.1.0, by LD_LIBRARY_PATH" in m[0]["message"],
-          "b's dispatcher would load a's sub-libraries", dump(doc))
+          "the lone dispatcher would load a's sub-libraries", dump(doc))
     subs = doc["for"]["resolutions"][0]["sublibraries"]
     check(len(subs) == 7 and all(s["mismatch"] and s["path"].startswith(a + "/") for s in subs),
           "each sub-library, from a", subs)
@@ -849,26 +859,244 @@ def full_version_names():
 
 
 def loader_found(debug):
-    """[(name, file found or None)] from LD_DEBUG=libs output, in the loader's order."""
+    """[(name, file found or None)] from LD_DEBUG=libs output, in the loader's order: the last file
+    tried for each name, unless the loader then failed on that name."""
     out = []
     cur = None
+    cur_late = False
     tried = []
+    failed = set()
     inits = set()
-    lines = debug.splitlines()
-    for line in lines:
+    for line in debug.splitlines():
+        if "error while loading shared libraries: " in line:
+            failed.add(line.split("error while loading shared libraries: ", 1)[1].split(":")[0])
         text = line.split(":", 1)[1].strip() if ":" in line else ""
         if text.startswith("calling init: "):
             inits.add(text[len("calling init: "):])
-    for line in lines + ["0: find library=END"]:
+    started = False
+    for line in debug.splitlines() + ["0: find library=END"]:
         text = line.split(":", 1)[1].strip() if ":" in line else ""
         if text.startswith("find library="):
             if cur is not None:
-                out.append((cur, tried[-1] if tried and tried[-1] in inits else None))
+                # Started: what was found got its init called. Failed at start: all but the failed name.
+                ok = tried and (tried[-1] in inits if not failed else cur not in failed)
+                # After the start, only a dispatcher's dlopen() of its sub-libraries is the scan's business
+                # (not what those sub-libraries need in turn).
+                if not cur_late or cur.startswith("libcudnn_"):
+                    out.append((cur, tried[-1] if ok else None))
             cur = text[len("find library="):].split(" ")[0]
+            cur_late = started
             tried = []
+        elif text.startswith("transferring control: "):
+            started = True
         elif text.startswith("trying file="):
             tried.append(text[len("trying file="):])
     return out
+
+
+def run_debug(prog, env=None, user=None):
+    """The program run with LD_DEBUG=libs (as user, a pwd entry): (exit status, what the loader found)."""
+    pre = None
+    if user is not None:
+        def pre():
+            os.setgid(user.pw_gid)
+            os.setgroups([])
+            os.setuid(user.pw_uid)
+    e = dict(env or {})
+    e["LD_DEBUG"] = "libs"
+    p = subprocess.run([prog], env=clean_env(e), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=60, preexec_fn=pre)
+    return p.returncode, loader_found(p.stderr), p.stderr
+
+
+def agrees(doc, found, what, debug=""):
+    """Each name the loader searched for: the scan found the same file (or none, where the loader found none)."""
+    objs = doc["for"]["objects"]
+    missing = {m["name"] for m in doc["for"]["not_found"]}
+    subs = {}
+    for r in doc["for"]["resolutions"]:
+        for sl in r.get("sublibraries", []):
+            subs[sl["name"]] = sl
+    check(found, "%s: the loader searched for something" % what, debug[-2000:])
+    for name, path in found:
+        if name.startswith("libcudnn_"):
+            # A dispatcher's dlopen(): the name it found is the scan's answer for that sub-library.
+            if path is not None:
+                check(name in subs and os.path.realpath(subs[name]["path"] or "") == os.path.realpath(path),
+                      "%s: the dispatcher took %s for %s, the scan says %s" % (what, path, name, subs.get(name)),
+                      debug[-2000:])
+            continue
+        got = [o for o in objs if name in o["names"]]
+        if path is None:
+            check(not got and name in missing, "%s: the loader found no %s; the scan must say so" % (what, name),
+                  json.dumps(doc["for"], indent=1)[:3000])
+            continue
+        check(len(got) == 1 and os.path.realpath(got[0]["path"]) == os.path.realpath(path),
+              "%s: the loader took %s for %s, the scan says %s" % (what, path, name, [o["path"] for o in got]),
+              json.dumps(objs, indent=1)[:3000], debug[-2000:])
+
+
+PLUGIN_C = "unsigned long cudnnGetVersion(void);\nunsigned long plugin_version(void) { return cudnnGetVersion(); }\n"
+MAIN_C = ("#include <stdio.h>\nunsigned long plugin_version(void);\n"
+          "int main(void) { printf(\"%lu\\n\", plugin_version()); return 0; }\n")
+
+
+def build_plugin_app(root, plugin_paths, prog_paths, cudnn_dir=None):
+    """root/app/prog needs libplugin.so (in root/app/lib), which needs libcudnn.so.9: each with the link
+    options given (-rpath and the dtags)."""
+    lib = os.path.join(root, "app", "lib")
+    os.makedirs(lib, exist_ok=True)
+    for name, text in (("plugin.c", PLUGIN_C), ("main.c", MAIN_C)):
+        with open(os.path.join(root, name), "w") as f:
+            f.write(text)
+    compile_c(os.path.join(root, "plugin.c"), os.path.join(lib, "libplugin.so"),
+              ["-shared", "-fPIC", "-Wl,-soname,libplugin.so"] + plugin_paths +
+              ["-Wl,--no-as-needed", "-L" + (cudnn_dir or os.path.dirname(FAKE9)), "-l:libcudnn.so.9"])
+    prog = os.path.join(root, "app", "prog")
+    compile_c(os.path.join(root, "main.c"), prog, prog_paths + ["-L" + lib, "-lplugin"])
+    return prog
+
+
+@scenario
+def for_plugin():
+    """--for follows the whole tree: a plugin with its own RUNPATH to a bundled copy, as LD_DEBUG=libs says."""
+    root = tmpdir()
+    bundled = make_copy(os.path.join(root, "app", "bundled"), "9.3.0")
+    other = make_copy(os.path.join(root, "other"), "9.1.0")
+    prog = build_plugin_app(root, ["-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN/../bundled"],
+                            ["-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN/lib"])
+    for llp in (None, other):
+        env = {"LD_LIBRARY_PATH": llp} if llp else {}
+        what = "a plugin's RUNPATH (LD_LIBRARY_PATH %s)" % llp
+        rc, found, debug = run_debug(prog, env)
+        check(rc == 0, "%s: the program runs" % what, debug[-2000:])
+        doc = scan_json(["--root", root, "--for", prog], env=env)
+        agrees(doc, found, what, debug)
+        check(not doc["for"]["links_cudnn"] and doc["for"]["loads_cudnn"], "%s: loads cuDNN, not linked" % what,
+              doc["for"])
+        r = compare(doc, "libcudnn.so.9", (None, None) if False else ("x", os.path.realpath(dict(found)["libcudnn.so.9"])),
+                    what)
+        check(r["needed_by"] == os.path.join(root, "app", "lib", "libplugin.so"), "%s: needed by the plugin" % what, r)
+        check(r["version"] == ("9.1.0" if llp else "9.3.0") and r["copy"] is not None,
+              "%s: the copy and its version" % what, r)
+    out = scan_human(["--root", root, "--for", prog])
+    check("loads libcudnn.so.9 through %s/app/lib/libplugin.so" % root in out and "does not link" not in out,
+          "the table says cuDNN comes in through the plugin", out)
+    check("libcudnn.so.9 -> %s/app/lib/../bundled/libcudnn.so.9, needed by %s/app/lib/libplugin.so, found by DT_RUNPATH"
+          % (root, root) in out, "which file and why", out)
+
+
+@scenario
+def for_rpath():
+    """DT_RPATH is inherited: a plugin without paths searches the program's DT_RPATH first; a RUNPATH stops that."""
+    root = tmpdir()
+    mine = make_copy(os.path.join(root, "mine"), "9.2.0")
+    other = make_copy(os.path.join(root, "other"), "9.1.0")
+    for plugin_paths, rule in (([], "DT_RPATH"),
+                               (["-Wl,--enable-new-dtags", "-Wl,-rpath," + os.path.join(root, "nowhere")],
+                                "LD_LIBRARY_PATH")):
+        sub = tempfile.mkdtemp(dir=root)
+        prog = build_plugin_app(sub, plugin_paths, ["-Wl,--disable-new-dtags",
+                                                    "-Wl,-rpath,$ORIGIN/lib:" + mine])
+        env = {"LD_LIBRARY_PATH": other}
+        what = "program DT_RPATH, plugin %s" % (plugin_paths or "without paths")
+        rc, found, debug = run_debug(prog, env)
+        check(rc == 0, "%s: the program runs" % what, debug[-2000:])
+        doc = scan_json(["--root", root, "--for", prog], env=env)
+        agrees(doc, found, what, debug)
+        r = [x for x in doc["for"]["resolutions"] if x["name"] == "libcudnn.so.9"][0]
+        check(r["rule"] == rule, "%s: found by %s, not %s" % (what, rule, r["rule"]), r)
+        if rule == "DT_RPATH":
+            check(r["path"].startswith(mine + "/") and "the DT_RPATH of %s" % prog in r["steps"][-1]["outcome"],
+                  "%s: the program's DT_RPATH, inherited, said so" % what, r)
+
+
+@scenario
+def for_missing():
+    """A needed libcudnn.so.8 found nowhere is an error finding with its fix, never "Findings: none"."""
+    root = tmpdir()
+    d8 = make_copy(os.path.join(root, "gone8"), "8.9.7")
+    src = os.path.join(root, "main.c")
+    with open(src, "w") as f:
+        f.write("unsigned long cudnnGetVersion(void);\nint main(void) { return cudnnGetVersion() ? 0 : 1; }\n")
+    prog = os.path.join(root, "prog8")
+    compile_c(src, prog, ["-L" + d8, "-l:libcudnn.so.8"])
+    shutil.rmtree(d8)
+    empty = os.path.join(root, "empty")
+    os.makedirs(empty)
+    rc, found, debug = run_debug(prog)
+    check(rc != 0 and ("libcudnn.so.8", None) in found, "the loader finds no libcudnn.so.8", found, debug[-2000:])
+    doc = scan_json(["--root", empty, "--for", prog])
+    agrees(doc, found, "libcudnn.so.8 missing", debug)
+    m = findings(doc, "missing-library")
+    check(len(m) == 1 and m[0]["severity"] == "error" and "libcudnn.so.8" in m[0]["message"] and
+          "cannot open shared object file" in m[0]["message"], "one missing-library error", dump(doc))
+    out = scan_human(["--root", empty, "--for", prog])
+    check("Findings: none" not in out and "missing-library" in out and "libcudnn.so.8, needed by %s: NOT FOUND" % prog
+          in out, "the table says so", out)
+
+
+@scenario
+def for_unreadable():
+    """A resolved copy the user cannot read: the loader passes over it; --user checks for that user."""
+    import pwd
+    try:
+        nobody = pwd.getpwnam("nobody")
+    except KeyError:
+        raise Skip("no user nobody")
+    root = tmpdir()
+    os.chmod(root, 0o755)
+    bundled = make_copy(os.path.join(root, "app", "bundled"), "9.3.0")
+    prog = build_plugin_app(root, ["-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN/../bundled"],
+                            ["-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN/lib"])
+    os.chmod(os.path.join(bundled, "libcudnn.so.9.3.0"), 0)
+    doc = scan_json(["--root", root, "--for", prog])
+    check(not [f for f in findings(doc, "unreadable") if f["severity"] == "error"] or os.getuid() != 0,
+          "root reads it: no error for root", dump(doc))
+    rc, found, debug = run_debug(prog, user=nobody)
+    doc = scan_json(["--root", root, "--for", prog, "--user", "nobody"])
+    agrees(doc, found, "run by nobody", debug)
+    r = [x for x in doc["for"]["resolutions"] if x["name"] == "libcudnn.so.9"][0]
+    check(r["unreadable"] == [os.path.join(root, "app", "lib", "..", "bundled", "libcudnn.so.9")] and
+          any(s["outcome"].startswith("skipped: user nobody cannot read it (mode 0000)") for s in r["steps"]),
+          "passed over, and why", r)
+    u = [f for f in findings(doc, "unreadable") if f["severity"] == "error"]
+    check(len(u) == 1 and "user nobody cannot read" in u[0]["message"] and "passes over it" in u[0]["message"],
+          "one unreadable error for the copy the program would get", dump(doc))
+    check(doc["for"]["user"] == "nobody", "the user named", doc["for"]["user"])
+    p, _ = run_scan(["--for", prog, "--user", "no-such-user-here"])
+    check(p.returncode == 2 and b"no such user" in p.stderr, "an unknown user is a usage error", p.stderr)
+
+
+@scenario
+def for_symbols():
+    """The cudnn* functions the program imports against what the copy it gets exports."""
+    root = tmpdir()
+    a = make_copy(os.path.join(root, "a"), "9.1.0")
+    # Built against a cuDNN that has one more function than the copy it gets.
+    stub = os.path.join(root, "newer")
+    os.makedirs(stub)
+    with open(os.path.join(root, "stub.c"), "w") as f:
+        f.write("unsigned long cudnnGetVersion(void) { return 0; }\nint cudnnNoSuchFunctionAnywhere(void) { return 0; }\n")
+    compile_c(os.path.join(root, "stub.c"), os.path.join(stub, "libcudnn.so.9"),
+              ["-shared", "-fPIC", "-Wl,-soname,libcudnn.so.9"])
+    src = os.path.join(root, "main.c")
+    with open(src, "w") as f:
+        f.write("unsigned long cudnnGetVersion(void);\nint cudnnNoSuchFunctionAnywhere(void);\n"
+                "int main(int argc, char **argv) { if (argc > 5) cudnnNoSuchFunctionAnywhere(); "
+                "return cudnnGetVersion() ? 0 : 1; }\n")
+    prog = os.path.join(root, "prog")
+    compile_c(src, prog, ["-Wl,-z,now", "-Wl,--enable-new-dtags", "-Wl,-rpath," + a, "-L" + stub, "-l:libcudnn.so.9"])
+    p = subprocess.run([prog], env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=30)
+    check(p.returncode != 0 and "undefined symbol: cudnnNoSuchFunctionAnywhere" in p.stderr,
+          "the loader stops on the missing function", p.stderr)
+    doc = scan_json(["--root", root, "--for", prog])
+    check(sorted(doc["for"]["imports"]) == ["cudnnGetVersion", "cudnnNoSuchFunctionAnywhere"], "the imports",
+          doc["for"]["imports"])
+    m = findings(doc, "missing-symbols")
+    check(len(m) == 1 and "cudnnNoSuchFunctionAnywhere" in m[0]["message"] and "cudnnGetVersion" not in
+          m[0]["message"], "one missing-symbols error naming it", dump(doc))
 
 
 @scenario
