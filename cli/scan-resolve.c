@@ -90,6 +90,7 @@ add_step(struct scan_resolution *r, const char *dir, const char *rule, const cha
 static struct {
 	int set;
 	uid_t uid;
+	gid_t gid;
 	gid_t groups[256];
 	int ngroups;
 	char name[64];
@@ -107,6 +108,7 @@ scan_resolve_set_user(const char *name, char *why, size_t whylen)
 	}
 	user.set = 1;
 	user.uid = pw->pw_uid;
+	user.gid = pw->pw_gid;
 	if (getgrouplist(pw->pw_name, pw->pw_gid, user.groups, &n) < 0) {
 		/* More groups than we keep: the primary one is enough to decide most cases. */
 		user.groups[0] = pw->pw_gid;
@@ -725,10 +727,10 @@ scan_for_resolve(struct scan_for *f, const char *target, const struct scan_cache
 	program = f->elf.is_program;
 	add_object(f, f->abs, NULL, -1, NULL, program);
 	f->origin = scan_xstrdup(f->obj[0].origin);
-	/* The kernel sets AT_SECURE when the program changes the user or group it runs as. */
+	/* The kernel sets AT_SECURE when the program changes the user or group it runs as (for --user, theirs). */
 	f->secure = program && stat(f->abs, &st) == 0 &&
-	    (((st.st_mode & S_ISUID) && st.st_uid != getuid()) ||
-	     ((st.st_mode & S_ISGID) && st.st_gid != getgid()));
+	    (((st.st_mode & S_ISUID) && st.st_uid != (user.set ? user.uid : getuid())) ||
+	     ((st.st_mode & S_ISGID) && st.st_gid != (user.set ? user.gid : getgid())));
 	/* ld.so is loaded before anything else, under its SONAME: a DT_NEEDED on it is no search. */
 	{
 		struct scan_elf self;

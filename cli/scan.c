@@ -1300,8 +1300,8 @@ resolve_subs(struct scan_result *r, struct scan_resolution *res, int major, cons
 	const char *const *expected = subs_of_major(major);
 	struct scan_strv paths = { 0 };
 	struct scan_elf elf;
-	char buf[4096];
-	size_t len = 0;
+	char buf[4096], missing[2048];
+	size_t len = 0, mlen = 0, nmissing = 0;
 	int a = 0, b = 0, p = 0;
 	int have_version = res->version[0] && sscanf(res->version, "%d.%d.%d", &a, &b, &p) == 3;
 	char *ddir, *rd, *slash;
@@ -1319,6 +1319,7 @@ resolve_subs(struct scan_result *r, struct scan_resolution *res, int major, cons
 		*slash = '\0';
 	rd = realpath(ddir, NULL);
 	buf[0] = '\0';
+	missing[0] = '\0';
 	scan_strv_add(&paths, res->path);
 	for (size_t i = 0; expected[i]; i++) {
 		struct scan_subload *s;
@@ -1345,6 +1346,14 @@ resolve_subs(struct scan_result *r, struct scan_resolution *res, int major, cons
 			scan_resolution_free(&s->r);
 		}
 		describe(r, &s->r, 0);
+		if (!s->r.path && !s->r.denied.n && r->for_) {
+			/* Found nowhere by any name the dispatcher asks for: what this program's calls need is missing. */
+			int n = snprintf(missing + mlen, sizeof(missing) - mlen, "%s%s", mlen ? ", " : "", s->r.name);
+
+			if (n > 0 && (size_t)n < sizeof(missing) - mlen)
+				mlen += (size_t)n;
+			nmissing++;
+		}
 		if (!s->r.path || !res->version[0] || !s->r.version[0] || strcmp(s->r.version, res->version) == 0)
 			continue;
 		/* Next to the dispatcher, the copy's own check has spoken; here, what comes from elsewhere. */
@@ -1369,6 +1378,13 @@ resolve_subs(struct scan_result *r, struct scan_resolution *res, int major, cons
 		add_finding(r, "sublib-version-mismatch", "error", (const char *const *)paths.v,
 		    "%s: %s (%s) would load sub-libraries of another version: %s", context, res->path, res->version,
 		    buf);
+	if (nmissing) {
+		const char *dpaths[] = { res->path, NULL };
+
+		add_finding(r, "incomplete-copy", "error", dpaths,
+		    "%s: %s (%s) finds %zu of its %zu sub-libraries nowhere (%s, by every name it asks for): every call that needs one fails",
+		    context, res->path, res->version[0] ? res->version : "version unknown", nmissing, res->nsubs, missing);
+	}
 	scan_strv_free(&paths);
 	free(rd);
 	free(ddir);

@@ -856,6 +856,12 @@ def full_version_names():
     doc = scan_json(["--root", farm])
     c = the_copy(doc, farm, 9)
     check(c["complete"] and not findings(doc, "incomplete-copy"), "the scan agrees: the copy is complete", dump(doc))
+    # And --for names the same files as the loader, the sub-library the dispatcher opened included.
+    doc = scan_json(["--root", farm, "--for", prog])
+    agrees(doc, found, "the real dispatcher through a farm", p.stderr)
+    subs = doc["for"]["resolutions"][0]["sublibraries"]
+    check(subs[0]["name"] == "libcudnn_graph.so.%s" % version and subs[0]["path"].startswith(farm + "/"),
+          "--for: graph by its full-version name, from the farm", subs[0])
 
 
 def loader_found(debug):
@@ -1035,6 +1041,18 @@ def for_missing():
     check("Findings: none" not in out and "missing-library" in out and "libcudnn.so.8, needed by %s: NOT FOUND" % prog
           in out, "the table says so", out)
 
+    # The dispatcher is there, its sub-libraries are nowhere: incomplete for this program.
+    alone = make_copy(os.path.join(root, "alone8"), "8.9.7", subs=[])
+    prog2 = os.path.join(root, "prog8b")
+    compile_c(src, prog2, ["-Wl,--enable-new-dtags", "-Wl,-rpath," + alone, "-L" + alone, "-l:libcudnn.so.8"])
+    doc = scan_json(["--root", empty, "--for", prog2])
+    subs = doc["for"]["resolutions"][0]["sublibraries"]
+    if any(x["path"] for x in subs):
+        raise Skip("this machine has cuDNN 8 sub-libraries on the search path")
+    m = [f for f in findings(doc, "incomplete-copy") if f["message"].startswith("for " + prog2)]
+    check(len(m) == 1 and "finds 6 of its 6 sub-libraries nowhere" in m[0]["message"] and
+          "libcudnn_ops_infer.so.8" in m[0]["message"], "an incomplete-copy error for this program", dump(doc))
+
 
 @scenario
 def for_unreadable():
@@ -1064,6 +1082,31 @@ def for_unreadable():
     check(len(u) == 1 and "user nobody cannot read" in u[0]["message"] and "passes over it" in u[0]["message"],
           "one unreadable error for the copy the program would get", dump(doc))
     check(doc["for"]["user"] == "nobody", "the user named", doc["for"]["user"])
+    # A set-uid program run by nobody: the kernel sets AT_SECURE, the loader ignores LD_LIBRARY_PATH.
+    if os.getuid() == 0:
+        a = make_copy(os.path.join(root, "a"), "9.1.0")
+        b = make_copy(os.path.join(root, "b"), "9.2.0")
+        src = os.path.join(root, "where.c")
+        with open(src, "w") as f:
+            f.write(WHERE_C)
+        suid = os.path.join(root, "suid")
+        compile_c(src, suid, ["-Wl,--enable-new-dtags", "-Wl,-rpath," + b, "-Wl,--no-as-needed", FAKE9, "-ldl"])
+        os.chmod(suid, 0o4755)
+
+        def as_nobody():
+            os.setgid(nobody.pw_gid)
+            os.setgroups([])
+            os.setuid(nobody.pw_uid)
+        q = subprocess.run([suid], env=clean_env({"LD_LIBRARY_PATH": a}), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True, timeout=30, preexec_fn=as_nobody)
+        lines = q.stdout.splitlines()
+        loaded = (lines[0], lines[1]) if q.returncode == 0 and len(lines) == 2 else (None, q.stdout + q.stderr)
+        doc = scan_json(["--root", root, "--for", suid, "--user", "nobody"], env={"LD_LIBRARY_PATH": a})
+        check(doc["for"]["secure"], "set-uid root, run by nobody: secure", doc["for"])
+        r = compare(doc, "libcudnn.so.9", loaded, "a set-uid program run by nobody")
+        check(r["rule"] == "DT_RUNPATH" and loaded[1].startswith(b + "/"), "LD_LIBRARY_PATH ignored", r, loaded)
+        doc = scan_json(["--root", root, "--for", suid], env={"LD_LIBRARY_PATH": a})
+        check(not doc["for"]["secure"], "run by its owner: not secure", doc["for"])
     p, _ = run_scan(["--for", prog, "--user", "no-such-user-here"])
     check(p.returncode == 2 and b"no such user" in p.stderr, "an unknown user is a usage error", p.stderr)
 
