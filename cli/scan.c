@@ -1480,8 +1480,13 @@ for_findings(struct scan_result *r)
 		const struct scan_need *nd = &fo->needs[i];
 		const char *paths[] = { fo->obj[nd->object].path, NULL };
 
-		if (!nd->r || nd->r->path || nd->r->error)
+		if (!nd->r || nd->r->path)
 			continue;
+		if (nd->r->error) {
+			add_finding(r, "not-a-library", "error", paths, "%s: %s, needed by %s, stops the load: %s: %s",
+			    context, nd->name, fo->obj[nd->object].path, nd->r->error, fails);
+			continue;
+		}
 		if (nd->r->denied.n) {
 			unreadable_finding(r, context, nd->r, fails);
 			continue;

@@ -630,6 +630,9 @@ def for_loader():
     loaded = loader_says(plain, env)
     r = compare(doc, "libcudnn.so.9", loaded, "a garbage file first on the path")
     check(r["error"] and bad in r["error"] and loaded[0] is None, "both stop at the garbage file", r, loaded)
+    m = [f for f in findings(doc, "not-a-library") if f["message"].startswith("for " + plain)]
+    check(len(m) == 1 and m[0]["severity"] == "error" and "stops the load" in m[0]["message"],
+          "an error finding for the program", dump(doc))
 
     # A library with its own RUNPATH ($ORIGIN of the library), loaded with dlopen() by a program.
     libdir = os.path.join(root, "pkg", "lib")
