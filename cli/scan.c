@@ -1871,6 +1871,7 @@ cudnnspy_scan_main(int argc, char **argv)
 	const char *for_target = NULL;
 	struct scan_strv seen = { 0 };
 	size_t budget = ROOT_BUDGET;
+	int user_given = 0;
 	int i;
 
 	memset(&r, 0, sizeof(r));
@@ -1923,6 +1924,7 @@ cudnnspy_scan_main(int argc, char **argv)
 				free_result(&r);
 				return EXIT_USAGE;
 			}
+			user_given = 1;
 			continue;
 		}
 		if (option_value(argc, argv, &i, "--for", &v)) {
@@ -1937,6 +1939,10 @@ cudnnspy_scan_main(int argc, char **argv)
 		if (a[0] == '-')
 			return usage_error("unknown option '%s'", a);
 		return usage_error("unexpected argument '%s'", a);
+	}
+	if (user_given && !for_target) {
+		free_result(&r);
+		return usage_error("--user needs --for: it says who runs that program");
 	}
 	r.machine = r.roots.n == 0;
 	scan_cache_load(&r.cache, NULL);

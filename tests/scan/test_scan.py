@@ -796,13 +796,15 @@ def usage():
     """Usage errors exit 2 with a message; --help exits 0."""
     for args, words in ((["--bogus"], "unknown option"), (["--root"], "--root needs"),
                         (["--root", "/nonexistent/dir"], "No such file"), (["--root", FAKE9], "not a directory"),
-                        (["--for", "/nonexistent/prog"], "not a program or library"), (["extra"], "unexpected")):
+                        (["--for", "/nonexistent/prog"], "not a program or library"), (["extra"], "unexpected"),
+                        (["--user", "nobody"], "--user needs --for"), (["--for", FAKE9, "--user"], "--user needs a")):
         p, _ = run_scan(args)
         err = p.stderr.decode(errors="replace")
         check(p.returncode == 2 and err.startswith("cudnnspy: ") and words in err and p.stdout == b"",
               "%s: exit 2 and '%s'" % (args, words), p.returncode, err)
     p, _ = run_scan(["--help"])
-    check(p.returncode == 0 and b"--for" in p.stdout and b"--root" in p.stdout, "--help", p.stdout)
+    check(p.returncode == 0 and b"--for" in p.stdout and b"--root" in p.stdout and b"--user NAME" in p.stdout,
+          "--help", p.stdout)
     p = subprocess.run([CLI, "--help"], stdout=subprocess.PIPE, universal_newlines=True)
     check(p.returncode == 0 and "cudnnspy scan" in p.stdout, "cudnnspy --help mentions scan", p.stdout)
 
