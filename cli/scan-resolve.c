@@ -24,12 +24,15 @@
  * by, or its SONAME) is that object, searched for no more; so is a file
  * found that is one loaded already (same device and inode).
  *
- * Not modelled: the glibc-hwcaps and legacy hwcap subdirectories of each
- * directory, and LD_PRELOAD.
+ * In each directory of those lists (not for the cache's answer), the
+ * glibc-hwcaps and legacy hwcap subdirectories come first (hwcap_subdirs).
+ *
+ * Not modelled: LD_PRELOAD, the cache's hwcap entries.
  */
 #include "scan-int.h"
 
 #include <errno.h>
+#include <gnu/libc-version.h>
 #include <grp.h>
 #include <limits.h>
 #include <pwd.h>
@@ -277,6 +280,76 @@ try_file(struct scan_resolution *r, const char *dir, const char *file, const cha
 }
 
 /*
+ * The subdirectories the loader tries in each directory before the
+ * directory itself: glibc-hwcaps/x86-64-vN for each level this CPU
+ * supports (glibc 2.33 and later), then the legacy hwcap directories of
+ * the x86_64 platform (up to glibc 2.36), as LD_DEBUG=libs lists them.
+ * A "haswell" or "xeon_phi" platform is not modelled.
+ */
+static const char *const *
+hwcap_subdirs(void)
+{
+	static const char *subs[16];
+	static int done;
+	size_t n = 0;
+
+	if (done)
+		return subs;
+	done = 1;
+#if defined(__x86_64__)
+	{
+		int major = 0, minor = 0;
+
+		sscanf(gnu_get_libc_version(), "%d.%d", &major, &minor);
+		if (major > 2 || (major == 2 && minor >= 33)) {
+			__builtin_cpu_init();
+			if (__builtin_cpu_supports("x86-64-v4"))
+				subs[n++] = "glibc-hwcaps/x86-64-v4";
+			if (__builtin_cpu_supports("x86-64-v3"))
+				subs[n++] = "glibc-hwcaps/x86-64-v3";
+			if (__builtin_cpu_supports("x86-64-v2"))
+				subs[n++] = "glibc-hwcaps/x86-64-v2";
+		}
+		if (major == 2 && minor < 37) {
+			subs[n++] = "tls/x86_64/x86_64";
+			subs[n++] = "tls/x86_64";
+			subs[n++] = "tls";
+			subs[n++] = "x86_64/x86_64";
+			subs[n++] = "x86_64";
+		}
+	}
+#endif
+	subs[n] = NULL;
+	return subs;
+}
+
+/*
+ * Tries the hwcap subdirectories of dir, then dir/name (file). Only
+ * subdirectories that hold something under that name make a step: the
+ * rest would be a column of "not there".
+ */
+static int
+try_dir(struct scan_resolution *r, const char *dir, const char *file, const char *name, const char *rule)
+{
+	const char *const *subs = hwcap_subdirs();
+	struct stat st;
+
+	for (size_t i = 0; subs[i]; i++) {
+		char *sdir = scan_xasprintf("%s%s%s", dir, dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/", subs[i]);
+		char *sfile = scan_xasprintf("%s/%s", sdir, name);
+		int done = GO_ON;
+
+		if (lstat(sfile, &st) == 0)
+			done = try_file(r, sdir, sfile, rule);
+		free(sfile);
+		free(sdir);
+		if (done != GO_ON)
+			return done;
+	}
+	return try_file(r, dir, file, rule);
+}
+
+/*
  * The length of the dynamic string token NAME at p ("$NAME" or "${NAME}"),
  * or 0. Like glibc, "$NAME" counts only when a '/' or the end follows.
  */
@@ -373,7 +446,7 @@ search_list(struct scan_resolution *r, const char *list, const char *seps, const
 				}
 			}
 			file = scan_xasprintf("%s%s%s", dir, dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/", name);
-			done = try_file(r, dir, file, rule);
+			done = try_dir(r, dir, file, name, rule);
 			free(cwd);
 			free(file);
 			free(dir);
@@ -478,7 +551,7 @@ resolve(struct scan_resolution *r, const char *name, const struct search *o, con
 	defaults = scan_default_dirs();
 	for (size_t i = 0; defaults[i]; i++) {
 		char *file = scan_xasprintf("%s/%s", defaults[i], name);
-		int done = try_file(r, defaults[i], file, "default directories");
+		int done = try_dir(r, defaults[i], file, name, "default directories");
 
 		free(file);
 		if (done != GO_ON)

@@ -634,6 +634,27 @@ def for_loader():
     check(len(m) == 1 and m[0]["severity"] == "error" and "stops the load" in m[0]["message"],
           "an error finding for the program", dump(doc))
 
+    # The hwcap subdirectories of a directory come before it: glibc-hwcaps/x86-64-v2 (glibc 2.33 on), and
+    # the legacy tls/ and x86_64/ (up to glibc 2.36).
+    if os.uname().machine == "x86_64":
+        import ctypes
+        libc_version = ctypes.CDLL(None).gnu_get_libc_version
+        libc_version.restype = ctypes.c_char_p
+        major, minor = (int(x) for x in libc_version().decode().split(".")[:2])
+        cases = []
+        if (major, minor) >= (2, 33):
+            cases.append("glibc-hwcaps/x86-64-v2")
+        if (major, minor) < (2, 37):
+            cases += ["tls", "x86_64"]
+        for sub in cases:
+            hw = os.path.join(root, "hw-" + sub.replace("/", "-"))
+            make_copy(hw, "9.1.0")
+            make_copy(os.path.join(hw, sub), "9.4.0")
+            env = {"LD_LIBRARY_PATH": hw}
+            doc = scan_json(["--root", hw, "--for", plain], env=env)
+            r = compare(doc, "libcudnn.so.9", loader_says(plain, env), "a %s subdirectory" % sub)
+            check(r["path"] == os.path.join(hw, sub, "libcudnn.so.9"), "%s first" % sub, r)
+
     # A library with its own RUNPATH ($ORIGIN of the library), loaded with dlopen() by a program.
     libdir = os.path.join(root, "pkg", "lib")
     os.makedirs(libdir)
