@@ -637,6 +637,8 @@ json_resolution(FILE *f, const struct scan_resolution *res, const char *indent)
 				fprintf(f, ", \"copy\": %d", sr->copy);
 			else
 				fputs(", \"copy\": null", f);
+			fputs(", \"unreadable\": ", f);
+			json_strv(f, &sr->denied);
 			fprintf(f, ", \"mismatch\": %s}", res->subs[i].mismatch ? "true" : "false");
 		}
 		fputs("]", f);

@@ -966,6 +966,14 @@ def agrees(doc, found, what, debug=""):
         check(len(got) == 1 and os.path.realpath(got[0]["path"]) == os.path.realpath(path),
               "%s: the loader took %s for %s, the scan says %s" % (what, path, name, [o["path"] for o in got]),
               json.dumps(objs, indent=1)[:3000], debug[-2000:])
+    # The other way round, when the program started: each object the scan searched for, the loader did too
+    # (a name already loaded, by SONAME, is no search for either).
+    if all(path for name, path in found if not name.startswith("libcudnn_")):
+        searched = {name for name, _ in found}
+        for o in objs[1:]:
+            if o["rule"] and o["needed_by"] and o["rule"] != "a path":
+                check(o["names"][0] in searched, "%s: the scan searched for %s, the loader did not" % (what, o["names"][0]),
+                      json.dumps(objs, indent=1)[:3000], debug[-2000:])
 
 
 PLUGIN_C = "unsigned long cudnnGetVersion(void);\nunsigned long plugin_version(void) { return cudnnGetVersion(); }\n"
