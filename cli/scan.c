@@ -1766,6 +1766,48 @@ add_toolkit(struct scan_result *r, const char *what, const char *path)
 		toolkit_version(t);
 }
 
+/* 1 when path is one of the --root trees or below one. */
+static int
+under_roots(const struct scan_result *r, const char *path)
+{
+	for (size_t i = 0; i < r->roots.n; i++) {
+		char *root = realpath(r->roots.v[i], NULL);
+		size_t n = root ? strlen(root) : 0;
+		int in = root && strncmp(path, root, n) == 0 && (path[n] == '/' || path[n] == '\0' || n == 1);
+
+		free(root);
+		if (in)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * /usr/local/cuda, CUDA_HOME and CUDA_PATH naming different toolkits:
+ * builds and runs disagree. With --root, only between toolkits inside the
+ * roots, so that the answer does not depend on the machine.
+ */
+static void
+toolkit_findings(struct scan_result *r)
+{
+	for (size_t i = 0; i < r->ntoolkits; i++) {
+		const struct scan_toolkit *a = &r->toolkits[i];
+
+		for (size_t j = i + 1; j < r->ntoolkits; j++) {
+			const struct scan_toolkit *b = &r->toolkits[j];
+			const char *paths[] = { a->path, b->path, NULL };
+
+			if (!a->real || !b->real || strcmp(a->real, b->real) == 0 ||
+			    (!r->machine && (!under_roots(r, a->real) || !under_roots(r, b->real))))
+				continue;
+			add_finding(r, "toolkits-differ", "warning", paths,
+			    "%s is %s (CUDA %s) but %s is %s (CUDA %s): a build that takes one and a program that loads from the other get different toolkits",
+			    a->what, a->real, a->version[0] ? a->version : "version unknown", b->what, b->real,
+			    b->version[0] ? b->version : "version unknown");
+		}
+	}
+}
+
 static void
 toolkit_copies(struct scan_result *r)
 {
@@ -1979,6 +2021,7 @@ cudnnspy_scan_main(int argc, char **argv)
 		copy_findings(&r, r.copies[k]);
 	}
 	global_findings(&r);
+	toolkit_findings(&r);
 	if (r.machine)
 		search_path_findings(&r);
 	if (r.for_) {

@@ -1224,6 +1224,12 @@ def toolkits():
         check(u and u["real_path"] == os.path.realpath("/usr/local/cuda"), "/usr/local/cuda and where it points", t)
         if os.path.isdir("/usr/local/cuda/dist-info") or os.path.exists("/usr/local/cuda/version.json"):
             check(u["version"], "with its version", u)
+    d = findings(doc, "toolkits-differ")
+    check(d and any("CUDA_HOME is %s (CUDA 12.4.1) but CUDA_PATH is %s (CUDA 13.0.96)" % (a, b) in f["message"]
+                    for f in d), "two toolkits named: a toolkits-differ warning", dump(doc))
+    doc = scan_json(["--root", root], env={"CUDA_HOME": b, "CUDA_PATH": b + "/"})
+    check(not [f for f in findings(doc, "toolkits-differ") if "/usr/local/cuda " not in f["message"]],
+          "one toolkit by two spellings: no warning between them", dump(doc))
     out = scan_human(["--root", root], env={"CUDA_HOME": os.path.join(root, "cuda")})
     check("CUDA_HOME        %s/cuda -> %s: CUDA 12.4.1" % (root, a) in out, "the table says so", out)
 
