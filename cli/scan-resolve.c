@@ -105,6 +105,9 @@ scan_resolve_set_user(const char *name, char *why, size_t whylen)
 	struct passwd *pw = getpwnam(name);
 	int n = (int)(sizeof(user.groups) / sizeof(user.groups[0]));
 
+	/* A number is a user id, as for chown. */
+	if (!pw && name[0] && strspn(name, "0123456789") == strlen(name) && strlen(name) < 10)
+		pw = getpwuid((uid_t)strtoul(name, NULL, 10));
 	if (!pw) {
 		snprintf(why, whylen, "no such user");
 		return -1;

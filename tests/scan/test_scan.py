@@ -1116,6 +1116,8 @@ def for_unreadable():
     check(len(u) == 1 and "user nobody cannot read" in u[0]["message"] and "passes over it" in u[0]["message"],
           "one unreadable error for the copy the program would get", dump(doc))
     check(doc["for"]["user"] == "nobody", "the user named", doc["for"]["user"])
+    doc = scan_json(["--root", root, "--for", prog, "--user", str(nobody.pw_uid)])
+    check(doc["for"]["user"] == "nobody" and findings(doc, "unreadable"), "or the user's id", doc["for"]["user"])
     # A set-uid program run by nobody: the kernel sets AT_SECURE, the loader ignores LD_LIBRARY_PATH.
     if os.getuid() == 0:
         a = make_copy(os.path.join(root, "a"), "9.1.0")
