@@ -413,13 +413,43 @@ expand_tokens(const char *entry, const char *origin)
 	return out;
 }
 
+/* How $ORIGIN is judged under AT_SECURE: not at all, for a library's paths, for the program's. */
+enum { SECURE_NO, SECURE_LIBRARY, SECURE_PROGRAM };
+
+static int
+has_origin(const char *entry)
+{
+	for (const char *p = strchr(entry, '$'); p; p = strchr(p + 1, '$'))
+		if (token(p, "ORIGIN"))
+			return 1;
+	return 0;
+}
+
+/* dir is one of the default directories or below one (is_trusted_path_normalize). */
+static int
+in_system_dir(const char *dir)
+{
+	const char *const *defaults = scan_default_dirs();
+	char *real = realpath(dir, NULL);
+	const char *d = real ? real : dir;
+	int in = 0;
+
+	for (size_t i = 0; defaults[i] && !in; i++) {
+		size_t n = strlen(defaults[i]);
+
+		in = strncmp(d, defaults[i], n) == 0 && (d[n] == '/' || d[n] == '\0');
+	}
+	free(real);
+	return in;
+}
+
 /*
  * Searches each entry of a ':'-separated list. An empty entry is the
  * current directory for the loader, and so it is here.
  */
 static int
 search_list(struct scan_resolution *r, const char *list, const char *seps, const char *origin,
-	    const char *name, const char *rule)
+	    const char *name, const char *rule, int secure)
 {
 	const char *p = list;
 
@@ -432,6 +462,26 @@ search_list(struct scan_resolution *r, const char *list, const char *seps, const
 		memcpy(entry, p, n);
 		entry[n] = '\0';
 		dir = expand_tokens(entry, origin);
+		if (dir && secure && has_origin(entry)) {
+			/*
+			 * AT_SECURE (glibc's _dl_dst_substitute): $ORIGIN counts only
+			 * at the start of an entry, and in the program's own paths
+			 * only when it leads into a system directory.
+			 */
+			const char *why = NULL;
+
+			if (entry[0] != '$' || !token(entry, "ORIGIN"))
+				why = "skipped: $ORIGIN after the start of an entry is ignored in a set-uid or set-gid program";
+			else if (secure == SECURE_PROGRAM && !in_system_dir(dir))
+				why = "skipped: the program is set-uid or set-gid and $ORIGIN leads outside the system directories";
+			if (why) {
+				add_step(r, entry, rule, NULL, why);
+				free(dir);
+				dir = NULL;
+				free(entry);
+				goto next;
+			}
+		}
 		if (!dir) {
 			add_step(r, entry, rule, NULL, "skipped: a token this tool does not expand ($PLATFORM)");
 			free(entry);
@@ -459,6 +509,7 @@ search_list(struct scan_resolution *r, const char *list, const char *seps, const
 			if (done == NEXT_RULE)
 				return 0;
 		}
+next:
 		if (!p[n])
 			break;
 		p += n + 1;
@@ -471,7 +522,9 @@ search_list(struct scan_resolution *r, const char *list, const char *seps, const
 
 struct search {
 	const char *rpath[MAX_RPATHS], *rpath_origin[MAX_RPATHS], *rpath_of[MAX_RPATHS];
+	int rpath_secure[MAX_RPATHS];	/* SECURE_* for each */
 	size_t nrpath;
+	int runpath_secure;
 	const char *self;	/* the object that asks, when known */
 	const char *llp_origin;	/* $ORIGIN in LD_LIBRARY_PATH: the program's */
 	const char *runpath, *origin;
@@ -513,7 +566,7 @@ resolve(struct scan_resolution *r, const char *name, const struct search *o, con
 		return;
 	}
 	for (size_t i = 0; i < o->nrpath; i++) {
-		if (search_list(r, o->rpath[i], ":", o->rpath_origin[i], name, "DT_RPATH")) {
+		if (search_list(r, o->rpath[i], ":", o->rpath_origin[i], name, "DT_RPATH", o->rpath_secure[i])) {
 			/* Say whose: an inherited DT_RPATH is what surprises. */
 			if (o->rpath_of[i] && (!o->self || strcmp(o->rpath_of[i], o->self) != 0) && r->nsteps) {
 				char *w = scan_xasprintf("found (the DT_RPATH of %s, which loaded it)", o->rpath_of[i]);
@@ -527,10 +580,10 @@ resolve(struct scan_resolution *r, const char *name, const struct search *o, con
 	if (llp && llp[0]) {
 		if (o->secure)
 			add_step(r, NULL, "LD_LIBRARY_PATH", NULL, "ignored: the program is set-uid or set-gid");
-		else if (search_list(r, llp, ":;", o->llp_origin, name, "LD_LIBRARY_PATH"))
+		else if (search_list(r, llp, ":;", o->llp_origin, name, "LD_LIBRARY_PATH", SECURE_NO))
 			return;
 	}
-	if (o->runpath && search_list(r, o->runpath, ":", o->origin, name, "DT_RUNPATH"))
+	if (o->runpath && search_list(r, o->runpath, ":", o->origin, name, "DT_RUNPATH", o->runpath_secure))
 		return;
 	if (o->nodeflib) {
 		add_step(r, NULL, "ld.so.cache", NULL, "skipped: the object is marked DF_1_NODEFLIB");
@@ -688,6 +741,14 @@ same_file(const struct scan_for *f, const char *path)
 	return -1;
 }
 
+static int
+secure_of(const struct scan_for *f, int obj)
+{
+	if (!f->secure)
+		return SECURE_NO;
+	return obj == 0 && f->elf.is_program ? SECURE_PROGRAM : SECURE_LIBRARY;
+}
+
 /* The search for a name that object obj asks for, as _dl_map_object() does it. */
 static void
 search_for(const struct scan_for *f, int obj, struct search *s)
@@ -704,6 +765,7 @@ search_for(const struct scan_for *f, int obj, struct search *s)
 				s->rpath[s->nrpath] = f->obj[l].elf.rpath;
 				s->rpath_origin[s->nrpath] = f->obj[l].origin;
 				s->rpath_of[s->nrpath] = f->obj[l].path;
+				s->rpath_secure[s->nrpath] = secure_of(f, l);
 				s->nrpath++;
 			}
 			if (l == 0)
@@ -715,10 +777,12 @@ search_for(const struct scan_for *f, int obj, struct search *s)
 			s->rpath[s->nrpath] = f->obj[0].elf.rpath;
 			s->rpath_origin[s->nrpath] = f->obj[0].origin;
 			s->rpath_of[s->nrpath] = f->obj[0].path;
+			s->rpath_secure[s->nrpath] = secure_of(f, 0);
 			s->nrpath++;
 		}
 	}
 	s->self = o->path;
+	s->runpath_secure = secure_of(f, obj);
 	s->llp_origin = f->obj[0].origin;
 	s->runpath = o->elf.runpath;
 	s->origin = o->origin;

@@ -1143,6 +1143,21 @@ def for_unreadable():
         check(r["rule"] == "DT_RUNPATH" and loaded[1].startswith(b + "/"), "LD_LIBRARY_PATH ignored", r, loaded)
         doc = scan_json(["--root", root, "--for", suid], env={"LD_LIBRARY_PATH": a})
         check(not doc["for"]["secure"], "run by its owner: not secure", doc["for"])
+        # Its $ORIGIN outside the system directories is ignored then.
+        suid2 = os.path.join(root, "suid2")
+        compile_c(src, suid2, ["-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN/b", "-Wl,--no-as-needed", FAKE9, "-ldl"])
+        os.chmod(suid2, 0o4755)
+        q = subprocess.run([suid2], env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, timeout=30, preexec_fn=as_nobody)
+        lines = q.stdout.splitlines()
+        loaded = (lines[0], lines[1]) if q.returncode == 0 and len(lines) == 2 else (None, q.stdout + q.stderr)
+        doc = scan_json(["--root", root, "--for", suid2, "--user", "nobody"])
+        r = compare(doc, "libcudnn.so.9", loaded, "a set-uid program's $ORIGIN, run by nobody")
+        check(r["steps"][0]["outcome"].startswith("skipped: the program is set-uid") and
+              not (loaded[1] or "").startswith(b + "/"), "$ORIGIN ignored, and said so", r, loaded)
+        doc = scan_json(["--root", root, "--for", suid2])
+        r = compare(doc, "libcudnn.so.9", loader_says(suid2, {}), "the same program run by its owner")
+        check(r["path"].startswith(b + "/"), "then $ORIGIN counts", r)
     p, _ = run_scan(["--for", prog, "--user", "no-such-user-here"])
     check(p.returncode == 2 and b"no such user" in p.stderr, "an unknown user is a usage error", p.stderr)
 
