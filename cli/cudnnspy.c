@@ -42,7 +42,7 @@ static const char usage_text[] =
 	"       cudnnspy report --compare [--json] RUN_A RUN_B\n"
 	"       cudnnspy repro [--call N | --failure N | --signature TEXT] [-o FILE] [--fill MODE] [--time]\n"
 	"                      [--cudnn DIR] [--list] RECORDS\n"
-	"       cudnnspy scan [--json] [--for PROGRAM_OR_LIBRARY] [--root DIR]... [--no-probe]\n"
+	"       cudnnspy scan [--json] [--for PROGRAM_OR_LIBRARY [--user NAME]] [--root DIR]... [--no-probe]\n"
 	"       cudnnspy help [run|report|repro|scan|env]\n"
 	"       cudnnspy --help | --version | --help-env\n"
 	"\n"

@@ -290,8 +290,11 @@ read_elf(struct reader *r, struct scan_elf *e)
 			ph[i].vaddr = get32(p + 8);
 			ph[i].filesz = get32(p + 16);
 		}
-		if (ph[i].type == PT_INTERP)
+		if (ph[i].type == PT_INTERP) {
 			e->is_program = 1;
+			if (!e->interp && ph[i].filesz > 1 && ph[i].filesz < SCAN_STR_MAX)
+				e->interp = read_string(r, ph[i].offset, ph[i].offset + ph[i].filesz);
+		}
 		if (ph[i].type == PT_DYNAMIC && !dyn)
 			dyn = &ph[i];
 		/* The loader maps every segment: one past the end is a truncated file. */
@@ -368,9 +371,96 @@ out:
 	close(r.fd);
 }
 
+/*
+ * The dynamic symbols whose names start with prefix, from the section
+ * headers (SHT_DYNSYM and its string table): defined ones, and undefined
+ * ones that are not weak (a weak one missing is no error for the loader).
+ * -1 when the file or its tables cannot be read.
+ */
+int
+scan_elf_symbols(const char *path, const char *prefix, struct scan_strv *defined, struct scan_strv *undefined)
+{
+	struct reader r = { -1, 0, 0 };
+	unsigned char eh[64], sh[64], link[64];
+	uint64_t shoff, sym_off, sym_size, sym_ent, str_off, str_size;
+	size_t shentsize, shnum, plen = strlen(prefix);
+	unsigned char *syms = NULL;
+	char *strs = NULL;
+	struct stat st;
+	int rc = -1;
+
+	r.fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (r.fd < 0)
+		return -1;
+	if (fstat(r.fd, &st) != 0 || !S_ISREG(st.st_mode))
+		goto out;
+	r.size = (uint64_t)st.st_size;
+	if (read_at(&r, 0, eh, EI_NIDENT) != 0 || memcmp(eh, ELFMAG, SELFMAG) != 0 ||
+	    (eh[EI_CLASS] != ELFCLASS32 && eh[EI_CLASS] != ELFCLASS64) || eh[EI_DATA] != NATIVE_DATA)
+		goto out;
+	r.is64 = eh[EI_CLASS] == ELFCLASS64;
+	if (read_at(&r, 0, eh, r.is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr)) != 0)
+		goto out;
+	shoff = r.is64 ? get64(eh + 40) : get32(eh + 32);
+	shentsize = get16(eh + (r.is64 ? 58 : 46));
+	shnum = get16(eh + (r.is64 ? 60 : 48));
+	if (shentsize < (r.is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr)) || shentsize > sizeof(sh) || shnum > 65535)
+		goto out;
+	for (size_t i = 0; i < shnum; i++) {
+		uint32_t type, lk;
+
+		if (read_at(&r, shoff + i * shentsize, sh, shentsize) != 0)
+			goto out;
+		type = get32(sh + 4);
+		if (type != SHT_DYNSYM)
+			continue;
+		sym_off = r.is64 ? get64(sh + 24) : get32(sh + 16);
+		sym_size = r.is64 ? get64(sh + 32) : get32(sh + 20);
+		lk = get32(sh + (r.is64 ? 40 : 24));
+		sym_ent = r.is64 ? get64(sh + 56) : get32(sh + 36);
+		if (sym_ent < (r.is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym)) || sym_ent > 64 || lk >= shnum ||
+		    sym_size > (64u << 20) || read_at(&r, shoff + lk * shentsize, link, shentsize) != 0)
+			goto out;
+		str_off = r.is64 ? get64(link + 24) : get32(link + 16);
+		str_size = r.is64 ? get64(link + 32) : get32(link + 20);
+		if (str_size == 0 || str_size > (64u << 20))
+			goto out;
+		syms = scan_xmalloc((size_t)sym_size);
+		strs = scan_xmalloc((size_t)str_size + 1);
+		if (read_at(&r, sym_off, syms, (size_t)sym_size) != 0 || read_at(&r, str_off, strs, (size_t)str_size) != 0)
+			goto out;
+		strs[str_size] = '\0';
+		for (uint64_t k = 1; k < sym_size / sym_ent; k++) {
+			const unsigned char *y = syms + k * sym_ent;
+			uint32_t name = get32(y);
+			unsigned char info = r.is64 ? y[4] : y[12];
+			uint16_t shndx = get16(y + (r.is64 ? 6 : 14));
+			const char *n;
+
+			if (name >= str_size)
+				continue;
+			n = strs + name;
+			if (strncmp(n, prefix, plen) != 0)
+				continue;
+			if (shndx != SHN_UNDEF)
+				scan_strv_add_unique(defined, n);
+			else if (ELF64_ST_BIND(info) != STB_WEAK)
+				scan_strv_add_unique(undefined, n);
+		}
+		rc = 0;
+		break;
+	}
+out:
+	free(syms);
+	free(strs);
+	close(r.fd);
+	return rc;
+}
+
 void
 scan_elf_free(struct scan_elf *e)
 {
+	free(e->interp);
 	free(e->soname);
 	free(e->rpath);
 	free(e->runpath);

@@ -70,6 +70,7 @@ struct scan_elf {
 	int is_program;		/* has PT_INTERP or is ET_EXEC */
 	int has_dynamic;
 	int nodeflib;		/* DF_1_NODEFLIB: no cache, no default directories */
+	char *interp;		/* PT_INTERP, NULL when there is none */
 	char *soname;		/* NULL when there is none */
 	char *rpath;		/* DT_RPATH, NULL when there is none */
 	char *runpath;		/* DT_RUNPATH, NULL when there is none */
@@ -78,6 +79,7 @@ struct scan_elf {
 
 void scan_elf_read(const char *path, struct scan_elf *e);
 void scan_elf_free(struct scan_elf *e);
+int scan_elf_symbols(const char *path, const char *prefix, struct scan_strv *defined, struct scan_strv *undefined);
 const char *scan_elf_status_name(enum scan_elf_status s);
 
 /* scan-ldcache.c: the loader's cache. */
@@ -128,6 +130,10 @@ struct scan_resolution {
 	char *real;		/* its real path */
 	const char *rule;	/* which rule found it, or NULL */
 	char *error;		/* the loader would stop with this error, or NULL */
+	const char *needed_by;	/* the object whose DT_NEEDED (or dlopen) asked, NULL when not known */
+	int object;		/* with --for: the loaded object it is, -1 when none */
+	int already;		/* the name matched an object loaded already: nothing was searched */
+	struct scan_strv denied;	/* files passed over because the user cannot read them */
 	struct scan_step *steps;
 	size_t nsteps;
 	/* Filled by scan.c: what was found, and for a dispatcher where its sub-libraries come from. */
@@ -144,19 +150,59 @@ struct scan_subload {
 	int mismatch;		/* another version than the dispatcher, or unknown beside a known one */
 };
 
+/* One object of the process, in the order the loader maps them (breadth-first over DT_NEEDED). */
+struct scan_object {
+	char *path;		/* as the loader names it: the directory searched and the name */
+	char *real;
+	struct scan_strv names;	/* the names it answers to: those it was asked by, and its SONAME */
+	int loader;		/* the object whose DT_NEEDED brought it in; -1 for the target and ld.so */
+	const char *rule;	/* which rule found it; NULL for the target */
+	char *origin;		/* $ORIGIN in its paths */
+	struct scan_elf elf;
+	dev_t dev;
+	ino_t ino;
+};
+
+/* One DT_NEEDED entry of one object. */
+struct scan_need {
+	int object;		/* whose entry */
+	char *name;
+	int found;		/* the object it gives, -1 when the loader finds nothing or fails */
+	struct scan_resolution *r;	/* the search, NULL when the name matched a loaded object */
+};
+
 struct scan_for {
 	char *target;		/* as given */
 	char *abs;		/* absolute */
 	struct scan_elf elf;
 	int links_cudnn;	/* has a DT_NEEDED libcudnn.so.N */
+	int loads_cudnn;	/* it or one of its dependencies has one */
 	int secure;		/* set-uid or set-gid: LD_LIBRARY_PATH ignored */
 	char *origin;		/* $ORIGIN */
-	struct scan_resolution *res;
+	struct scan_object *obj;	/* [0] is the target */
+	size_t nobj;
+	struct scan_need *needs;
+	size_t nneeds;
+	struct scan_resolution **res;	/* the cuDNN dispatchers searched for (owned by needs, or here) */
 	size_t nres;
+	struct scan_resolution *own;	/* dlopen() resolutions when nothing in the tree links cuDNN */
+	size_t nown;
+	struct scan_strv imports;	/* cudnn* symbols the objects other than cuDNN's need */
+	struct scan_strv exports;	/* cudnn* symbols the loaded objects define */
+	int symbols_read;	/* both lists could be read */
 };
+
+/* Who runs the program: readability is checked for them. Without a call, the scan's own user. */
+int scan_resolve_set_user(const char *name, char *why, size_t whylen);
+const char *scan_resolve_user(void);
+/* 1 when the user may open path for reading (every directory searchable, the file readable). */
+int scan_user_may_read(const char *path);
 
 /* Fills f for the file at target; the cache must be loaded. 0, or -1 when target cannot be read. */
 int scan_for_resolve(struct scan_for *f, const char *target, const struct scan_cache *cache);
+/* name as a dlopen() from object obj of f would find it (a dispatcher's sub-libraries). */
+void scan_for_dlopen(const struct scan_for *f, int obj, struct scan_resolution *r, const char *name,
+		     const struct scan_cache *cache);
 void scan_for_free(struct scan_for *f);
 /* Resolution of name for an object with no RPATH or RUNPATH (what a plain program gets). */
 void scan_resolve_plain(struct scan_resolution *r, const char *name, const struct scan_cache *cache);
@@ -217,6 +263,8 @@ struct scan_copy {
 	struct scan_sub subs[8];
 	size_t nsubs;
 	size_t nsubs_ok;
+	char *farm_of;		/* every file is a link into this directory (a "symlink farm"), else NULL */
+	int farm_copy;		/* id of the copy there, 0 when none */
 };
 
 struct scan_finding {
@@ -230,6 +278,16 @@ struct scan_dir {
 	char *real;
 	struct scan_strv also;
 	struct scan_strv sources;
+};
+
+/* Where /usr/local/cuda, CUDA_HOME and CUDA_PATH point, and which toolkit is there. */
+struct scan_toolkit {
+	const char *what;	/* "/usr/local/cuda", "CUDA_HOME", "CUDA_PATH" */
+	char *path;		/* as written */
+	char *real;		/* its real path, NULL when it does not resolve */
+	char version[32];	/* "13.0.96", "" when unknown */
+	char *version_from;	/* the file the version was read from */
+	int copy;		/* id of a cuDNN copy in its lib64 or lib, 0 when none */
 };
 
 struct scan_result {
@@ -246,6 +304,8 @@ struct scan_result {
 	struct scan_resolution plain[2];	/* libcudnn.so.9 and .8 for a program without paths */
 	size_t nplain;
 	struct scan_for *for_;	/* NULL without --for */
+	struct scan_toolkit toolkits[3];
+	size_t ntoolkits;
 };
 
 /* scan-print.c: the human table and the JSON document. */

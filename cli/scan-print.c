@@ -4,6 +4,7 @@
  * valid UTF-8 whatever they hold, a terminal gets no control characters.
  */
 #include "scan-int.h"
+#include "rules.h"
 
 #include <string.h>
 #include <time.h>
@@ -163,6 +164,13 @@ human_copy(FILE *f, const struct scan_copy *c)
 		human_list(f, &c->also, ", ");
 		fputc('\n', f);
 	}
+	if (c->farm_of) {
+		fputs("    links into:  ", f);
+		hs(f, c->farm_of);
+		if (c->farm_copy)
+			fprintf(f, " [copy %d]", c->farm_copy);
+		fputs(": every file here is a link there, so this is that copy, not a second one\n", f);
+	}
 	if (c->dispatcher) {
 		const struct scan_file *d = c->dispatcher;
 
@@ -321,8 +329,39 @@ scan_print_human(FILE *f, const struct scan_result *r)
 		fprintf(f, "\nFindings: %zu error%s, %zu warning%s, %zu info (causes and fixes: docs/conflicts.md)\n",
 		    nerr, nerr == 1 ? "" : "s", nwarn, nwarn == 1 ? "" : "s", ninfo);
 		for (size_t i = 0; i < r->nfindings; i++) {
+			const char *fix = spy_rule_fix(r->findings[i].id);
+
 			fprintf(f, "  %-8s %-24s ", r->findings[i].severity, r->findings[i].id);
 			hs(f, r->findings[i].message);
+			fputc('\n', f);
+			if (fix)
+				fprintf(f, "  %-8s %-24s fix: %s\n", "", "", fix);
+		}
+	}
+	if (r->ntoolkits) {
+		fputs("\nCUDA toolkits:\n", f);
+		for (size_t i = 0; i < r->ntoolkits; i++) {
+			const struct scan_toolkit *t = &r->toolkits[i];
+
+			fprintf(f, "  %-16s ", t->what);
+			hs(f, t->path);
+			if (!t->real) {
+				fputs(": does not exist\n", f);
+				continue;
+			}
+			if (strcmp(t->real, t->path) != 0) {
+				fputs(" -> ", f);
+				hs(f, t->real);
+			}
+			if (t->version[0]) {
+				fprintf(f, ": CUDA %s (from ", t->version);
+				hs(f, t->version_from);
+				fputc(')', f);
+			} else {
+				fputs(": CUDA version unknown (no version.json, version.txt, libcudart.so.X.Y.Z or cuda_runtime_api.h)", f);
+			}
+			if (t->copy)
+				fprintf(f, ", cuDNN copy [%d]", t->copy);
 			fputc('\n', f);
 		}
 	}
@@ -341,6 +380,7 @@ scan_print_human(FILE *f, const struct scan_result *r)
 	}
 	if (r->for_) {
 		const struct scan_for *fo = r->for_;
+		const struct scan_resolution *first = NULL;
 
 		fputs("\nFor ", f);
 		hs(f, fo->abs);
@@ -348,12 +388,24 @@ scan_print_human(FILE *f, const struct scan_result *r)
 		if (fo->links_cudnn) {
 			fputs(" that links", f);
 			for (size_t i = 0; i < fo->nres; i++) {
-				fputs(i ? ", " : " ", f);
-				hs(f, fo->res[i].name);
+				if (strcmp(fo->res[i]->needed_by, fo->abs) != 0)
+					continue;
+				fputs(first ? ", " : " ", f);
+				hs(f, fo->res[i]->name);
+				first = fo->res[i];
 			}
-		} else {
-			fputs(" that does not link cuDNN: a dlopen() from it would go like this", f);
 		}
+		for (size_t i = 0; i < fo->nres; i++) {
+			if (!fo->loads_cudnn || strcmp(fo->res[i]->needed_by, fo->abs) == 0)
+				continue;
+			fputs(first ? ", and loads " : " that loads ", f);
+			hs(f, fo->res[i]->name);
+			fputs(" through ", f);
+			hs(f, fo->res[i]->needed_by);
+			first = fo->res[i];
+		}
+		if (!fo->loads_cudnn)
+			fputs(" that does not link cuDNN, nor do its dependencies: a dlopen() from it would go like this", f);
 		fputs(")\n", f);
 		if (fo->elf.rpath) {
 			fputs("  DT_RPATH:   ", f);
@@ -370,8 +422,41 @@ scan_print_human(FILE *f, const struct scan_result *r)
 			hs(f, fo->origin);
 			fputc('\n', f);
 		}
+		fprintf(f, "  Loads, in the loader's order (run by %s):\n", scan_resolve_user());
+		for (size_t i = 1; i < fo->nobj; i++) {
+			const struct scan_object *o = &fo->obj[i];
+
+			fputs("    ", f);
+			hs(f, o->names.n ? o->names.v[0] : o->path);
+			fputs(" -> ", f);
+			hs(f, o->path);
+			if (o->loader >= 0) {
+				fputs(", needed by ", f);
+				hs(f, fo->obj[o->loader].path);
+			}
+			fputs(", ", f);
+			fputs(o->loader >= 0 ? "found by " : "", f);
+			hs(f, o->rule);
+			fputc('\n', f);
+		}
+		for (size_t i = 0; i < fo->nneeds; i++) {
+			const struct scan_need *nd = &fo->needs[i];
+
+			if (nd->found >= 0)
+				continue;
+			fputs("    ", f);
+			hs(f, nd->name);
+			fputs(", needed by ", f);
+			hs(f, fo->obj[nd->object].path);
+			fputs(nd->r && nd->r->error ? ": the load fails: " : ": NOT FOUND\n", f);
+			if (nd->r && nd->r->error) {
+				hs(f, nd->r->error);
+				fputc('\n', f);
+			}
+		}
+		fputs("  cuDNN:\n", f);
 		for (size_t i = 0; i < fo->nres; i++)
-			human_resolution(f, &fo->res[i], 1);
+			human_resolution(f, fo->res[i], 1);
 	}
 }
 
@@ -457,6 +542,12 @@ json_copy(FILE *f, const struct scan_copy *c)
 	js(f, c->version_from);
 	fputs(", \"version_error\": ", f);
 	js(f, c->version_error);
+	fputs(", \"links_into\": ", f);
+	js(f, c->farm_of);
+	if (c->farm_copy)
+		fprintf(f, ", \"same_as\": %d", c->farm_copy);
+	else
+		fputs(", \"same_as\": null", f);
 	fputs(",\n     \"dispatcher\": ", f);
 	js(f, c->dispatcher ? c->dispatcher->name : NULL);
 	fprintf(f, ", \"complete\": %s, \"sublibraries\": [",
@@ -502,6 +593,10 @@ json_resolution(FILE *f, const struct scan_resolution *res, const char *indent)
 		fprintf(f, ", \"copy\": %d", res->copy);
 	else
 		fputs(", \"copy\": null", f);
+	fputs(", \"needed_by\": ", f);
+	js(f, res->needed_by);
+	fputs(", \"unreadable\": ", f);
+	json_strv(f, &res->denied);
 	fprintf(f, ",\n%s \"steps\": [", indent);
 	for (size_t i = 0; i < res->nsteps; i++) {
 		const struct scan_step *s = &res->steps[i];
@@ -542,6 +637,8 @@ json_resolution(FILE *f, const struct scan_resolution *res, const char *indent)
 				fprintf(f, ", \"copy\": %d", sr->copy);
 			else
 				fputs(", \"copy\": null", f);
+			fputs(", \"unreadable\": ", f);
+			json_strv(f, &sr->denied);
 			fprintf(f, ", \"mismatch\": %s}", res->subs[i].mismatch ? "true" : "false");
 		}
 		fputs("]", f);
@@ -595,7 +692,29 @@ scan_print_json(FILE *f, const struct scan_result *r)
 		js(f, fd->message);
 		fputs(", \"paths\": ", f);
 		json_strv(f, &fd->paths);
+		fputs(", \"fix\": ", f);
+		js(f, spy_rule_fix(fd->id));
 		fputc('}', f);
+	}
+	fputs("],\n  \"cuda_toolkits\": [", f);
+	for (size_t i = 0; i < r->ntoolkits; i++) {
+		const struct scan_toolkit *t = &r->toolkits[i];
+
+		fputs(i ? ",\n    " : "\n    ", f);
+		fputs("{\"what\": ", f);
+		js(f, t->what);
+		fputs(", \"path\": ", f);
+		js(f, t->path);
+		fputs(", \"real_path\": ", f);
+		js(f, t->real);
+		fputs(", \"version\": ", f);
+		js(f, t->version[0] ? t->version : NULL);
+		fputs(", \"version_from\": ", f);
+		js(f, t->version_from);
+		if (t->copy)
+			fprintf(f, ", \"copy\": %d}", t->copy);
+		else
+			fputs(", \"copy\": null}", f);
 	}
 	fputs("],\n  \"default_resolution\": ", f);
 	if (r->nplain) {
@@ -624,10 +743,54 @@ scan_print_json(FILE *f, const struct scan_result *r)
 		fprintf(f, ", \"secure\": %s, \"nodeflib\": %s, \"needed\": ", fo->secure ? "true" : "false",
 		    fo->elf.nodeflib ? "true" : "false");
 		json_strv(f, &fo->elf.needed);
+		fprintf(f, ", \"loads_cudnn\": %s, \"user\": ", fo->loads_cudnn ? "true" : "false");
+		js(f, scan_resolve_user());
+		fputs(",\n    \"objects\": [", f);
+		for (size_t i = 0; i < fo->nobj; i++) {
+			const struct scan_object *o = &fo->obj[i];
+
+			fputs(i ? ",\n      " : "\n      ", f);
+			fputs("{\"path\": ", f);
+			js(f, o->path);
+			fputs(", \"real_path\": ", f);
+			js(f, o->real);
+			fputs(", \"names\": ", f);
+			json_strv(f, &o->names);
+			fputs(", \"needed_by\": ", f);
+			js(f, o->loader >= 0 ? fo->obj[o->loader].path : NULL);
+			fputs(", \"rule\": ", f);
+			js(f, o->rule);
+			fputs(", \"rpath\": ", f);
+			js(f, o->elf.rpath);
+			fputs(", \"runpath\": ", f);
+			js(f, o->elf.runpath);
+			fputc('}', f);
+		}
+		fputs("],\n    \"not_found\": [", f);
+		{
+			int n = 0;
+
+			for (size_t i = 0; i < fo->nneeds; i++) {
+				const struct scan_need *nd = &fo->needs[i];
+
+				if (nd->found >= 0)
+					continue;
+				fputs(n++ ? ", " : "", f);
+				fputs("{\"name\": ", f);
+				js(f, nd->name);
+				fputs(", \"needed_by\": ", f);
+				js(f, fo->obj[nd->object].path);
+				fputs(", \"error\": ", f);
+				js(f, nd->r ? nd->r->error : NULL);
+				fputc('}', f);
+			}
+		}
+		fputs("],\n    \"imports\": ", f);
+		json_strv(f, &fo->imports);
 		fputs(",\n    \"resolutions\": [", f);
 		for (size_t i = 0; i < fo->nres; i++) {
 			fputs(i ? ",\n      " : "\n      ", f);
-			json_resolution(f, &fo->res[i], "      ");
+			json_resolution(f, fo->res[i], "      ");
 		}
 		fputs("]}", f);
 	} else {

@@ -31,7 +31,7 @@
 #define CONF_DEPTH 8		/* nested "include" in ld.so.conf */
 
 static const char usage_text[] =
-	"usage: cudnnspy scan [--json] [--for PROGRAM_OR_LIBRARY] [--root DIR]... [--no-probe]\n"
+	"usage: cudnnspy scan [--json] [--for PROGRAM_OR_LIBRARY [--user NAME]] [--root DIR]... [--no-probe]\n"
 	"\n"
 	"Lists every cuDNN copy on this machine (loader cache, LD_LIBRARY_PATH, CUDA, system\n"
 	"directories, conda, Python wheels, TensorRT), what each is made of, and the conflicts\n"
@@ -40,6 +40,8 @@ static const char usage_text[] =
 	"\n"
 	"  --json               one JSON document on stdout instead of the table\n"
 	"  --for FILE           which copy FILE (a program or a library) would load, and why\n"
+	"  --user NAME          with --for: check that user NAME can read what the program\n"
+	"                       loads (default: the user running the scan)\n"
 	"  --root DIR           scan DIR and the directories below it instead of the usual\n"
 	"                       places (repeatable)\n"
 	"  --no-probe           never load a library, not even in the helper process\n"
@@ -156,7 +158,7 @@ usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fputs("\ncudnnspy: usage: cudnnspy scan [--json] [--for FILE] [--root DIR]... (see cudnnspy scan --help)\n",
+	fputs("\ncudnnspy: usage: cudnnspy scan [--json] [--for FILE [--user NAME]] [--root DIR]... (see cudnnspy scan --help)\n",
 	    stderr);
 	return EXIT_USAGE;
 }
@@ -853,12 +855,30 @@ analyze_copy(struct scan_copy *c)
 		c->dispatcher = file_named(c, name);
 	}
 	c->dispatcher_ok = c->dispatcher && c->dispatcher->elf.status == SCAN_ELF_OK;
+	/* The dispatcher's version first: it decides the names it asks for. */
+	if (c->dispatcher_ok)
+		copy_version(c);
 	for (size_t i = 0; expected[i] && c->nsubs < sizeof(c->subs) / sizeof(c->subs[0]); i++) {
 		struct scan_sub *s = &c->subs[c->nsubs++];
+		struct scan_file *by_version = NULL;
+		int a, b, p;
 
 		s->name = expected[i];
+		/*
+		 * cuDNN 9.19 asks for libcudnn_ops.so.9.19.0, then .so.9.19,
+		 * then .so.9 (LD_DEBUG=libs on the real library): a copy with
+		 * the full-version names alone is complete for its dispatcher.
+		 */
+		if (c->dispatcher_ok && sscanf(c->version, "%d.%d.%d", &a, &b, &p) == 3) {
+			snprintf(name, sizeof(name), "libcudnn_%s.so.%d.%d.%d", expected[i], a, b, p);
+			by_version = file_named(c, name);
+			if (!by_version || by_version->elf.status != SCAN_ELF_OK) {
+				snprintf(name, sizeof(name), "libcudnn_%s.so.%d.%d", expected[i], a, b);
+				by_version = file_named(c, name);
+			}
+		}
 		snprintf(name, sizeof(name), "libcudnn_%s.so.%d", expected[i], c->major);
-		s->file = file_named(c, name);
+		s->file = by_version && by_version->elf.status == SCAN_ELF_OK ? by_version : file_named(c, name);
 		if (s->file && s->file->elf.status == SCAN_ELF_OK) {
 			s->ok = 1;
 			c->nsubs_ok++;
@@ -882,7 +902,8 @@ analyze_copy(struct scan_copy *c)
 		if (!s->note)
 			s->note = scan_xasprintf("%s is missing", name);
 	}
-	copy_version(c);
+	if (!c->dispatcher_ok)
+		copy_version(c);
 }
 
 /* ---- findings ---- */
@@ -1156,12 +1177,12 @@ global_findings(struct scan_result *r)
 			int dup = 0;
 			int n;
 
-			if (!copy_has_content(c))
+			if (!copy_has_content(c) || c->farm_copy)
 				continue;
 			for (size_t j = 0; j < i && c->dispatcher && c->dispatcher->real; j++) {
 				const struct scan_copy *o = r->copies[j];
 
-				if (copy_has_content(o) && o->dispatcher && o->dispatcher->real &&
+				if (copy_has_content(o) && !o->farm_copy && o->dispatcher && o->dispatcher->real &&
 				    strcmp(o->dispatcher->real, c->dispatcher->real) == 0)
 					dup = 1;
 			}
@@ -1279,8 +1300,8 @@ resolve_subs(struct scan_result *r, struct scan_resolution *res, int major, cons
 	const char *const *expected = subs_of_major(major);
 	struct scan_strv paths = { 0 };
 	struct scan_elf elf;
-	char buf[4096];
-	size_t len = 0;
+	char buf[4096], missing[2048];
+	size_t len = 0, mlen = 0, nmissing = 0;
 	int a = 0, b = 0, p = 0;
 	int have_version = res->version[0] && sscanf(res->version, "%d.%d.%d", &a, &b, &p) == 3;
 	char *ddir, *rd, *slash;
@@ -1298,6 +1319,7 @@ resolve_subs(struct scan_result *r, struct scan_resolution *res, int major, cons
 		*slash = '\0';
 	rd = realpath(ddir, NULL);
 	buf[0] = '\0';
+	missing[0] = '\0';
 	scan_strv_add(&paths, res->path);
 	for (size_t i = 0; expected[i]; i++) {
 		struct scan_subload *s;
@@ -1315,12 +1337,23 @@ resolve_subs(struct scan_result *r, struct scan_resolution *res, int major, cons
 		}
 		snprintf(names[nnames++], sizeof(names[0]), "libcudnn_%s.so.%d", expected[i], major);
 		for (int k = 0; k < nnames; k++) {
-			scan_resolve_from(&s->r, names[k], res->path, &elf, &r->cache);
+			if (r->for_ && res->object >= 0)
+				scan_for_dlopen(r->for_, res->object, &s->r, names[k], &r->cache);
+			else
+				scan_resolve_from(&s->r, names[k], res->path, &elf, &r->cache);
 			if (s->r.path || s->r.error || k == nnames - 1)
 				break;
 			scan_resolution_free(&s->r);
 		}
 		describe(r, &s->r, 0);
+		if (!s->r.path && !s->r.denied.n && r->for_) {
+			/* Found nowhere by any name the dispatcher asks for: what this program's calls need is missing. */
+			int n = snprintf(missing + mlen, sizeof(missing) - mlen, "%s%s", mlen ? ", " : "", s->r.name);
+
+			if (n > 0 && (size_t)n < sizeof(missing) - mlen)
+				mlen += (size_t)n;
+			nmissing++;
+		}
 		if (!s->r.path || !res->version[0] || !s->r.version[0] || strcmp(s->r.version, res->version) == 0)
 			continue;
 		/* Next to the dispatcher, the copy's own check has spoken; here, what comes from elsewhere. */
@@ -1345,6 +1378,13 @@ resolve_subs(struct scan_result *r, struct scan_resolution *res, int major, cons
 		add_finding(r, "sublib-version-mismatch", "error", (const char *const *)paths.v,
 		    "%s: %s (%s) would load sub-libraries of another version: %s", context, res->path, res->version,
 		    buf);
+	if (nmissing) {
+		const char *dpaths[] = { res->path, NULL };
+
+		add_finding(r, "incomplete-copy", "error", dpaths,
+		    "%s: %s (%s) finds %zu of its %zu sub-libraries nowhere (%s, by every name it asks for): every call that needs one fails",
+		    context, res->path, res->version[0] ? res->version : "version unknown", nmissing, res->nsubs, missing);
+	}
 	scan_strv_free(&paths);
 	free(rd);
 	free(ddir);
@@ -1396,6 +1436,396 @@ search_path_findings(struct scan_result *r)
 	}
 }
 
+/* ---- --for: what the loader would fail on ---- */
+
+static void
+unreadable_finding(struct scan_result *r, const char *context, const struct scan_resolution *res,
+		   const char *what)
+{
+	const char *user = scan_resolve_user();
+	struct scan_strv paths = { 0 };
+	char buf[4096];
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < res->denied.n; i++) {
+		int n = snprintf(buf + len, sizeof(buf) - len, "%s%s", len ? ", " : "", res->denied.v[i]);
+
+		if (n > 0 && (size_t)n < sizeof(buf) - len)
+			len += (size_t)n;
+		scan_strv_add(&paths, res->denied.v[i]);
+	}
+	if (res->path) {
+		scan_strv_add(&paths, res->path);
+		add_finding(r, "unreadable", "error", (const char *const *)paths.v,
+		    "%s: user %s cannot read %s: the loader passes over it and takes %s (%s, by %s) instead",
+		    context, user, buf, res->path, res->version[0] ? res->version : "version unknown", res->rule);
+	} else {
+		add_finding(r, "unreadable", "error", (const char *const *)paths.v,
+		    "%s: user %s cannot read %s: the loader passes over it and finds no other %s, so %s",
+		    context, user, buf, res->name, what);
+	}
+	scan_strv_free(&paths);
+}
+
+static void
+for_findings(struct scan_result *r)
+{
+	struct scan_for *fo = r->for_;
+	char *context = scan_xasprintf("for %s", fo->abs);
+	const char *fails = fo->elf.is_program ? "the program does not start" : "loading it fails";
+
+	/* Every DT_NEEDED found nowhere: the loader stops at the first one. */
+	for (size_t i = 0; i < fo->nneeds; i++) {
+		const struct scan_need *nd = &fo->needs[i];
+		const char *paths[] = { fo->obj[nd->object].path, NULL };
+
+		if (!nd->r || nd->r->path)
+			continue;
+		if (nd->r->error) {
+			add_finding(r, "not-a-library", "error", paths, "%s: %s, needed by %s, stops the load: %s: %s",
+			    context, nd->name, fo->obj[nd->object].path, nd->r->error, fails);
+			continue;
+		}
+		if (nd->r->denied.n) {
+			unreadable_finding(r, context, nd->r, fails);
+			continue;
+		}
+		add_finding(r, "missing-library", "error", paths,
+		    "%s: %s, needed by %s, is found nowhere (%sLD_LIBRARY_PATH, %sthe cache and the default directories searched): %s (\"error while loading shared libraries: %s: cannot open shared object file\")",
+		    context, nd->name, fo->obj[nd->object].path, nd->r->nsteps && strcmp(nd->r->steps[0].rule, "DT_RPATH") == 0 ?
+		    "DT_RPATH, " : "", fo->obj[nd->object].elf.runpath ? "DT_RUNPATH, " : "", fails, nd->name);
+	}
+	/* A dispatcher the user cannot read, found after all or not. */
+	for (size_t k = 0; k < fo->nres; k++) {
+		const struct scan_resolution *res = fo->res[k];
+
+		if (res->denied.n && res->path)
+			unreadable_finding(r, context, res, fails);
+		else if (res->denied.n && !res->path && fo->nown)
+			unreadable_finding(r, context, res, "its dlopen() fails");
+		for (size_t i = 0; i < res->nsubs; i++) {
+			const struct scan_resolution *sr = &res->subs[i].r;
+
+			if (sr->denied.n)
+				unreadable_finding(r, context, sr, "every cuDNN call that needs it fails");
+		}
+	}
+	/* The cudnn* functions the program calls that the copy it gets does not have. */
+	if (fo->symbols_read && fo->exports.n) {
+		struct scan_strv missing = { 0 };
+		char buf[4096];
+		size_t len = 0;
+		const char *copy = NULL;
+		const char *version = NULL;
+
+		buf[0] = '\0';
+		for (size_t k = 0; k < fo->nres; k++)
+			if (fo->res[k]->path && !copy) {
+				copy = fo->res[k]->path;
+				version = fo->res[k]->version;
+			}
+		for (size_t i = 0; i < fo->imports.n; i++) {
+			int n;
+
+			if (scan_strv_has(&fo->exports, fo->imports.v[i]))
+				continue;
+			scan_strv_add(&missing, fo->imports.v[i]);
+			if (missing.n > 12)
+				continue;
+			n = snprintf(buf + len, sizeof(buf) - len, "%s%s", len ? ", " : "", fo->imports.v[i]);
+			if (n > 0 && (size_t)n < sizeof(buf) - len)
+				len += (size_t)n;
+		}
+		if (missing.n && copy) {
+			const char *paths[] = { copy, NULL };
+
+			add_finding(r, "missing-symbols", "error", paths,
+			    "%s: %s (%s) does not export %zu cudnn function%s the program imports: %s%s; a call to one stops the program (\"symbol lookup error: undefined symbol: %s\"), at start when it is linked with -z now",
+			    context, copy, version && version[0] ? version : "version unknown", missing.n,
+			    missing.n == 1 ? "" : "s", buf, missing.n > 12 ? ", ..." : "", missing.v[0]);
+		}
+		scan_strv_free(&missing);
+	}
+	free(context);
+}
+
+/* ---- symlink farms and toolkits ---- */
+
+static char *
+dir_of(const char *path)
+{
+	char *d = scan_xstrdup(path);
+	char *slash = strrchr(d, '/');
+
+	if (slash)
+		*(slash == d ? slash + 1 : slash) = '\0';
+	return d;
+}
+
+/*
+ * The one directory every file of c links into, when it is not c's own:
+ * a "symlink farm" (a conda environment or a module tree that links a
+ * toolkit's files) is that copy seen again, not a second one.
+ */
+static char *
+farm_target(const struct scan_copy *c)
+{
+	char *dir = NULL;
+
+	for (size_t i = 0; i < c->nfiles; i++) {
+		const struct scan_file *f = c->files[i];
+		char *d;
+
+		if (f->link != SCAN_LINK_OK || !f->real) {
+			free(dir);
+			return NULL;
+		}
+		d = dir_of(f->real);
+		if (!dir) {
+			dir = d;
+		} else if (strcmp(dir, d) != 0) {
+			free(d);
+			free(dir);
+			return NULL;
+		} else {
+			free(d);
+		}
+	}
+	if (dir && strcmp(dir, c->dir) == 0) {
+		free(dir);
+		return NULL;
+	}
+	return dir;
+}
+
+static void
+find_farms(struct scan_result *r)
+{
+	/* The loop sees the copies a farm's target adds as well. */
+	for (size_t k = 0; k < r->ncopies; k++) {
+		struct scan_copy *c = r->copies[k];
+
+		c->farm_of = farm_target(c);
+		if (c->farm_of && !find_dir(r, c->farm_of)) {
+			size_t before = r->ndirs;
+
+			add_dir(r, c->farm_of, "symlink farm target");
+			if (r->ndirs > before)
+				read_dir(r, &r->dirs[r->ndirs - 1]);
+		}
+	}
+}
+
+static void
+farm_ids(struct scan_result *r)
+{
+	for (size_t k = 0; k < r->ncopies; k++) {
+		struct scan_copy *c = r->copies[k];
+
+		for (size_t j = 0; c->farm_of && j < r->ncopies; j++)
+			if (r->copies[j] != c && r->copies[j]->major == c->major &&
+			    strcmp(r->copies[j]->dir, c->farm_of) == 0)
+				c->farm_copy = r->copies[j]->id;
+	}
+}
+
+/* At most 64 KiB of a small text file, NUL-terminated; NULL when it cannot be read. */
+static char *
+slurp(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *buf;
+	size_t n;
+
+	if (!f)
+		return NULL;
+	buf = scan_xmalloc(65537);
+	n = fread(buf, 1, 65536, f);
+	fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* Copies a version ("13.0.96") from p into out: digits and dots only. */
+static int
+take_version(const char *p, char *out, size_t n)
+{
+	size_t len = strspn(p, "0123456789.");
+
+	while (len && p[len - 1] == '.')
+		len--;
+	if (len == 0 || len >= n || p[0] == '.')
+		return 0;
+	memcpy(out, p, len);
+	out[len] = '\0';
+	return 1;
+}
+
+/*
+ * The toolkit's version: version.json ("cuda": {"version": ...}, CUDA
+ * 11.1 and later), version.txt (older), the runtime's full-version file
+ * name, the runtime's dist-info (toolkits assembled from the pip wheels,
+ * such as /usr/local/cuda-13.0 here), then CUDART_VERSION in its header.
+ */
+static void
+toolkit_version(struct scan_toolkit *t)
+{
+	static const char *const libdirs[] = { "lib64", "lib", "targets/*/lib", NULL };
+	char *file, *text, *p;
+	glob_t g;
+
+	file = scan_xasprintf("%s/version.json", t->path);
+	text = slurp(file);
+	if (text && (p = strstr(text, "\"cuda\"")) && (p = strstr(p, "\"version\"")) && (p = strchr(p + 9, '"')) &&
+	    take_version(p + 1, t->version, sizeof(t->version))) {
+		t->version_from = file;
+		free(text);
+		return;
+	}
+	free(text);
+	free(file);
+	file = scan_xasprintf("%s/version.txt", t->path);
+	text = slurp(file);
+	if (text && (p = strstr(text, "CUDA Version ")) && take_version(p + 13, t->version, sizeof(t->version))) {
+		t->version_from = file;
+		free(text);
+		return;
+	}
+	free(text);
+	free(file);
+	for (size_t i = 0; libdirs[i]; i++) {
+		char *pattern = scan_xasprintf("%s/%s/libcudart.so.*.*", t->path, libdirs[i]);
+
+		memset(&g, 0, sizeof(g));
+		if (glob(pattern, 0, NULL, &g) == 0) {
+			for (size_t k = g.gl_pathc; k-- > 0;) {
+				const char *v = strstr(base_name(g.gl_pathv[k]), ".so.") + 4;
+
+				if (strchr(v, '.') && strspn(v, "0123456789.") == strlen(v) &&
+				    take_version(v, t->version, sizeof(t->version))) {
+					t->version_from = scan_xstrdup(g.gl_pathv[k]);
+					break;
+				}
+				t->version[0] = '\0';
+			}
+		}
+		globfree(&g);
+		free(pattern);
+		if (t->version_from)
+			return;
+	}
+	{
+		char *pattern = scan_xasprintf("%s/dist-info/nvidia_cuda_runtime*-*.dist-info", t->path);
+
+		memset(&g, 0, sizeof(g));
+		if (glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc > 0) {
+			const char *dash = strchr(base_name(g.gl_pathv[g.gl_pathc - 1]), '-');
+
+			if (dash && take_version(dash + 1, t->version, sizeof(t->version)))
+				t->version_from = scan_xstrdup(g.gl_pathv[g.gl_pathc - 1]);
+		}
+		globfree(&g);
+		free(pattern);
+		if (t->version_from)
+			return;
+	}
+	file = scan_xasprintf("%s/include/cuda_runtime_api.h", t->path);
+	text = slurp(file);
+	if (text && (p = strstr(text, "#define CUDART_VERSION"))) {
+		long v = strtol(p + 22, NULL, 10);
+
+		if (v >= 1000 && v < 1000000) {
+			snprintf(t->version, sizeof(t->version), "%ld.%ld", v / 1000, v % 1000 / 10);
+			t->version_from = file;
+			free(text);
+			return;
+		}
+	}
+	free(text);
+	free(file);
+}
+
+static void
+add_toolkit(struct scan_result *r, const char *what, const char *path)
+{
+	struct scan_toolkit *t;
+	struct stat st;
+
+	if (!path || !path[0] || r->ntoolkits >= sizeof(r->toolkits) / sizeof(r->toolkits[0]))
+		return;
+	/* /usr/local/cuda is named only when it is there; a variable is named whatever it says. */
+	if (strcmp(what, "/usr/local/cuda") == 0 && lstat(path, &st) != 0)
+		return;
+	t = &r->toolkits[r->ntoolkits++];
+	memset(t, 0, sizeof(*t));
+	t->what = what;
+	t->path = scan_xstrdup(path);
+	t->real = realpath(path, NULL);
+	if (t->real)
+		toolkit_version(t);
+}
+
+/* 1 when path is one of the --root trees or below one. */
+static int
+under_roots(const struct scan_result *r, const char *path)
+{
+	for (size_t i = 0; i < r->roots.n; i++) {
+		char *root = realpath(r->roots.v[i], NULL);
+		size_t n = root ? strlen(root) : 0;
+		int in = root && strncmp(path, root, n) == 0 && (path[n] == '/' || path[n] == '\0' || n == 1);
+
+		free(root);
+		if (in)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * /usr/local/cuda, CUDA_HOME and CUDA_PATH naming different toolkits:
+ * builds and runs disagree. With --root, only between toolkits inside the
+ * roots, so that the answer does not depend on the machine.
+ */
+static void
+toolkit_findings(struct scan_result *r)
+{
+	for (size_t i = 0; i < r->ntoolkits; i++) {
+		const struct scan_toolkit *a = &r->toolkits[i];
+
+		for (size_t j = i + 1; j < r->ntoolkits; j++) {
+			const struct scan_toolkit *b = &r->toolkits[j];
+			const char *paths[] = { a->path, b->path, NULL };
+
+			if (!a->real || !b->real || strcmp(a->real, b->real) == 0 ||
+			    (!r->machine && (!under_roots(r, a->real) || !under_roots(r, b->real))))
+				continue;
+			add_finding(r, "toolkits-differ", "warning", paths,
+			    "%s is %s (CUDA %s) but %s is %s (CUDA %s): a build that takes one and a program that loads from the other get different toolkits",
+			    a->what, a->real, a->version[0] ? a->version : "version unknown", b->what, b->real,
+			    b->version[0] ? b->version : "version unknown");
+		}
+	}
+}
+
+static void
+toolkit_copies(struct scan_result *r)
+{
+	for (size_t i = 0; i < r->ntoolkits; i++) {
+		struct scan_toolkit *t = &r->toolkits[i];
+
+		for (size_t k = 0; t->real && k < r->ncopies && !t->copy; k++) {
+			const char *dir = r->copies[k]->dir;
+			size_t n = strlen(t->real);
+
+			if (strncmp(dir, t->real, n) == 0 && dir[n] == '/' &&
+			    (strcmp(dir + n, "/lib64") == 0 || strcmp(dir + n, "/lib") == 0 ||
+			     strncmp(dir + n, "/targets/", 9) == 0) && copy_has_content(r->copies[k]))
+				t->copy = r->copies[k]->id;
+		}
+	}
+}
+
 /* ---- the command ---- */
 
 static int
@@ -1429,6 +1859,7 @@ free_result(struct scan_result *r)
 		free(c->files);
 		free(c->dir);
 		free(c->version_error);
+		free(c->farm_of);
 		scan_strv_free(&c->also);
 		scan_strv_free(&c->sources);
 		free(c);
@@ -1450,6 +1881,11 @@ free_result(struct scan_result *r)
 	if (r->for_) {
 		scan_for_free(r->for_);
 		free(r->for_);
+	}
+	for (size_t i = 0; i < r->ntoolkits; i++) {
+		free(r->toolkits[i].path);
+		free(r->toolkits[i].real);
+		free(r->toolkits[i].version_from);
 	}
 	scan_cache_free(&r->cache);
 	scan_strv_free(&r->roots);
@@ -1477,6 +1913,7 @@ cudnnspy_scan_main(int argc, char **argv)
 	const char *for_target = NULL;
 	struct scan_strv seen = { 0 };
 	size_t budget = ROOT_BUDGET;
+	int user_given = 0;
 	int i;
 
 	memset(&r, 0, sizeof(r));
@@ -1517,6 +1954,21 @@ cudnnspy_scan_main(int argc, char **argv)
 			scan_strv_add(&r.roots, v);
 			continue;
 		}
+		if (option_value(argc, argv, &i, "--user", &v)) {
+			char why[128];
+
+			if (!v || !v[0]) {
+				free_result(&r);
+				return usage_error("--user needs a user name");
+			}
+			if (scan_resolve_set_user(v, why, sizeof(why)) != 0) {
+				usage_error("--user %s: %s", v, why);
+				free_result(&r);
+				return EXIT_USAGE;
+			}
+			user_given = 1;
+			continue;
+		}
 		if (option_value(argc, argv, &i, "--for", &v)) {
 			if (!v || !v[0]) {
 				free_result(&r);
@@ -1529,6 +1981,10 @@ cudnnspy_scan_main(int argc, char **argv)
 		if (a[0] == '-')
 			return usage_error("unknown option '%s'", a);
 		return usage_error("unexpected argument '%s'", a);
+	}
+	if (user_given && !for_target) {
+		free_result(&r);
+		return usage_error("--user needs --for: it says who runs that program");
 	}
 	r.machine = r.roots.n == 0;
 	scan_cache_load(&r.cache, NULL);
@@ -1548,22 +2004,29 @@ cudnnspy_scan_main(int argc, char **argv)
 	}
 	for (size_t k = 0; k < r.ndirs; k++)
 		read_dir(&r, &r.dirs[k]);
+	find_farms(&r);
+	add_toolkit(&r, "/usr/local/cuda", "/usr/local/cuda");
+	add_toolkit(&r, "CUDA_HOME", getenv("CUDA_HOME"));
+	add_toolkit(&r, "CUDA_PATH", getenv("CUDA_PATH"));
 	if (r.ncopies)
 		qsort(r.copies, r.ncopies, sizeof(*r.copies), cmp_copy);
 	for (size_t k = 0; k < r.ncopies; k++) {
 		r.copies[k]->id = (int)k + 1;
 		analyze_copy(r.copies[k]);
 	}
+	farm_ids(&r);
+	toolkit_copies(&r);
 	for (size_t k = 0; k < r.ncopies; k++) {
 		file_findings(&r, r.copies[k], &seen);
 		copy_findings(&r, r.copies[k]);
 	}
 	global_findings(&r);
+	toolkit_findings(&r);
 	if (r.machine)
 		search_path_findings(&r);
 	if (r.for_) {
 		for (size_t k = 0; k < r.for_->nres; k++) {
-			struct scan_resolution *res = &r.for_->res[k];
+			struct scan_resolution *res = r.for_->res[k];
 			int major = dispatcher_major(res->name);
 			char *context = scan_xasprintf("for %s", r.for_->abs);
 
@@ -1573,6 +2036,8 @@ cudnnspy_scan_main(int argc, char **argv)
 			free(context);
 		}
 	}
+	if (r.for_)
+		for_findings(&r);
 	if (r.json)
 		scan_print_json(stdout, &r);
 	else

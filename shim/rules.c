@@ -21,6 +21,9 @@ static const struct spy_rule rules[] = {
 	{ "not-a-library", "replace the file with the real library, or remove it" },
 	{ "soname-mismatch", "install the major the program needs and undo the renaming" },
 	{ "version-unknown", "check the copy's dependencies with ldd; a crash or hang means a damaged file: reinstall it" },
+	{ "missing-library", "install the cuDNN major the program was built for, or add its directory to LD_LIBRARY_PATH" },
+	{ "toolkits-differ", "point CUDA_HOME (and CUDA_PATH) at the toolkit /usr/local/cuda names, or the other way round" },
+	{ "missing-symbols", "run the program with the cuDNN version it was built against, or rebuild it against this copy" },
 	/* Said by the library while the program runs. */
 	{ "runtime-multiple-copies", "make every part of the program find the same copy (one LD_LIBRARY_PATH, or "
 				     "remove one copy); cudnnspy run --library DIR tries one copy for the whole program" },

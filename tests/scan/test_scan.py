@@ -319,17 +319,21 @@ def incomplete():
     """A missing sub-library; a versioned file without its SONAME link; a dispatcher alone; orphans."""
     root = tmpdir()
     d = make_copy(os.path.join(root, "a"), "9.1.0", subs=[s for s in SUBS9 if s != "heuristic"])
-    copy_file(FAKE9, os.path.join(d, "libcudnn_heuristic.so.9.1.0"))
+    # Another version than the dispatcher asks for (it asks for 9.1.0, 9.1, 9): not found by it.
+    copy_file(FAKE9, os.path.join(d, "libcudnn_heuristic.so.9.0.7"))
     os.unlink(os.path.join(d, "libcudnn_graph.so.9"))
+    os.unlink(os.path.join(d, "libcudnn_graph.so.9.1.0"))
     doc = scan_json(["--root", d])
     i = findings(doc, "incomplete-copy")
     check(len(i) == 1 and i[0]["severity"] == "error", "one incomplete-copy", dump(doc))
-    check("2 of its 7" in i[0]["message"] and "only libcudnn_heuristic.so.9.1.0 is there, no libcudnn_heuristic.so.9 link"
+    check("2 of its 7" in i[0]["message"] and "only libcudnn_heuristic.so.9.0.7 is there, no libcudnn_heuristic.so.9 link"
           in i[0]["message"] and "libcudnn_graph.so.9" in i[0]["message"], "names what is missing and why", i[0])
     c = the_copy(doc, d, 9)
     check(not c["complete"] and [s["name"] for s in c["sublibraries"] if not s["present"]] == ["graph", "heuristic"],
           "JSON: not complete, graph and heuristic absent", c["sublibraries"])
-    check({f["id"] for f in doc["findings"]} == {"incomplete-copy"}, "nothing else", dump(doc))
+
+    # The stale-files rule has its say on the odd version; nothing else.
+    check({f["id"] for f in doc["findings"]} <= {"incomplete-copy", "stale-files"}, "nothing else", dump(doc))
 
     b = make_copy(os.path.join(root, "b"), "9.1.0", subs=[])
     doc = scan_json(["--root", b])
@@ -717,6 +721,30 @@ def for_loader():
     loaded = loader_says(plain, env)
     r = compare(doc, "libcudnn.so.9", loaded, "a garbage file first on the path")
     check(r["error"] and bad in r["error"] and loaded[0] is None, "both stop at the garbage file", r, loaded)
+    m = [f for f in findings(doc, "not-a-library") if f["message"].startswith("for " + plain)]
+    check(len(m) == 1 and m[0]["severity"] == "error" and "stops the load" in m[0]["message"],
+          "an error finding for the program", dump(doc))
+
+    # The hwcap subdirectories of a directory come before it: glibc-hwcaps/x86-64-v2 (glibc 2.33 on), and
+    # the legacy tls/ and x86_64/ (up to glibc 2.36).
+    if os.uname().machine == "x86_64":
+        import ctypes
+        libc_version = ctypes.CDLL(None).gnu_get_libc_version
+        libc_version.restype = ctypes.c_char_p
+        major, minor = (int(x) for x in libc_version().decode().split(".")[:2])
+        cases = []
+        if (major, minor) >= (2, 33):
+            cases.append("glibc-hwcaps/x86-64-v2")
+        if (major, minor) < (2, 37):
+            cases += ["tls", "x86_64"]
+        for sub in cases:
+            hw = os.path.join(root, "hw-" + sub.replace("/", "-"))
+            make_copy(hw, "9.1.0")
+            make_copy(os.path.join(hw, sub), "9.4.0")
+            env = {"LD_LIBRARY_PATH": hw}
+            doc = scan_json(["--root", hw, "--for", plain], env=env)
+            r = compare(doc, "libcudnn.so.9", loader_says(plain, env), "a %s subdirectory" % sub)
+            check(r["path"] == os.path.join(hw, sub, "libcudnn.so.9"), "%s first" % sub, r)
 
     # A library with its own RUNPATH ($ORIGIN of the library), loaded with dlopen() by a program.
     libdir = os.path.join(root, "pkg", "lib")
@@ -748,11 +776,21 @@ def for_loader():
     out = scan_human(["--root", root, "--for", dl])
     check("does not link cuDNN" in out, "the table says it does not link cuDNN", out)
 
-    # Sub-libraries the dispatcher would take from elsewhere: DT_RPATH to b, LD_LIBRARY_PATH to a.
+    # A dispatcher without DT_RUNPATH (the fake) searches the program's DT_RPATH for its sub-libraries
+    # before LD_LIBRARY_PATH, as glibc's dlopen() does: b's dispatcher takes b's own.
     doc = scan_json(["--root", root, "--for", rpath], env={"LD_LIBRARY_PATH": a})
+    check(not findings(doc, "sublib-version-mismatch"), "b's dispatcher gets b's sub-libraries", dump(doc))
+    subs = doc["for"]["resolutions"][0]["sublibraries"]
+    check(len(subs) == 7 and all(s["path"].startswith(b + "/") and s["rule"] == "DT_RPATH" for s in subs),
+          "each sub-library, from b, by the program's DT_RPATH", subs)
+    # Sub-libraries the dispatcher would take from elsewhere: DT_RPATH to a dispatcher alone, LD_LIBRARY_PATH to a.
+    alone = make_copy(os.path.join(root, "alone"), "9.19.0", subs=[])
+    rpath2 = os.path.join(root, "rpath2")
+    compile_c(src, rpath2, ["-Wl,--disable-new-dtags", "-Wl,-rpath," + alone] + link)
+    doc = scan_json(["--root", root, "--for", rpath2], env={"LD_LIBRARY_PATH": a})
     m = findings(doc, "sublib-version-mismatch")
     check(len(m) == 1 and "9.19.0" in m[0]["message"] and "9.1.0, by LD_LIBRARY_PATH" in m[0]["message"],
-          "b's dispatcher would load a's sub-libraries", dump(doc))
+          "the lone dispatcher would load a's sub-libraries", dump(doc))
     subs = doc["for"]["resolutions"][0]["sublibraries"]
     check(len(subs) == 7 and all(s["mismatch"] and s["path"].startswith(a + "/") for s in subs),
           "each sub-library, from a", subs)
@@ -870,15 +908,438 @@ def usage():
     """Usage errors exit 2 with a message; --help exits 0."""
     for args, words in ((["--bogus"], "unknown option"), (["--root"], "--root needs"),
                         (["--root", "/nonexistent/dir"], "No such file"), (["--root", FAKE9], "not a directory"),
-                        (["--for", "/nonexistent/prog"], "not a program or library"), (["extra"], "unexpected")):
+                        (["--for", "/nonexistent/prog"], "not a program or library"), (["extra"], "unexpected"),
+                        (["--user", "nobody"], "--user needs --for"), (["--for", FAKE9, "--user"], "--user needs a")):
         p, _ = run_scan(args)
         err = p.stderr.decode(errors="replace")
         check(p.returncode == 2 and err.startswith("cudnnspy: ") and words in err and p.stdout == b"",
               "%s: exit 2 and '%s'" % (args, words), p.returncode, err)
     p, _ = run_scan(["--help"])
-    check(p.returncode == 0 and b"--for" in p.stdout and b"--root" in p.stdout, "--help", p.stdout)
+    check(p.returncode == 0 and b"--for" in p.stdout and b"--root" in p.stdout and b"--user NAME" in p.stdout,
+          "--help", p.stdout)
     p = subprocess.run([CLI, "--help"], stdout=subprocess.PIPE, universal_newlines=True)
     check(p.returncode == 0 and "cudnnspy scan" in p.stdout, "cudnnspy --help mentions scan", p.stdout)
+
+
+@scenario
+def full_version_names():
+    """Sub-libraries named by full version only (no .so.9 links): the dispatcher finds them, no false error."""
+    root = tmpdir()
+    d = os.path.join(root, "full")
+    os.makedirs(d)
+    copy_file(FAKE9, os.path.join(d, "libcudnn.so.9.19.0"))
+    os.symlink("libcudnn.so.9.19.0", os.path.join(d, "libcudnn.so.9"))
+    for s in SUBS9:
+        copy_file(FAKE9, os.path.join(d, "libcudnn_%s.so.9.19.0" % s))
+    doc = scan_json(["--root", d])
+    c = the_copy(doc, d, 9)
+    check(c["complete"] and all(s["present"] and s["file"] == "libcudnn_%s.so.9.19.0" % s["name"]
+                                for s in c["sublibraries"]),
+          "complete, each sub-library by its full-version name", c["sublibraries"])
+    check(not findings(doc, "incomplete-copy") and not findings(doc, "no-sublibraries"), "no false error", dump(doc))
+    # The middle name (major.minor) is the dispatcher's second choice.
+    for s in SUBS9:
+        os.rename(os.path.join(d, "libcudnn_%s.so.9.19.0" % s), os.path.join(d, "libcudnn_%s.so.9.19" % s))
+    doc = scan_json(["--root", d])
+    check(the_copy(doc, d, 9)["complete"] and not findings(doc, "incomplete-copy"), "major.minor names too", dump(doc))
+
+    if not REAL_DIR:
+        raise Skip("the fake part passed; no real cuDNN for the loader's own answer")
+    # The real dispatcher, through a directory of links named by full version only: LD_DEBUG=libs says
+    # which name it asks for first, and that it takes the file the scan counts.
+    farm = os.path.join(root, "farm")
+    os.makedirs(farm)
+    os.symlink(os.path.join(REAL_DIR, "libcudnn.so.9"), os.path.join(farm, "libcudnn.so.9"))
+    doc = scan_json(["--root", REAL_DIR])
+    version = the_copy(doc, REAL_DIR, 9)["version"]
+    check(version and version.count(".") == 2, "the real copy's version is known", doc["copies"])
+    for s in SUBS9:
+        os.symlink(os.path.join(REAL_DIR, "libcudnn_%s.so.9" % s), os.path.join(farm, "libcudnn_%s.so.%s" % (s, version)))
+    src = os.path.join(root, "create.c")
+    with open(src, "w") as f:
+        f.write("#include <stdio.h>\nint cudnnCreate(void **);\n"
+                "int main(void) { void *h; printf(\"%d\\n\", cudnnCreate(&h)); return 0; }\n")
+    prog = os.path.join(root, "create")
+    compile_c(src, prog, ["-Wl,--enable-new-dtags", "-Wl,-rpath," + farm, os.path.join(farm, "libcudnn.so.9")])
+    p = subprocess.run([prog], env=clean_env({"LD_DEBUG": "libs"}), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=60)
+    found = loader_found(p.stderr)
+    asked = [n for n, _ in found if n.startswith("libcudnn_graph")]
+    check(asked and asked[0] == "libcudnn_graph.so.%s" % version, "the dispatcher asks for the full version first",
+          asked, p.stderr[-3000:])
+    got = dict(found)
+    check(got.get("libcudnn_graph.so.%s" % version) == os.path.join(farm, "libcudnn_graph.so.%s" % version),
+          "and takes it from its own directory", found)
+    doc = scan_json(["--root", farm])
+    c = the_copy(doc, farm, 9)
+    check(c["complete"] and not findings(doc, "incomplete-copy"), "the scan agrees: the copy is complete", dump(doc))
+    # And --for names the same files as the loader, the sub-library the dispatcher opened included.
+    doc = scan_json(["--root", farm, "--for", prog])
+    agrees(doc, found, "the real dispatcher through a farm", p.stderr)
+    subs = doc["for"]["resolutions"][0]["sublibraries"]
+    check(subs[0]["name"] == "libcudnn_graph.so.%s" % version and subs[0]["path"].startswith(farm + "/"),
+          "--for: graph by its full-version name, from the farm", subs[0])
+
+
+def loader_found(debug):
+    """[(name, file found or None)] from LD_DEBUG=libs output, in the loader's order: the last file
+    tried for each name, unless the loader then failed on that name."""
+    out = []
+    cur = None
+    cur_late = False
+    tried = []
+    failed = set()
+    inits = set()
+    for line in debug.splitlines():
+        if "error while loading shared libraries: " in line:
+            failed.add(line.split("error while loading shared libraries: ", 1)[1].split(":")[0])
+        text = line.split(":", 1)[1].strip() if ":" in line else ""
+        if text.startswith("calling init: "):
+            inits.add(text[len("calling init: "):])
+    started = False
+    for line in debug.splitlines() + ["0: find library=END"]:
+        text = line.split(":", 1)[1].strip() if ":" in line else ""
+        if text.startswith("find library="):
+            if cur is not None:
+                # Started: what was found got its init called. Failed at start: all but the failed name.
+                ok = tried and (tried[-1] in inits if not failed else cur not in failed)
+                # After the start, only a dispatcher's dlopen() of its sub-libraries is the scan's business
+                # (not what those sub-libraries need in turn).
+                if not cur_late or cur.startswith("libcudnn_"):
+                    out.append((cur, tried[-1] if ok else None))
+            cur = text[len("find library="):].split(" ")[0]
+            cur_late = started
+            tried = []
+        elif text.startswith("transferring control: "):
+            started = True
+        elif text.startswith("trying file="):
+            tried.append(text[len("trying file="):])
+    return out
+
+
+def run_debug(prog, env=None, user=None):
+    """The program run with LD_DEBUG=libs (as user, a pwd entry): (exit status, what the loader found)."""
+    pre = None
+    if user is not None:
+        def pre():
+            os.setgid(user.pw_gid)
+            os.setgroups([])
+            os.setuid(user.pw_uid)
+    e = dict(env or {})
+    e["LD_DEBUG"] = "libs"
+    p = subprocess.run([prog], env=clean_env(e), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=60, preexec_fn=pre)
+    return p.returncode, loader_found(p.stderr), p.stderr
+
+
+def agrees(doc, found, what, debug=""):
+    """Each name the loader searched for: the scan found the same file (or none, where the loader found none)."""
+    objs = doc["for"]["objects"]
+    missing = {m["name"] for m in doc["for"]["not_found"]}
+    subs = {}
+    for r in doc["for"]["resolutions"]:
+        for sl in r.get("sublibraries", []):
+            subs[sl["name"]] = sl
+    check(found, "%s: the loader searched for something" % what, debug[-2000:])
+    for name, path in found:
+        if name.startswith("libcudnn_"):
+            # A dispatcher's dlopen(): the name it found is the scan's answer for that sub-library.
+            if path is not None:
+                check(name in subs and os.path.realpath(subs[name]["path"] or "") == os.path.realpath(path),
+                      "%s: the dispatcher took %s for %s, the scan says %s" % (what, path, name, subs.get(name)),
+                      debug[-2000:])
+            continue
+        got = [o for o in objs if name in o["names"]]
+        if path is None:
+            check(not got and name in missing, "%s: the loader found no %s; the scan must say so" % (what, name),
+                  json.dumps(doc["for"], indent=1)[:3000])
+            continue
+        check(len(got) == 1 and os.path.realpath(got[0]["path"]) == os.path.realpath(path),
+              "%s: the loader took %s for %s, the scan says %s" % (what, path, name, [o["path"] for o in got]),
+              json.dumps(objs, indent=1)[:3000], debug[-2000:])
+    # The other way round, when the program started: each object the scan searched for, the loader did too
+    # (a name already loaded, by SONAME, is no search for either).
+    if all(path for name, path in found if not name.startswith("libcudnn_")):
+        searched = {name for name, _ in found}
+        for o in objs[1:]:
+            if o["rule"] and o["needed_by"] and o["rule"] != "a path":
+                check(o["names"][0] in searched, "%s: the scan searched for %s, the loader did not" % (what, o["names"][0]),
+                      json.dumps(objs, indent=1)[:3000], debug[-2000:])
+
+
+PLUGIN_C = "unsigned long cudnnGetVersion(void);\nunsigned long plugin_version(void) { return cudnnGetVersion(); }\n"
+MAIN_C = ("#include <stdio.h>\nunsigned long plugin_version(void);\n"
+          "int main(void) { printf(\"%lu\\n\", plugin_version()); return 0; }\n")
+
+
+def build_plugin_app(root, plugin_paths, prog_paths, cudnn_dir=None):
+    """root/app/prog needs libplugin.so (in root/app/lib), which needs libcudnn.so.9: each with the link
+    options given (-rpath and the dtags)."""
+    lib = os.path.join(root, "app", "lib")
+    os.makedirs(lib, exist_ok=True)
+    for name, text in (("plugin.c", PLUGIN_C), ("main.c", MAIN_C)):
+        with open(os.path.join(root, name), "w") as f:
+            f.write(text)
+    compile_c(os.path.join(root, "plugin.c"), os.path.join(lib, "libplugin.so"),
+              ["-shared", "-fPIC", "-Wl,-soname,libplugin.so"] + plugin_paths +
+              ["-Wl,--no-as-needed", "-L" + (cudnn_dir or os.path.dirname(FAKE9)), "-l:libcudnn.so.9"])
+    prog = os.path.join(root, "app", "prog")
+    compile_c(os.path.join(root, "main.c"), prog, prog_paths + ["-L" + lib, "-lplugin"])
+    return prog
+
+
+@scenario
+def for_plugin():
+    """--for follows the whole tree: a plugin with its own RUNPATH to a bundled copy, as LD_DEBUG=libs says."""
+    root = tmpdir()
+    bundled = make_copy(os.path.join(root, "app", "bundled"), "9.3.0")
+    other = make_copy(os.path.join(root, "other"), "9.1.0")
+    prog = build_plugin_app(root, ["-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN/../bundled"],
+                            ["-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN/lib"])
+    for llp in (None, other):
+        env = {"LD_LIBRARY_PATH": llp} if llp else {}
+        what = "a plugin's RUNPATH (LD_LIBRARY_PATH %s)" % llp
+        rc, found, debug = run_debug(prog, env)
+        check(rc == 0, "%s: the program runs" % what, debug[-2000:])
+        doc = scan_json(["--root", root, "--for", prog], env=env)
+        agrees(doc, found, what, debug)
+        check(not doc["for"]["links_cudnn"] and doc["for"]["loads_cudnn"], "%s: loads cuDNN, not linked" % what,
+              doc["for"])
+        r = compare(doc, "libcudnn.so.9", (None, None) if False else ("x", os.path.realpath(dict(found)["libcudnn.so.9"])),
+                    what)
+        check(r["needed_by"] == os.path.join(root, "app", "lib", "libplugin.so"), "%s: needed by the plugin" % what, r)
+        check(r["version"] == ("9.1.0" if llp else "9.3.0") and r["copy"] is not None,
+              "%s: the copy and its version" % what, r)
+    out = scan_human(["--root", root, "--for", prog])
+    check("loads libcudnn.so.9 through %s/app/lib/libplugin.so" % root in out and "does not link" not in out,
+          "the table says cuDNN comes in through the plugin", out)
+    check("libcudnn.so.9 -> %s/app/lib/../bundled/libcudnn.so.9, needed by %s/app/lib/libplugin.so, found by DT_RUNPATH"
+          % (root, root) in out, "which file and why", out)
+
+
+@scenario
+def for_rpath():
+    """DT_RPATH is inherited: a plugin without paths searches the program's DT_RPATH first; a RUNPATH stops that."""
+    root = tmpdir()
+    mine = make_copy(os.path.join(root, "mine"), "9.2.0")
+    other = make_copy(os.path.join(root, "other"), "9.1.0")
+    for plugin_paths, rule in (([], "DT_RPATH"),
+                               (["-Wl,--enable-new-dtags", "-Wl,-rpath," + os.path.join(root, "nowhere")],
+                                "LD_LIBRARY_PATH")):
+        sub = tempfile.mkdtemp(dir=root)
+        prog = build_plugin_app(sub, plugin_paths, ["-Wl,--disable-new-dtags",
+                                                    "-Wl,-rpath,$ORIGIN/lib:" + mine])
+        env = {"LD_LIBRARY_PATH": other}
+        what = "program DT_RPATH, plugin %s" % (plugin_paths or "without paths")
+        rc, found, debug = run_debug(prog, env)
+        check(rc == 0, "%s: the program runs" % what, debug[-2000:])
+        doc = scan_json(["--root", root, "--for", prog], env=env)
+        agrees(doc, found, what, debug)
+        r = [x for x in doc["for"]["resolutions"] if x["name"] == "libcudnn.so.9"][0]
+        check(r["rule"] == rule, "%s: found by %s, not %s" % (what, rule, r["rule"]), r)
+        if rule == "DT_RPATH":
+            check(r["path"].startswith(mine + "/") and "the DT_RPATH of %s" % prog in r["steps"][-1]["outcome"],
+                  "%s: the program's DT_RPATH, inherited, said so" % what, r)
+
+
+@scenario
+def for_missing():
+    """A needed libcudnn.so.8 found nowhere is an error finding with its fix, never "Findings: none"."""
+    root = tmpdir()
+    d8 = make_copy(os.path.join(root, "gone8"), "8.9.7")
+    src = os.path.join(root, "main.c")
+    with open(src, "w") as f:
+        f.write("unsigned long cudnnGetVersion(void);\nint main(void) { return cudnnGetVersion() ? 0 : 1; }\n")
+    prog = os.path.join(root, "prog8")
+    compile_c(src, prog, ["-L" + d8, "-l:libcudnn.so.8"])
+    shutil.rmtree(d8)
+    empty = os.path.join(root, "empty")
+    os.makedirs(empty)
+    rc, found, debug = run_debug(prog)
+    check(rc != 0 and ("libcudnn.so.8", None) in found, "the loader finds no libcudnn.so.8", found, debug[-2000:])
+    doc = scan_json(["--root", empty, "--for", prog])
+    agrees(doc, found, "libcudnn.so.8 missing", debug)
+    m = findings(doc, "missing-library")
+    check(len(m) == 1 and m[0]["severity"] == "error" and "libcudnn.so.8" in m[0]["message"] and
+          "cannot open shared object file" in m[0]["message"], "one missing-library error", dump(doc))
+    out = scan_human(["--root", empty, "--for", prog])
+    check("Findings: none" not in out and "missing-library" in out and "libcudnn.so.8, needed by %s: NOT FOUND" % prog
+          in out, "the table says so", out)
+
+    # The dispatcher is there, its sub-libraries are nowhere: incomplete for this program.
+    alone = make_copy(os.path.join(root, "alone8"), "8.9.7", subs=[])
+    prog2 = os.path.join(root, "prog8b")
+    compile_c(src, prog2, ["-Wl,--enable-new-dtags", "-Wl,-rpath," + alone, "-L" + alone, "-l:libcudnn.so.8"])
+    doc = scan_json(["--root", empty, "--for", prog2])
+    subs = doc["for"]["resolutions"][0]["sublibraries"]
+    if any(x["path"] for x in subs):
+        raise Skip("this machine has cuDNN 8 sub-libraries on the search path")
+    m = [f for f in findings(doc, "incomplete-copy") if f["message"].startswith("for " + prog2)]
+    check(len(m) == 1 and "finds 6 of its 6 sub-libraries nowhere" in m[0]["message"] and
+          "libcudnn_ops_infer.so.8" in m[0]["message"], "an incomplete-copy error for this program", dump(doc))
+
+
+@scenario
+def for_unreadable():
+    """A resolved copy the user cannot read: the loader passes over it; --user checks for that user."""
+    import pwd
+    try:
+        nobody = pwd.getpwnam("nobody")
+    except KeyError:
+        raise Skip("no user nobody")
+    root = tmpdir()
+    os.chmod(root, 0o755)
+    bundled = make_copy(os.path.join(root, "app", "bundled"), "9.3.0")
+    prog = build_plugin_app(root, ["-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN/../bundled"],
+                            ["-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN/lib"])
+    os.chmod(os.path.join(bundled, "libcudnn.so.9.3.0"), 0)
+    doc = scan_json(["--root", root, "--for", prog])
+    check(not [f for f in findings(doc, "unreadable") if f["severity"] == "error"] or os.getuid() != 0,
+          "root reads it: no error for root", dump(doc))
+    rc, found, debug = run_debug(prog, user=nobody)
+    doc = scan_json(["--root", root, "--for", prog, "--user", "nobody"])
+    agrees(doc, found, "run by nobody", debug)
+    r = [x for x in doc["for"]["resolutions"] if x["name"] == "libcudnn.so.9"][0]
+    check(r["unreadable"] == [os.path.join(root, "app", "lib", "..", "bundled", "libcudnn.so.9")] and
+          any(s["outcome"].startswith("skipped: user nobody cannot read it (mode 0000)") for s in r["steps"]),
+          "passed over, and why", r)
+    u = [f for f in findings(doc, "unreadable") if f["severity"] == "error"]
+    check(len(u) == 1 and "user nobody cannot read" in u[0]["message"] and "passes over it" in u[0]["message"],
+          "one unreadable error for the copy the program would get", dump(doc))
+    check(doc["for"]["user"] == "nobody", "the user named", doc["for"]["user"])
+    doc = scan_json(["--root", root, "--for", prog, "--user", str(nobody.pw_uid)])
+    check(doc["for"]["user"] == "nobody" and findings(doc, "unreadable"), "or the user's id", doc["for"]["user"])
+    # A set-uid program run by nobody: the kernel sets AT_SECURE, the loader ignores LD_LIBRARY_PATH.
+    if os.getuid() == 0:
+        a = make_copy(os.path.join(root, "a"), "9.1.0")
+        b = make_copy(os.path.join(root, "b"), "9.2.0")
+        src = os.path.join(root, "where.c")
+        with open(src, "w") as f:
+            f.write(WHERE_C)
+        suid = os.path.join(root, "suid")
+        compile_c(src, suid, ["-Wl,--enable-new-dtags", "-Wl,-rpath," + b, "-Wl,--no-as-needed", FAKE9, "-ldl"])
+        os.chmod(suid, 0o4755)
+
+        def as_nobody():
+            os.setgid(nobody.pw_gid)
+            os.setgroups([])
+            os.setuid(nobody.pw_uid)
+        q = subprocess.run([suid], env=clean_env({"LD_LIBRARY_PATH": a}), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True, timeout=30, preexec_fn=as_nobody)
+        lines = q.stdout.splitlines()
+        loaded = (lines[0], lines[1]) if q.returncode == 0 and len(lines) == 2 else (None, q.stdout + q.stderr)
+        doc = scan_json(["--root", root, "--for", suid, "--user", "nobody"], env={"LD_LIBRARY_PATH": a})
+        check(doc["for"]["secure"], "set-uid root, run by nobody: secure", doc["for"])
+        r = compare(doc, "libcudnn.so.9", loaded, "a set-uid program run by nobody")
+        check(r["rule"] == "DT_RUNPATH" and loaded[1].startswith(b + "/"), "LD_LIBRARY_PATH ignored", r, loaded)
+        doc = scan_json(["--root", root, "--for", suid], env={"LD_LIBRARY_PATH": a})
+        check(not doc["for"]["secure"], "run by its owner: not secure", doc["for"])
+        # Its $ORIGIN outside the system directories is ignored then.
+        suid2 = os.path.join(root, "suid2")
+        compile_c(src, suid2, ["-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN/b", "-Wl,--no-as-needed", FAKE9, "-ldl"])
+        os.chmod(suid2, 0o4755)
+        q = subprocess.run([suid2], env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, timeout=30, preexec_fn=as_nobody)
+        lines = q.stdout.splitlines()
+        loaded = (lines[0], lines[1]) if q.returncode == 0 and len(lines) == 2 else (None, q.stdout + q.stderr)
+        doc = scan_json(["--root", root, "--for", suid2, "--user", "nobody"])
+        r = compare(doc, "libcudnn.so.9", loaded, "a set-uid program's $ORIGIN, run by nobody")
+        check(r["steps"][0]["outcome"].startswith("skipped: the program is set-uid") and
+              not (loaded[1] or "").startswith(b + "/"), "$ORIGIN ignored, and said so", r, loaded)
+        doc = scan_json(["--root", root, "--for", suid2])
+        r = compare(doc, "libcudnn.so.9", loader_says(suid2, {}), "the same program run by its owner")
+        check(r["path"].startswith(b + "/"), "then $ORIGIN counts", r)
+    p, _ = run_scan(["--for", prog, "--user", "no-such-user-here"])
+    check(p.returncode == 2 and b"no such user" in p.stderr, "an unknown user is a usage error", p.stderr)
+
+
+@scenario
+def for_symbols():
+    """The cudnn* functions the program imports against what the copy it gets exports."""
+    root = tmpdir()
+    a = make_copy(os.path.join(root, "a"), "9.1.0")
+    # Built against a cuDNN that has one more function than the copy it gets.
+    stub = os.path.join(root, "newer")
+    os.makedirs(stub)
+    with open(os.path.join(root, "stub.c"), "w") as f:
+        f.write("unsigned long cudnnGetVersion(void) { return 0; }\nint cudnnNoSuchFunctionAnywhere(void) { return 0; }\n")
+    compile_c(os.path.join(root, "stub.c"), os.path.join(stub, "libcudnn.so.9"),
+              ["-shared", "-fPIC", "-Wl,-soname,libcudnn.so.9"])
+    src = os.path.join(root, "main.c")
+    with open(src, "w") as f:
+        f.write("unsigned long cudnnGetVersion(void);\nint cudnnNoSuchFunctionAnywhere(void);\n"
+                "int main(int argc, char **argv) { if (argc > 5) cudnnNoSuchFunctionAnywhere(); "
+                "return cudnnGetVersion() ? 0 : 1; }\n")
+    prog = os.path.join(root, "prog")
+    compile_c(src, prog, ["-Wl,-z,now", "-Wl,--enable-new-dtags", "-Wl,-rpath," + a, "-L" + stub, "-l:libcudnn.so.9"])
+    p = subprocess.run([prog], env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=30)
+    check(p.returncode != 0 and "undefined symbol: cudnnNoSuchFunctionAnywhere" in p.stderr,
+          "the loader stops on the missing function", p.stderr)
+    doc = scan_json(["--root", root, "--for", prog])
+    check(sorted(doc["for"]["imports"]) == ["cudnnGetVersion", "cudnnNoSuchFunctionAnywhere"], "the imports",
+          doc["for"]["imports"])
+    m = findings(doc, "missing-symbols")
+    check(len(m) == 1 and "cudnnNoSuchFunctionAnywhere" in m[0]["message"] and "cudnnGetVersion" not in
+          m[0]["message"], "one missing-symbols error naming it", dump(doc))
+
+
+@scenario
+def symlink_farm():
+    """A directory of links into another copy is that copy, not a second one."""
+    root = tmpdir()
+    real = make_copy(os.path.join(root, "real"), "9.1.0")
+    farm = os.path.join(root, "farm")
+    os.makedirs(farm)
+    for n in os.listdir(real):
+        os.symlink(os.path.join("..", "real", n), os.path.join(farm, n))
+    other = make_copy(os.path.join(root, "other"), "9.1.0")
+    doc = scan_json(["--root", farm])
+    c = the_copy(doc, farm, 9)
+    r = the_copy(doc, real, 9)
+    check(c["links_into"] == real and c["same_as"] == r["id"], "the farm is the copy it links into", c)
+    check("symlink farm target" in r["sources"], "whose directory is scanned too", r)
+    check(not findings(doc, "multiple-copies"), "one copy, not two", dump(doc))
+    doc = scan_json(["--root", root])
+    m = findings(doc, "multiple-copies")
+    check(len(m) == 1 and m[0]["message"].startswith("2 different") and farm not in m[0]["paths"],
+          "real and other are two; the farm is not a third", dump(doc))
+    out = scan_human(["--root", farm])
+    check("links into:  %s [copy %d]" % (real, r["id"]) in out, "the table says so", out)
+
+
+@scenario
+def toolkits():
+    """Where /usr/local/cuda, CUDA_HOME and CUDA_PATH point, and which toolkit version is there."""
+    root = tmpdir()
+    a = os.path.join(root, "cuda-12.4")
+    make_copy(os.path.join(a, "lib64"), "9.1.0")
+    with open(os.path.join(a, "version.json"), "w") as f:
+        json.dump({"cuda": {"name": "CUDA SDK", "version": "12.4.1"}, "cuda_cudart": {"version": "12.4.127"}}, f)
+    os.symlink("cuda-12.4", os.path.join(root, "cuda"))
+    b = os.path.join(root, "cuda-13.0")
+    os.makedirs(os.path.join(b, "dist-info", "nvidia_cuda_runtime-13.0.96.dist-info"))
+    doc = scan_json(["--root", root], env={"CUDA_HOME": os.path.join(root, "cuda"), "CUDA_PATH": b})
+    t = {x["what"]: x for x in doc["cuda_toolkits"]}
+    check(t["CUDA_HOME"]["real_path"] == a and t["CUDA_HOME"]["version"] == "12.4.1" and
+          t["CUDA_HOME"]["version_from"] == os.path.join(root, "cuda", "version.json"),
+          "CUDA_HOME: where it points, version.json", t)
+    check(t["CUDA_HOME"]["copy"] == the_copy(doc, os.path.join(a, "lib64"), 9)["id"], "and its cuDNN copy", t)
+    check(t["CUDA_PATH"]["version"] == "13.0.96" and "nvidia_cuda_runtime" in t["CUDA_PATH"]["version_from"],
+          "CUDA_PATH: the runtime's dist-info", t)
+    if os.path.lexists("/usr/local/cuda"):
+        u = t.get("/usr/local/cuda")
+        check(u and u["real_path"] == os.path.realpath("/usr/local/cuda"), "/usr/local/cuda and where it points", t)
+        if os.path.isdir("/usr/local/cuda/dist-info") or os.path.exists("/usr/local/cuda/version.json"):
+            check(u["version"], "with its version", u)
+    d = findings(doc, "toolkits-differ")
+    check(d and any("CUDA_HOME is %s (CUDA 12.4.1) but CUDA_PATH is %s (CUDA 13.0.96)" % (a, b) in f["message"]
+                    for f in d), "two toolkits named: a toolkits-differ warning", dump(doc))
+    doc = scan_json(["--root", root], env={"CUDA_HOME": b, "CUDA_PATH": b + "/"})
+    check(not [f for f in findings(doc, "toolkits-differ") if "/usr/local/cuda " not in f["message"]],
+          "one toolkit by two spellings: no warning between them", dump(doc))
+    out = scan_human(["--root", root], env={"CUDA_HOME": os.path.join(root, "cuda")})
+    check("CUDA_HOME        %s/cuda -> %s: CUDA 12.4.1" % (root, a) in out, "the table says so", out)
 
 
 def main():
