@@ -413,18 +413,53 @@ set_absolute(const char *name, const char *option, const char *value)
 	return rc;
 }
 
+/*
+ * Once, at the end, and only what is true: a process writes its own file's
+ * name in its summary line, so one file needs no word more.
+ */
 static void
-say_where_records_are(void)
+say_where_records_are(int files)
 {
 	const char *out = getenv("CUDNNSPY_OUTPUT");
-	struct stat st;
 
 	if (!out)
 		return;
-	if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
-		complain("records in %s", out);
-	else
-		complain("records in files named by %s", out);
+	if (files == 0)
+		complain("no record file was written (see the lines above)");
+	else if (files > 1)
+		complain("records of %d processes in %s", files, out);
+}
+
+/* --output DIR: a name without a % pattern that does not exist yet is a directory to make. */
+static int
+make_output_dir(const char *dir)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (strchr(dir, '%') || lstat(dir, &st) == 0 || errno != ENOENT)
+		return 0;
+	if (strlen(dir) >= sizeof(path)) {
+		complain("--output %s: too long", dir);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s", dir);
+	/* Each missing parent too, as mkdir -p does. */
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+			complain("--output %s: cannot create %s: %s", dir, path, strerror(errno));
+			return -1;
+		}
+		*p = '/';
+	}
+	if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+		complain("--output %s: cannot create it: %s", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 /*
@@ -470,7 +505,7 @@ static int
 cmd_run(int argc, char **argv)
 {
 	const char *output = NULL, *trace = NULL, *library = NULL, *stderr_list = NULL;
-	int dropin = 0, i, rc, ran;
+	int dropin = 0, i, rc, ran, files = -1;	/* record files written, -1 when not known */
 	char *dir, *run_dir;
 
 	for (i = 0; i < argc; i++) {
@@ -514,6 +549,8 @@ cmd_run(int argc, char **argv)
 		return usage_error("run: no command after '--'");
 
 	if (output && set_absolute("CUDNNSPY_OUTPUT", "--output", output) != 0)
+		return EXIT_USAGE;
+	if (output && make_output_dir(getenv("CUDNNSPY_OUTPUT")) != 0)
 		return EXIT_USAGE;
 	if (library && use_library(library, &dropin) != 0)
 		return EXIT_USAGE;
@@ -560,13 +597,13 @@ cmd_run(int argc, char **argv)
 	rc = run_command(argv + i + 1, &ran);
 	if (run_dir) {
 		if (ran)
-			cli_run_explain(run_dir, argv[i + 1], dropin);
+			files = cli_run_explain(run_dir, argv[i + 1], dropin);
 		else
 			cli_run_explain_discard(run_dir);
 		free(run_dir);
 	}
-	if (ran && output)
-		say_where_records_are();
+	if (ran && output && files >= 0)
+		say_where_records_are(files);
 	return rc;
 }
 

@@ -34,12 +34,12 @@ cli_run_dir_make(void)
 
 /* Counts the markers and removes them with the directory. */
 static void
-count_and_remove(const char *dir, int *loaded, int *called)
+count_and_remove(const char *dir, int *loaded, int *called, int *records)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
 
-	*loaded = *called = 0;
+	*loaded = *called = *records = 0;
 	while (d && (e = readdir(d))) {
 		const char *dot = strchr(e->d_name, '.');
 		char path[PATH_MAX];
@@ -48,6 +48,7 @@ count_and_remove(const char *dir, int *loaded, int *called)
 			continue;
 		*loaded += strcmp(dot, ".loaded") == 0;
 		*called += strcmp(dot, ".called") == 0;
+		*records += strcmp(dot, ".records") == 0;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		unlink(path);
 	}
@@ -158,20 +159,22 @@ why_not_loaded(const char *cmd, int dropin)
 void
 cli_run_explain_discard(const char *dir)
 {
-	int loaded, called;
+	int loaded, called, records;
 
-	count_and_remove(dir, &loaded, &called);
+	count_and_remove(dir, &loaded, &called, &records);
 }
 
-void
+int
 cli_run_explain(const char *dir, const char *cmd, int dropin)
 {
-	int loaded, called;
+	int loaded, called, records;
 
-	count_and_remove(dir, &loaded, &called);
+	count_and_remove(dir, &loaded, &called, &records);
 	if (!loaded)
 		why_not_loaded(cmd, dropin);
 	else if (!called)
 		complain("the spy was loaded in %d process%s of %s, and none called cuDNN", loaded,
 			 loaded == 1 ? "" : "es", cmd);
+	/* No call, no record: already said above, nothing more to say of files. */
+	return called ? records : -1;
 }

@@ -121,9 +121,8 @@ def env():
           "LD_PRELOAD starts with the absolute path of libcudnnspy.so", got["LD_PRELOAD"], PRELOAD)
     check(parts[1:] == ["libm.so.6"], "the previous LD_PRELOAD is kept after it", got["LD_PRELOAD"])
     check("LD_LIBRARY_PATH" not in got, "preload mode leaves LD_LIBRARY_PATH alone", repr(got))
-    check(p.stderr.splitlines() == ["cudnnspy: the spy was loaded in 1 process of env, and none called cuDNN",
-                                    "cudnnspy: records in %s" % os.path.join(d, "recs")],
-          "env calls no cuDNN, and the records are there", p.stderr)
+    check(p.stderr.splitlines() == ["cudnnspy: the spy was loaded in 1 process of env, and none called cuDNN"],
+          "env calls no cuDNN: said, and no claim of records", p.stderr)
 
     # --opt=value forms, "./" prefixes, a pattern, no previous LD_PRELOAD (--library: cli-library).
     p = run(["run", "--output=./out/%p.%r.jsonl", "--trace=cudnnConv*",
@@ -134,8 +133,8 @@ def env():
     check(got.get("CUDNNSPY_TRACE") == "cudnnConv*", "--trace=", repr(got))
     check("CUDNNSPY_STDERR" not in got, "no --stderr, no CUDNNSPY_STDERR", repr(got))
     check(same_file(got.get("LD_PRELOAD", ""), PRELOAD), "LD_PRELOAD is the spy alone", repr(got))
-    check("cudnnspy: records in files named by %s" % os.path.join(d, "out/%p.%r.jsonl") in p.stderr,
-          "the pattern is named", p.stderr)
+    check("records in" not in p.stderr and "none called cuDNN" in p.stderr,
+          "env made no call: no file, and no claim of one", p.stderr)
 
     # run itself writes nothing to stdout.
     p = run(["run", "--output", "recs", "--", "true"], cwd=d)
@@ -236,8 +235,9 @@ def records():
     check(events and events[0].get("event") == "header", "a header first", repr(events[:1]))
     check(any(e.get("event") == "call" and e.get("fn") == "cudnnCreate" for e in events),
           "--trace '*' recorded cudnnCreate", repr(events))
-    check(p.stderr.splitlines()[-1] == "cudnnspy: records in %s" % os.path.join(d, "recs"),
-          "the last stderr line says where", p.stderr)
+    check(p.stderr.splitlines()[-1] == "cudnnspy: records in %s" % os.path.join(d, "recs", files[0]),
+          "the last stderr line says where, once: the process's own line names its file", p.stderr)
+    check(p.stderr.count("records in") == 1, "said once", p.stderr)
 
 
 @scenario
@@ -251,7 +251,8 @@ def exit_status():
     # A command that was killed still ran: the records line follows.
     d = tmpdir()
     p = run(["run", "--output", d, "--", "sh", "-c", "kill -TERM $$"])
-    check(p.returncode == 143 and "cudnnspy: records in %s" % d in p.stderr, "records line after a signal",
+    check(p.returncode == 143 and "none called cuDNN" in p.stderr and "records in" not in p.stderr,
+          "a killed command that made no call: no claim of records",
           p.stderr)
 
 
@@ -593,6 +594,32 @@ def never_silent():
         check(not [f for f in os.listdir(os.environ.get("TMPDIR", "/tmp")) if f.startswith("cudnnspy-run.")
                    and os.path.getmtime(os.path.join(os.environ.get("TMPDIR", "/tmp"), f)) > time.time() - 60],
               "the run directory is removed")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@scenario
+def output_dir():
+    """--output DIR that does not exist yet is made, parents too, and gets one file per process; with several
+    processes the closing line counts them; a file that could not be created is never claimed."""
+    d = tempfile.mkdtemp(prefix="cudnnspy-cli-")
+    try:
+        out = os.path.join(d, "new", "records")
+        p = run(["run", "--output", out, "--", HOST_CALLS], {"LD_LIBRARY_PATH": FAKE9})
+        files = os.listdir(out) if os.path.isdir(out) else []
+        check(p.returncode == 0 and len(files) == 1, "a directory made, one file in it", repr(files), p.stderr)
+        check(p.stderr.count("records in") == 1, "said once", p.stderr)
+        two = os.path.join(d, "two")
+        p = run(["run", "--output", two, "--", "sh", "-c", "%s; %s" % (HOST_CALLS, HOST_CALLS)],
+                {"LD_LIBRARY_PATH": FAKE9})
+        check(len(os.listdir(two)) == 2 and p.stderr.splitlines()[-1] == "cudnnspy: records of 2 processes in %s" % two,
+              "two processes counted at the end", p.stderr)
+        blocked = os.path.join(d, "file")
+        with open(blocked, "w") as f:
+            f.write("x")
+        p = run(["run", "--output", os.path.join(blocked, "%p.jsonl"), "--", HOST_CALLS], {"LD_LIBRARY_PATH": FAKE9})
+        check(p.stderr.splitlines()[-1] == "cudnnspy: no record file was written (see the lines above)" and
+              "cannot create a record file" in p.stderr, "no claim of records that are not there", p.stderr)
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
