@@ -484,6 +484,7 @@ snapshot(const struct slot *s, struct slot *copy)
 		copy->set_fn = 0;
 		copy->aux_fn = 0;
 		memset(copy->attr_fn, 0, sizeof(copy->attr_fn));
+		copy->from_create = 0;	/* nor is it known to be unset */
 		return 0;
 	}
 	return 1;
@@ -616,10 +617,8 @@ settings_defaults(struct spy_line *l, const struct slot *s)
 		const struct spy_fn_info *f = &spy_fn_info[_SPY_FN_cudnnRNNSetClip_v8];
 		union spy_arg zero[AUX_ARGS];
 
-		memset(zero, 0, sizeof(zero));
+		memset(zero, 0, sizeof(zero));	/* CUDNN_RNN_CLIP_NONE, CUDNN_NOT_PROPAGATE_NAN, 0.0, 0.0 */
 		for (int i = 1; i < f->nparams && i < AUX_ARGS; i++) {
-			if (f->params[i].kind == SPY_ARG_DOUBLE)
-				zero[i].d = 0.0;
 			spy_line_char(l, ',');
 			spy_line_key(l, f->params[i].name);
 			spy_arg_json(l, &f->params[i], &zero[i], -1, SPY_ARGS_STORED);
