@@ -2173,6 +2173,50 @@ def oracle_real():
           "as much compared as before", res.summary())
 
 
+def traced_args(name, trace="*"):
+    """{fn: [args of each call or failure record]} of a program run traced on the fake cuDNN."""
+    p = run([prog(name)], {"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": FAKE9, "CUDNNSPY_STDERR": "none",
+                           "CUDNNSPY_TRACE": trace})
+    out = {}
+    for r in only_file(p):
+        if r["event"] in ("call", "failure"):
+            out.setdefault(r["fn"], []).append(r["args"])
+    return out
+
+
+@scenario
+def descriptor_state():
+    """What traced calls show of a descriptor beside its shape (the fields cuDNN's own log shows): a descriptor
+    created and never set says so; a convolution's settings never made show cuDNN's defaults, an RNN's clip
+    its reset; an RNN data descriptor's padding fill by value; backend descriptors with their attributes, and
+    variant packs with their pointers when their creation is traced (otherwise only their id)."""
+    calls = traced_args("host-sweep")
+    conv = calls["cudnnGetConvolutionNdDescriptor"][0]["convDesc"]
+    check(conv.get("mathType") == "CUDNN_DEFAULT_MATH" and conv.get("groupCount") == 1 and
+          conv.get("reorderType") == "CUDNN_DEFAULT_REORDER", "a convolution's settings never made: defaults",
+          repr(conv))
+    conv = calls["cudnnGetConvolutionGroupCount"][0]["convDesc"]
+    check(conv.get("groupCount") == 2 and conv.get("mathType") == "CUDNN_FMA_MATH", "the settings made", repr(conv))
+    bn = calls["cudnnDeriveBNTensorDescriptor"][0]["derivedBnDesc"]
+    check(bn.get("unset") is True and "desc" not in bn, "a tensor created and never set says so", repr(bn))
+    data = calls["cudnnGetRNNDataDescriptor"][0]["rnnDataDesc"]
+    check(data["set"]["args"].get("paddingFill") == 0.5, "the padding fill kept by value", repr(data))
+    rnn = calls["cudnnGetRNNDescriptor_v8"][0]["rnnDesc"]
+    check(rnn.get("clipMode") == "CUDNN_RNN_CLIP_NONE" and rnn.get("lclip") == 0, "no clip before SetClip",
+          repr(rnn))
+    fin = [a["descriptor"] for a in calls["cudnnBackendFinalize"] if a["descriptor"].get("attrs")]
+    check(fin and all(a.get("type") for a in fin), "traced backend calls show the attributes",
+          repr(calls["cudnnBackendFinalize"][:3]))
+    graph = traced_args("conv-graph")
+    packs = [a["variantPack"] for a in graph["cudnnBackendExecute"]]
+    check(packs and all(p.get("attrs", {}).get("CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS") == ["0x1000", "0x2000",
+                                                                                            "0x3000"]
+                        for p in packs), "a variant pack's pointers", repr(packs))
+    graph = traced_args("conv-graph", "cudnnBackendExecute")
+    packs = [a["variantPack"] for a in graph["cudnnBackendExecute"]]
+    check(packs and all(set(p) == {"id"} for p in packs), "not kept when its creation is not traced", repr(packs))
+
+
 @scenario
 def derived_real():
     """A descriptor cuDNN writes itself (cudnnDeriveBNTensorDescriptor) keeps no stale state: the spy no longer
