@@ -402,11 +402,11 @@ half_value(uint16_t h, int bfloat)
 
 /*
  * One value of cuDNN data type `dt` behind `at`, as {"ptr", "value"} (or the
- * value alone in text), read through a copy that cannot fault. 0 for a type
- * the spy does not read or memory it cannot.
+ * value alone in text, or for a remembered value), read through a copy that
+ * cannot fault. 0 for a type the spy does not read or memory it cannot.
  */
-static int
-typed_value(struct spy_line *l, int64_t dt, const void *at, unsigned mode)
+int
+spy_typed_value(struct spy_line *l, int64_t dt, const void *at, unsigned mode)
 {
 	double d = 0;
 	float f = 0;
@@ -430,7 +430,8 @@ typed_value(struct spy_line *l, int64_t dt, const void *at, unsigned mode)
 	}
 	if (!ok)
 		return 0;
-	if (!(mode & SPY_ARGS_TEXT)) {
+	/* A remembered value has no pointer left to show. */
+	if (!(mode & (SPY_ARGS_TEXT | SPY_ARGS_STORED))) {
 		spy_line_lit(l, "{\"ptr\":");
 		spy_line_hex(l, (uintptr_t)at);
 		spy_line_lit(l, ",\"value\":");
@@ -439,7 +440,7 @@ typed_value(struct spy_line *l, int64_t dt, const void *at, unsigned mode)
 		spy_line_double(l, d);
 	else
 		float_value(l, f);
-	if (!(mode & SPY_ARGS_TEXT))
+	if (!(mode & (SPY_ARGS_TEXT | SPY_ARGS_STORED)))
 		spy_line_char(l, '}');
 	return 1;
 }
@@ -469,7 +470,7 @@ scaling_factor(struct spy_line *l, const struct spy_fn_info *f, int i, const uni
 	}
 	if (dt < 0)
 		return 0;
-	return typed_value(l, dt == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT, args[i].p, mode);
+	return spy_typed_value(l, dt == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT, args[i].p, mode);
 }
 
 /*
@@ -486,7 +487,7 @@ padding_fill(struct spy_line *l, const struct spy_fn_info *f, int i, const union
 		return 0;
 	for (int k = 0; k < f->nparams; k++)
 		if (f->params[k].kind == SPY_ARG_ENUM && f->params[k].enum_id == _SPY_ENUM_cudnnDataType_t)
-			return typed_value(l, (int32_t)args[k].i, args[i].p, mode);
+			return spy_typed_value(l, (int32_t)args[k].i, args[i].p, mode);
 	return 0;
 }
 

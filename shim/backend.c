@@ -900,8 +900,8 @@ spy_backend_describe(struct spy_line *l, const void *ptr, unsigned mode)
 		goto out;
 	}
 	spy_line_char(l, ',');
-	/* A traced call names its descriptors briefly; a failure shows every attribute. */
-	fields_json(l, s, 0, !(mode & SPY_ARGS_BRIEF));
+	/* Every attribute the program set, in traced calls as in failures (an attribute left out was never set). */
+	fields_json(l, s, 0, 1);
 	/* What a plan runs; in a traced call only once it is finalized (before, it is being built). */
 	if (s->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR && (s->finalized || !(mode & SPY_ARGS_BRIEF))) {
 		resolve_plan(s, &r);
@@ -1391,14 +1391,15 @@ spy_backend_call(struct spy_call *c, long status, const union spy_arg *args)
 		return;
 	pthread_mutex_lock(&lock);
 	/*
-	 * Variant packs say what data a plan runs on, not what it runs: they are
-	 * not kept (a framework makes one per execution), and change nothing
-	 * that a plan resolves to.
+	 * Variant packs say what data a plan runs on, not what it runs: they
+	 * change nothing that a plan resolves to, and are kept only when their
+	 * creation is traced (a framework makes one per execution), for the
+	 * records to show their pointers.
 	 */
 	if (c->id == _SPY_FN_cudnnBackendCreateDescriptor) {
 		if (args[0].i != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR)
 			epoch++;
-	} else if ((s = find(args[0].p))) {
+	} else if ((s = find(args[0].p)) && s->type != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR) {
 		epoch++;
 	}
 	switch (c->id) {
@@ -1409,7 +1410,7 @@ spy_backend_call(struct spy_call *c, long status, const union spy_arg *args)
 			/* A reused address: whatever was there is gone. */
 			if ((s = find(p)))
 				forget(s);
-			if (args[0].i != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR)
+			if (args[0].i != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR || (spy_fn_flags[c->id] & SPY_FN_TRACE))
 				insert(p, (int)args[0].i);
 		}
 		break;

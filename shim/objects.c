@@ -32,6 +32,10 @@ struct slot {
 	unsigned short set_fn;	/* last shape-setting function + 1, or 0 */
 	unsigned short failed_fn;	/* a Set that failed since, + 1: cuDNN may have changed the descriptor anyway */
 	unsigned short filled_fn;	/* a function that wrote the descriptor since (cudnnDerive...), + 1 */
+	/* In what was padding before args[]: the slot keeps its size. */
+	signed char fill_param;	/* with set_fn an RNN or sequence data Set: its paddingFill, copied into args[], or -1 */
+	unsigned char from_create;	/* seen from its Create call on: what it was never set to is cuDNN's default */
+	unsigned char settings_lost;	/* a setting beside the shape failed since: its default no longer holds */
 	union spy_arg args[MAX_ARGS];
 	int array[3][MAX_ARRAY];
 	unsigned char array_len[3];
@@ -137,6 +141,8 @@ insert(const void *ptr, const char *kind)
 			s->filled_fn = 0;
 			s->aux_fn = 0;
 			memset(s->attr_fn, 0, sizeof(s->attr_fn));
+			s->from_create = 0;
+			s->settings_lost = 0;
 			write_end(s);
 			return s;
 		}
@@ -156,7 +162,12 @@ spy_obj_created(const void *ptr, const char *kind)
 	s = find(ptr);
 	if (s)
 		__atomic_store_n(&s->key, (uintptr_t)KEY_GONE, __ATOMIC_RELEASE);
-	insert(ptr, kind);
+	s = insert(ptr, kind);
+	if (s) {
+		write_begin(s);
+		s->from_create = 1;
+		write_end(s);
+	}
 }
 
 void
@@ -174,6 +185,32 @@ aux_setter(const struct spy_fn_info *f)
 {
 	return (f == &spy_fn_info[_SPY_FN_cudnnRNNSetClip_v8] || f == &spy_fn_info[_SPY_FN_cudnnRNNSetClip_v9]) &&
 	       f->nparams <= AUX_ARGS;
+}
+
+/* The Set's data type (its cudnnDataType_t parameter), or -1. */
+static int64_t
+set_data_type(const struct spy_fn_info *f, const union spy_arg *args)
+{
+	for (int i = 0; i < f->nparams && i < MAX_ARGS; i++)
+		if (f->params[i].kind == SPY_ARG_ENUM && f->params[i].enum_id == _SPY_ENUM_cudnnDataType_t)
+			return (int32_t)args[i].i;
+	return -1;
+}
+
+/* How many bytes a padding fill of the Set's data type takes: 0 for a type that is not read. */
+static size_t
+fill_size(const struct spy_fn_info *f, const union spy_arg *args)
+{
+	switch (set_data_type(f, args)) {
+	case CUDNN_DATA_DOUBLE:
+		return sizeof(double);
+	case CUDNN_DATA_FLOAT:
+		return sizeof(float);
+	case CUDNN_DATA_HALF:
+	case CUDNN_DATA_BFLOAT16:
+		return 2;
+	}
+	return 0;
 }
 
 void
@@ -234,6 +271,30 @@ spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg 
 	write_end(s);
 }
 
+/*
+ * The padding fill of RNN and sequence data, after spy_obj_set: the value,
+ * not the pointer that may be gone by the time a record shows the
+ * descriptor (cuDNN read it, so it is readable now).
+ */
+void
+spy_obj_set_fill(const void *ptr, unsigned fn, const union spy_arg *args)
+{
+	const struct spy_fn_info *f = &spy_fn_info[fn];
+	struct slot *s = ptr ? find(ptr) : NULL;
+
+	if (!s || s->set_fn != fn + 1)
+		return;
+	write_begin(s);
+	s->fill_param = -1;
+	for (int i = 0; i < f->nparams && i < MAX_ARGS; i++)
+		if (strcmp(f->params[i].name, "paddingFill") == 0 && args[i].p) {
+			s->args[i].i = 0;
+			memcpy(&s->args[i], args[i].p, fill_size(f, args));
+			s->fill_param = (signed char)i;
+		}
+	write_end(s);
+}
+
 void
 spy_obj_set_failed(const void *ptr, unsigned fn)
 {
@@ -252,10 +313,12 @@ spy_obj_set_failed(const void *ptr, unsigned fn)
 	if (aux_setter(f)) {
 		if (s->aux_fn == fn + 1)
 			s->aux_fn = 0;
+		s->settings_lost = 1;
 	} else if (f->nparams == 2 && !f->params[1].is_array && f->params[1].kind != SPY_ARG_PTR) {
 		for (int i = 0; i < 3; i++)
 			if (s->attr_fn[i] == fn + 1)
 				s->attr_fn[i] = 0;
+		s->settings_lost = 1;
 	} else {
 		s->set_fn = 0;
 		s->failed_fn = (unsigned short)(fn + 1);
@@ -421,6 +484,7 @@ snapshot(const struct slot *s, struct slot *copy)
 		copy->set_fn = 0;
 		copy->aux_fn = 0;
 		memset(copy->attr_fn, 0, sizeof(copy->attr_fn));
+		copy->from_create = 0;	/* nor is it known to be unset */
 		return 0;
 	}
 	return 1;
@@ -511,6 +575,57 @@ spy_obj_summary(struct spy_line *l, const void *ptr)
 	return l->len != mark;
 }
 
+/*
+ * The settings beside a descriptor's shape that cuDNN documents a default
+ * for, and that the program never made: cuDNN's log shows them always.
+ */
+static const struct {
+	const char *kind;
+	unsigned fn;
+	int64_t value;
+} setting_defaults[] = {
+	{ "convolution", _SPY_FN_cudnnSetConvolutionMathType, CUDNN_DEFAULT_MATH },
+	{ "convolution", _SPY_FN_cudnnSetConvolutionGroupCount, 1 },
+	{ "convolution", _SPY_FN_cudnnSetConvolutionReorderType, CUDNN_DEFAULT_REORDER },
+};
+
+static void
+settings_defaults(struct spy_line *l, const struct slot *s)
+{
+	int have;
+
+	/* Only for a descriptor seen from its creation, with no failed setting since (state unknown). */
+	if (!s->from_create || s->settings_lost)
+		return;
+	for (unsigned k = 0; k < sizeof(setting_defaults) / sizeof(setting_defaults[0]); k++) {
+		const struct spy_fn_info *f = &spy_fn_info[setting_defaults[k].fn];
+		union spy_arg v = { .i = setting_defaults[k].value };
+
+		if (strcmp(kinds[s->kind], setting_defaults[k].kind) != 0 || f->nparams != 2)
+			continue;
+		have = 0;
+		for (int i = 0; i < 3; i++)
+			have |= s->attr_fn[i] == setting_defaults[k].fn + 1;
+		if (have)
+			continue;
+		spy_line_char(l, ',');
+		spy_line_key(l, f->params[1].name);
+		spy_arg_json(l, &f->params[1], &v, -1, SPY_ARGS_STORED);
+	}
+	/* An RNN descriptor's clip: none until cudnnRNNSetClip, and again after each shape Set (as cuDNN resets it). */
+	if (!s->aux_fn && strcmp(kinds[s->kind], "rnn") == 0) {
+		const struct spy_fn_info *f = &spy_fn_info[_SPY_FN_cudnnRNNSetClip_v8];
+		union spy_arg zero[AUX_ARGS];
+
+		memset(zero, 0, sizeof(zero));	/* CUDNN_RNN_CLIP_NONE, CUDNN_NOT_PROPAGATE_NAN, 0.0, 0.0 */
+		for (int i = 1; i < f->nparams && i < AUX_ARGS; i++) {
+			spy_line_char(l, ',');
+			spy_line_key(l, f->params[i].name);
+			spy_arg_json(l, &f->params[i], &zero[i], -1, SPY_ARGS_STORED);
+		}
+	}
+}
+
 static void
 id_text(struct spy_line *l, const struct slot *s)
 {
@@ -598,6 +713,20 @@ spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int stat
 			}
 			spy_line_lit(l, "]}");
 		}
+		if ((copy.set_fn - 1u == _SPY_FN_cudnnSetRNNDataDescriptor ||
+		     copy.set_fn - 1u == _SPY_FN_cudnnSetSeqDataDescriptor) && copy.fill_param >= 0 && !l->overflow) {
+			size_t at = l->len;
+			const struct spy_fn_info *f = &spy_fn_info[copy.set_fn - 1];
+
+			l->len--;
+			spy_line_char(l, ',');
+			spy_line_key(l, f->params[(int)copy.fill_param].name);
+			if (spy_typed_value(l, set_data_type(f, copy.args), &copy.args[(int)copy.fill_param],
+					    SPY_ARGS_STORED))
+				spy_line_char(l, '}');
+			else
+				l->len = at;
+		}
 		spy_line_char(l, '}');
 	} else if (copy.failed_fn) {
 		spy_line_lit(l, ",\"set_failed\":");
@@ -605,6 +734,9 @@ spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int stat
 	} else if (copy.filled_fn) {
 		spy_line_lit(l, ",\"filled_by\":");
 		spy_line_name(l, spy_fn_info[copy.filled_fn - 1].name);
+	} else if (copy.from_create && !backend) {
+		/* Created and never set: it holds what cuDNN gives a new descriptor, which the spy does not guess. */
+		spy_line_lit(l, ",\"unset\":true");
 	}
 attrs:
 	if (backend)
@@ -630,5 +762,7 @@ attrs:
 			spy_arg_json(l, &f->params[i], &copy.aux[i], -1, SPY_ARGS_STORED);
 		}
 	}
+	if (!backend)
+		settings_defaults(l, &copy);
 	spy_line_char(l, '}');
 }

@@ -9,6 +9,8 @@ void spy_obj_created(const void *ptr, const char *kind);
 void spy_obj_destroyed(const void *ptr);
 /* Remembers a successful Set call on the descriptor `ptr`. */
 void spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg *args);
+/* After spy_obj_set of an RNN or sequence data Set: keeps its paddingFill's value. */
+void spy_obj_set_fill(const void *ptr, unsigned fn, const union spy_arg *args);
 /* cuDNN wrote the descriptor `ptr` in call `fn` (cudnnDeriveBNTensorDescriptor, ...): its state is unknown. */
 void spy_obj_filled(const void *ptr, unsigned fn);
 /* A Set on `ptr` failed: forgets what it would have changed (cuDNN may have changed it anyway). */
@@ -64,6 +66,8 @@ void spy_args_json(struct spy_line *l, unsigned fn, const union spy_arg *args, u
 /* One argument; `count` is an array's element count, or -1 when unknown. */
 void spy_arg_json(struct spy_line *l, const struct spy_param_info *p, const union spy_arg *a, int64_t count,
 		  unsigned mode);
+/* One value of cuDNN data type `dt` at `at` (float, double, half, bfloat16); 0 for another type. */
+int spy_typed_value(struct spy_line *l, int64_t dt, const void *at, unsigned mode);
 /* A copy of the program's memory that cannot fault (process_vm_readv): 0 when copied. */
 int spy_safe_copy(void *to, const void *from, size_t n);
 /* How many elements the array parameter i holds in this call, or -1 when unknown. */

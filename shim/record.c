@@ -28,7 +28,8 @@ spy_probes(unsigned id)
 	return id < _SPY_FN_COUNT ? __atomic_load_n(&probes[id], __ATOMIC_RELAXED) : 0;
 }
 
-enum state_kind { STATE_NONE, STATE_CREATE, STATE_DESTROY, STATE_SET, STATE_FILL };
+/* The Set kinds last: `>= STATE_SET` is any Set. */
+enum state_kind { STATE_NONE, STATE_CREATE, STATE_DESTROY, STATE_FILL, STATE_SET, STATE_SET_PADDING };
 
 /*
  * Functions that write descriptors the program passes them: from which
@@ -63,7 +64,9 @@ spy_state_flags_init(void)
 		else if ((strncmp(f->name, "cudnnSet", 8) == 0 || strncmp(f->name, "cudnnRNNSetClip", 15) == 0) &&
 			 f->params[0].kind == SPY_ARG_DESC && f->nparams <= SPY_OBJ_MAX_ARGS)
 			/* A longer one would be described from past the remembered arguments. */
-			state_kind[i] = STATE_SET;
+			/* A Set with a padding fill behind a pointer: its value is kept as well, apart from other Sets. */
+			state_kind[i] = i == _SPY_FN_cudnnSetRNNDataDescriptor || i == _SPY_FN_cudnnSetSeqDataDescriptor
+						? STATE_SET_PADDING : STATE_SET;
 		for (unsigned k = 0; k < sizeof(fills) / sizeof(fills[0]); k++)
 			if (strcmp(f->name, fills[k].fn) == 0)
 				state_kind[i] = STATE_FILL;
@@ -100,6 +103,10 @@ track_state(unsigned id, const union spy_arg *args)
 		break;
 	case STATE_SET:
 		spy_obj_set(args[0].p, f->params[0].desc_kind, id, args);
+		break;
+	case STATE_SET_PADDING:
+		spy_obj_set(args[0].p, f->params[0].desc_kind, id, args);
+		spy_obj_set_fill(args[0].p, id, args);
 		break;
 	}
 }
@@ -513,7 +520,7 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 		failure_line(l, c, cuda_err ? -cuda_err : status, args, message, why, ips, nips, th);
 out:
 	/* After the record, which shows the descriptor as the call found it. */
-	if (state_kind[c->id] == STATE_SET && status != 0 && args && !(c->pre && c->injected))
+	if (state_kind[c->id] >= STATE_SET && status != 0 && args && !(c->pre && c->injected))
 		spy_obj_set_failed(args[0].p, c->id);
 	if (state_kind[c->id] == STATE_FILL && status == 0 && args)
 		track_fill(c->id, args);

@@ -8,6 +8,7 @@ status both sides show. Python standard library only.
 What cuDNN's log does that is not a disagreement (QUIRKS, each with its reason) is listed below; anything else
 is a mismatch.
 """
+import json
 import re
 
 # Functions cuDNN logs that the program did not call: cuDNN calling its own exported functions (which the spy
@@ -136,30 +137,33 @@ def read_log(path):
     for an address cuDNN shows without a value, or a dict of a descriptor's fields."""
     calls, stack = [], None
     with open(path, errors="replace") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            m = re.match(r"[IE]! CuDNN \(v\d+ \d+\) function (\w+)\(\) called:", line)
-            if m:
-                args = {}
-                calls.append((m.group(1), args, line[0] == "E"))
-                stack = [args]
-                continue
-            m = re.match(r"i!( +)([^:]+): (?:type=([^;:]*)(?:; val=(.*);|: ?)|location=\w+; addr=(\S+);)$", line)
-            if not m or stack is None:
-                continue
-            depth = (len(m.group(1)) - 5) // 4
-            if depth < 0:
-                continue
-            del stack[depth + 1:]
-            if len(stack) <= depth:
-                continue
-            if m.group(5) is not None:
-                stack[depth][m.group(2)] = "addr=" + m.group(5)
-            elif m.group(4) is None:
-                stack[depth][m.group(2)] = {}
-                stack.append(stack[depth][m.group(2)])
-            else:
-                stack[depth][m.group(2)] = m.group(4)
+        text = f.read()
+    # A log quirk: cuDNN ends a NULL array's line without ";" and a line break, so the next field follows on the
+    # same line after its indentation less one space.
+    text = re.sub(r"val=NULL_PTR( +)(\w+: )", r"val=NULL_PTR;\ni! \1\2", text)
+    for line in text.split("\n"):
+        m = re.match(r"[IE]! CuDNN \(v\d+ \d+\) function (\w+)\(\) called:", line)
+        if m:
+            args = {}
+            calls.append((m.group(1), args, line[0] == "E"))
+            stack = [args]
+            continue
+        m = re.match(r"i!( +)([^:]+): (?:type=([^;:]*)(?:; val=(.*);|: ?)|location=\w+; addr=(\S+);)$", line)
+        if not m or stack is None:
+            continue
+        depth = (len(m.group(1)) - 5) // 4
+        if depth < 0:
+            continue
+        del stack[depth + 1:]
+        if len(stack) <= depth:
+            continue
+        if m.group(5) is not None:
+            stack[depth][m.group(2)] = "addr=" + m.group(5)
+        elif m.group(4) is None:
+            stack[depth][m.group(2)] = {KIND: (m.group(3) or "").strip()}
+            stack.append(stack[depth][m.group(2)])
+        else:
+            stack[depth][m.group(2)] = m.group(4)
     out = []
     for name, args, error in calls:
         if error:
@@ -176,6 +180,7 @@ def read_log(path):
 
 
 STATUS = " status"     # the key of a call's logged status: no parameter has a space in its name
+KIND = " kind"         # the key of a logged descriptor's type (cudnnTensorDescriptor_t, CUDNN_BACKEND_...)
 
 
 def agrees(spy, log, padded=False):
@@ -232,14 +237,30 @@ class Result:
         self.mismatches = []
         self.log_only = {}
         self.skipped = {}
-        self.unnamed = {}
+        self.unshown = {}           # {(descriptor kind, field): count} of fields the spy does not show
+        self.unshown_where = {}     # the first call of each
+        self.fields_unknown = {}    # {why: count} of fields the spy accounts for without a value
+        self.views = {}
+
+    def field_known(self, why):
+        """A field cuDNN logs that the spy accounts for without a value to compare."""
+        self.fields_unknown[why] = self.fields_unknown.get(why, 0) + 1
 
     def skip(self, why):
         self.skipped[why] = self.skipped.get(why, 0) + 1
 
     def summary(self):
-        return ("%d calls of %d functions, %d arguments and %d descriptor fields compared, %d mismatches"
-                % (self.calls, len(self.functions), self.args, self.fields, len(self.mismatches)))
+        return ("%d calls of %d functions, %d arguments and %d descriptor fields compared, %d mismatches; "
+                "%d descriptor fields the spy accounts for without a value (never set, unknown, quirks), "
+                "%d it does not show"
+                % (self.calls, len(self.functions), self.args, self.fields, len(self.mismatches),
+                   sum(self.fields_unknown.values()), sum(self.unshown.values())))
+
+    def unshown_list(self):
+        """The fields cuDNN's log shows that the spy does not, per descriptor kind and field, with the first
+        call of each."""
+        return ["%s %s: %d (first at %s)" % (kind, k, n, self.unshown_where[(kind, k)])
+                for (kind, k), n in sorted(self.unshown.items())]
 
 
 def packed(dims, fmt):
@@ -322,6 +343,13 @@ def from_set(fn, a, fields):
     elif fn == "cudnnSetPoolingNdDescriptor":
         fields.update({"windowDimA": a.get("windowDimA"), "paddingA": a.get("paddingA"),
                        "strideA": a.get("strideA")})
+    elif fn == "cudnnSetRNNDataDescriptor":
+        fields["dimA"] = [a["maxSeqLength"], a["batchSize"], a["vectorSize"]]
+    elif fn == "cudnnSetSpatialTransformerNdDescriptor" and a.get("dimA"):
+        # The affine transform's and the grid's shapes, from the output's: N x (n-2) x (n-1), N x spatial x (n-2).
+        # cuDNN logs nbDims elements of each.
+        d, n = a["dimA"], a["nbDims"]
+        fields.update({"thetaDimA": [d[0], n - 2, n - 1][:n], "gridDimA": ([d[0]] + d[2:] + [n - 2])[:n]})
     elif fn == "cudnnSetPooling2dDescriptor":
         fields.update({"nbDims": 2, "windowDimA": [a["windowHeight"], a["windowWidth"]],
                        "paddingA": [a["verticalPadding"], a["horizontalPadding"]],
@@ -335,6 +363,53 @@ BACKEND_FIELDS = {
         "strideA": "CUDNN_ATTR_TENSOR_STRIDES", "uid": "CUDNN_ATTR_TENSOR_UNIQUE_ID",
         "alignmentInBytes": "CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT", "isVirtual": "CUDNN_ATTR_TENSOR_IS_VIRTUAL",
         "isByVal": "CUDNN_ATTR_TENSOR_IS_BY_VALUE"},
+    "CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR": {
+        "computeType": "CUDNN_ATTR_CONVOLUTION_COMP_TYPE", "mode": "CUDNN_ATTR_CONVOLUTION_CONV_MODE",
+        "nbDims": "CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS", "upperPadA": "CUDNN_ATTR_CONVOLUTION_POST_PADDINGS",
+        "lowerPadA": "CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS", "strideA": "CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES",
+        "dilationA": "CUDNN_ATTR_CONVOLUTION_DILATIONS"},
+    "CUDNN_BACKEND_POINTWISE_DESCRIPTOR": {
+        "mode": "CUDNN_ATTR_POINTWISE_MODE", "mathPrec": "CUDNN_ATTR_POINTWISE_MATH_PREC",
+        "nanOpt": "CUDNN_ATTR_POINTWISE_NAN_PROPAGATION", "ReluLowerClip": "CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP",
+        "ReluUpperClip": "CUDNN_ATTR_POINTWISE_RELU_UPPER_CLIP",
+        "ReluLowerClipSlope": "CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE"},
+    "CUDNN_BACKEND_REDUCTION_DESCRIPTOR": {
+        "mathPrec": "CUDNN_ATTR_REDUCTION_COMP_TYPE", "reduceOp": "CUDNN_ATTR_REDUCTION_OPERATOR"},
+    "CUDNN_BACKEND_MATMUL_DESCRIPTOR": {"mathPrec": "CUDNN_ATTR_MATMUL_COMP_TYPE"},
+    "CUDNN_BACKEND_ENGINE_DESCRIPTOR": {
+        "opGraph": "CUDNN_ATTR_ENGINE_OPERATION_GRAPH", "engine_id": "CUDNN_ATTR_ENGINE_GLOBAL_INDEX",
+        "knobDesc": "CUDNN_ATTR_ENGINE_KNOB_INFO", "numericalNotes": "CUDNN_ATTR_ENGINE_NUMERICAL_NOTE",
+        "behaviorNotes": "CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE", "deviceProp": "CUDNN_ATTR_ENGINE_DEVICEPROP"},
+    "CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR": {
+        "alpha": "CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA",
+        "beta": "CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA",
+        "xDesc": "CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X", "wDesc": "CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W",
+        "yDesc": "CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y",
+        "convDesc": "CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC"},
+    "CUDNN_BACKEND_ENGINECFG_DESCRIPTOR": {"engine": "CUDNN_ATTR_ENGINECFG_ENGINE"},
+    "CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR": {"engcfg": "CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG"},
+    "CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR": {"operation": "CUDNN_ATTR_OPERATIONGRAPH_OPS"},
+}
+
+# A legacy descriptor's fields that cuDNN's log names otherwise than its Set call: {kind: {log: spy}}.
+KIND_RENAMED = {
+    "cudnnOpTensorDescriptor_t": {"op": "opTensorOp", "compType": "opTensorCompType", "nanOpt": "opTensorNanOpt"},
+    "cudnnReduceTensorDescriptor_t": {"op": "reduceTensorOp", "compType": "reduceTensorCompType",
+                                      "nanOpt": "reduceTensorNanOpt", "indices": "reduceTensorIndices",
+                                      "indicesType": "reduceTensorIndicesType"},
+    # cuDNN logs the CTC gradient mode as a cudnnNanPropagation_t (CUDNN_PROPAGATE_NAN for
+    # CUDNN_CTC_SKIP_OOB_GRADIENTS): the number agrees.
+    "cudnnCTCLossDescriptor_t": {"gradMode": "ctcGradMode"},
+    "cudnnSpatialTransformerDescriptor_t": {"outputTensorNbDims": "nbDims"},
+}
+
+# cuDNN log quirks about descriptor fields, each with why: a field the spy cannot show because the log's value
+# is not the descriptor's content. {(kind, field): why}. Anything else the log shows and the spy does not is a
+# failure of the oracle test.
+FIELD_QUIRKS = {
+    ("cudnnRNNDescriptor_t", "clipNanOpt"):
+        "after cudnnRNNSetClip_v9, which takes no NaN option, cuDNN 9.19 logs the NaN option it keeps inside; "
+        "the spy shows the settings the program passed",
 }
 
 
@@ -364,21 +439,77 @@ def spy_desc_fields(arg):
             fields[k] = v
             if k == "dimA":
                 fields["nbDims"] = len(v) if isinstance(v, list) else 1
+    # A variant pack's data pointer per tensor uid, and its workspace.
+    if arg.get("type") == "CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR":
+        uids = attrs.get("CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS")
+        ptrs = attrs.get("CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS")
+        uids = [uids] if isinstance(uids, int) else uids
+        ptrs = [ptrs] if isinstance(ptrs, str) or ptrs is None and uids else ptrs
+        if isinstance(uids, list) and isinstance(ptrs, list):
+            for u, p in zip(uids, ptrs):
+                fields["Uid=%d" % u] = p
+        if "CUDNN_ATTR_VARIANT_PACK_WORKSPACE" in attrs:
+            fields["Workspace"] = attrs["CUDNN_ATTR_VARIANT_PACK_WORKSPACE"]
+    # A filter's vectorized dimension: the channels (1) for NCHW_VECT_C, else none.
+    if fields.get("format") and "vect" not in fields and ("set" in arg or "desc" in arg):
+        fields["vect"] = 1 if fields["format"] == "CUDNN_TENSOR_NCHW_VECT_C" else 0
     given = arg.get("set", {}).get("args", {})
     # None from an argument the Set passed (a NULL dropout descriptor) says something; from a derivation, not.
     return {k: v for k, v in fields.items() if v is not None or k in given}
 
 
+def unknown_why(arg, kind, k):
+    """Why the spy shows no value for a field although it shows the descriptor: it says that it does not know
+    (a failed Set, cuDNN wrote the descriptor) or that the field was never set (cuDNN's initial value), or
+    None."""
+    if not isinstance(arg, dict):
+        return None
+    if arg.get("set_failed"):
+        return "state unknown after a failed Set (set_failed)"
+    if arg.get("filled_by"):
+        return "written by cuDNN (filled_by)"
+    if arg.get("unset"):
+        return "never set (unset): cuDNN's initial value"
+    names = BACKEND_FIELDS.get(kind, {})
+    if "attrs" in arg and (k in names or k == "nbDims" and "dimA" in names or
+                           kind == "CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR"):
+        return "backend attribute never set: cuDNN's default"
+    return None
+
+
 def compare_desc(res, where, arg, fields, renamed):
     spy = spy_desc_fields(arg)
+    kind = fields.get(KIND, "")
     for k, v in fields.items():
-        if isinstance(v, dict):
-            res.skip("nested descriptor field")
+        if k == KIND:
             continue
-        name = k if k in spy else renamed.get(k, DESC_RENAMED.get(k, k))
+        if isinstance(v, dict):
+            # A descriptor inside a backend one (an operation's tensors): the spy names it by id, and shows it
+            # where it is an argument; its state now is what the spy showed of it last.
+            ref = spy.get(k)
+            ref = ref[0] if isinstance(ref, list) and ref else ref
+            if isinstance(ref, str) and ref in res.views:
+                compare_desc(res, where + "." + k, res.views[ref], v, renamed)
+            elif ref is None and unknown_why(arg, kind, k):
+                for f in v:
+                    if f != KIND:
+                        res.field_known(unknown_why(arg, kind, k))
+            else:
+                res.mismatches.append("%s: cuDNN shows the descriptor %s, the spy never did (%r)" % (where, k, ref))
+            continue
+        name = k if k in spy else KIND_RENAMED.get(kind, {}).get(k, renamed.get(k, DESC_RENAMED.get(k, k)))
         if name not in spy:
-            res.skip("descriptor field the spy does not name")
-            res.unnamed[k] = res.unnamed.get(k, 0) + 1
+            why = unknown_why(arg, kind, k) or FIELD_QUIRKS.get((kind, k))
+            if why:
+                res.field_known(why)
+                continue
+            # A field cuDNN shows that the spy does not: the oracle test fails on it.
+            key = (kind, k)
+            res.unshown[key] = res.unshown.get(key, 0) + 1
+            res.unshown_where.setdefault(key, "%s (spy: %s)" % (where, json.dumps(arg)[:300]))
+            continue
+        if isinstance(spy[name], str) and "#" in spy[name] and not v.startswith("["):
+            res.field_known("object shown by id")
             continue
         res.fields += 1
         if not agrees(spy[name], v, padded="any" if k == "foldA" else True):
@@ -422,12 +553,29 @@ def find(rec, log, i, window=64):
     return same[0] if same else None
 
 
+def remember_views(res, rec):
+    """The spy's latest view of each descriptor, for the state before a later Set: from the descriptors in
+    the record's arguments, and a Create's new one (never set)."""
+    for k, v in rec["args"].items():
+        if isinstance(v, dict) and "id" in v:
+            res.views[v["id"]] = v
+        elif (rec["fn"].startswith("cudnnCreate") or rec["fn"] == "cudnnBackendCreateDescriptor") and \
+                rec["status"] == 0 and isinstance(v, dict) and isinstance(v.get("value"), str) and "#" in v["value"]:
+            if rec["fn"] == "cudnnBackendCreateDescriptor":
+                res.views[v["value"]] = {"id": v["value"], "type": rec["args"].get("descriptorType"), "attrs": {}}
+            else:
+                res.views[v["value"]] = {"id": v["value"], "unset": True}
+
+
 def compare(records, log, res=None):
     """Aligns the spy's records (one thread's `call` and `failure` records, in order) with cuDNN's log and
     compares them. Returns a Result."""
     res = res or Result()
+    res.views = {}      # ids count again in each process
     i = 0
-    for rec in records:
+    for n, rec in enumerate(records):
+        if n:
+            remember_views(res, records[n - 1])
         fn = rec["fn"]
         j = find(rec, log, i)
         if j is None:
@@ -491,11 +639,16 @@ def compare(records, log, res=None):
                 res.mismatches.append("%s: cuDNN logs %s, the spy has no such argument" % (where, k))
                 continue
             if isinstance(v, dict):
-                if k == list(args)[0] and (fn.startswith("cudnnSet") or fn.startswith("cudnnRNNSetClip")):
-                    # cuDNN shows the descriptor a Set changes as it was before; the spy's record, after.
-                    res.skip("descriptor of a Set, before and after")
-                    continue
-                compare_desc(res, where + " " + k, rec["args"][name], v, RENAMED["*"])
+                arg = rec["args"][name]
+                if k == list(args)[0] and (fn.startswith("cudnnSet") or fn.startswith("cudnnRNNSetClip") or
+                                           fn == "cudnnBackendSetAttribute"):
+                    # cuDNN shows the descriptor a Set changes as it was before; the spy's record, after: the
+                    # spy's state before is what it showed of the descriptor last.
+                    arg = res.views.get(arg.get("id")) if isinstance(arg, dict) else None
+                    if arg is None:
+                        res.skip("descriptor of a Set, never shown before")
+                        continue
+                compare_desc(res, where + " " + k, arg, v, RENAMED["*"])
                 continue
             spy = rec["args"][name]
             if name in OUTS.get(fn, ()) and not v.startswith("addr="):
