@@ -49,6 +49,9 @@ spy_stack_capture(void **ips, int max)
 
 		if (dladdr(raw[i], &di) && di.dli_fbase == self)
 			continue;
+		/* A sanitizer's backtrace interceptor above the spy: the program's stack starts below it. */
+		if (out == 0 && di.dli_fname && (strstr(di.dli_fname, "libasan") || strstr(di.dli_fname, "libtsan")))
+			continue;
 		ips[out++] = raw[i];
 	}
 	return out;

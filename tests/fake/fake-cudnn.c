@@ -128,14 +128,17 @@ static size_t
 version_beside_me(void)
 {
 	static size_t version;
+	size_t known = __atomic_load_n(&version, __ATOMIC_ACQUIRE);
 	Dl_info di;
 	char path[4096], text[32] = "";
 	const char *slash;
 	FILE *f;
 
-	if (version || !dladdr((void *)version_beside_me, &di) || !di.dli_fname ||
-	    !(slash = strrchr(di.dli_fname, '/')))
-		return version ? version : FAKE_VERSION;
+	/* Threads may ask at once: each finds the same answer, published atomically. */
+	if (known)
+		return known;
+	if (!dladdr((void *)version_beside_me, &di) || !di.dli_fname || !(slash = strrchr(di.dli_fname, '/')))
+		return FAKE_VERSION;
 	snprintf(path, sizeof(path), "%.*s/fakecudnn-version", (int)(slash - di.dli_fname), di.dli_fname);
 	f = fopen(path, "r");
 	if (f) {
@@ -143,8 +146,9 @@ version_beside_me(void)
 			text[0] = 0;
 		fclose(f);
 	}
-	version = text[0] ? strtoul(text, NULL, 10) : FAKE_VERSION;
-	return version;
+	known = text[0] ? strtoul(text, NULL, 10) : FAKE_VERSION;
+	__atomic_store_n(&version, known, __ATOMIC_RELEASE);
+	return known;
 }
 
 FAKE_EXPORT size_t
