@@ -43,7 +43,7 @@ spy_copy_count(void)
 int
 spy_copy_major(unsigned copy)
 {
-	int major = copy < SPY_MAX_COPIES ? spy_copies[copy].major : 0;
+	int major = copy < SPY_MAX_COPIES ? __atomic_load_n(&spy_copies[copy].major, __ATOMIC_RELAXED) : 0;
 
 	return major == 8 || major == 9 ? major : spy_flavor.major;
 }
@@ -60,21 +60,28 @@ void
 spy_copy_fill(unsigned copy)
 {
 	struct spy_real_lib *lib = &spy_copies[copy];
-	spy_fnptr *real = spy_copy_real[copy];
+	spy_fnptr *real = spy_copy_real[copy], found[_SPY_FN_COUNT];
+	size_t version = 0;
 
 	for (int i = 0; i < _SPY_FN_COUNT; i++) {
 		void *p = spy_dlsym(lib->handle, spy_fn_info[i].name);
 
 		/* Paranoia: a handle's search never reaches the spy, but a copy must not either. */
-		if (in_spy(p))
-			p = NULL;
-		__atomic_store_n(&real[i], (spy_fnptr)p, __ATOMIC_RELEASE);
+		found[i] = in_spy(p) ? NULL : (spy_fnptr)p;
 	}
-	if (real[_SPY_FN_cudnnGetVersion])
-		lib->version = ((size_t (*)(void))real[_SPY_FN_cudnnGetVersion])();
-	if (real[_SPY_FN_cudnnGetCudartVersion])
-		lib->cudart = ((size_t (*)(void))real[_SPY_FN_cudnnGetCudartVersion])();
-	lib->major = lib->version >= 10000 ? (int)(lib->version / 10000) : (int)(lib->version / 1000);
+	if (found[_SPY_FN_cudnnGetVersion])
+		version = ((size_t (*)(void))found[_SPY_FN_cudnnGetVersion])();
+	if (found[_SPY_FN_cudnnGetCudartVersion])
+		lib->cudart = ((size_t (*)(void))found[_SPY_FN_cudnnGetCudartVersion])();
+	lib->version = version;
+	/*
+	 * The major before the functions: a thread that finds a function (other
+	 * threads call while copy 0 is being resolved) decodes in its numbering.
+	 */
+	__atomic_store_n(&lib->major, version >= 10000 ? (int)(version / 10000) : (int)(version / 1000),
+			 __ATOMIC_RELEASE);
+	for (int i = 0; i < _SPY_FN_COUNT; i++)
+		__atomic_store_n(&real[i], found[i], __ATOMIC_RELEASE);
 }
 
 static void

@@ -433,7 +433,7 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 	/* Only the first byte: the slow path runs on every remembered Set, and a whole buffer costs a memset. */
 	why[0] = 0;
 	/* Enums in the numbering of the copy that answered (names.c). */
-	spy_names_major = spy_copies[c->copy].major;
+	spy_names_major = __atomic_load_n(&spy_copies[c->copy].major, __ATOMIC_RELAXED);
 	if ((flags & SPY_FN_STATE) && status == 0 && args && !destroy)
 		track_state(c->id, args);
 	/* Before the GPU timing is resolved (spy_gpu_post), which may hand its time to the algorithm at once. */
