@@ -303,15 +303,23 @@ sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2,
 static void
 sb_printf(struct sbuf *b, const char *fmt, ...)
 {
-	char tmp[128];
+	char tmp[128], *big = NULL;
 	va_list ap;
 	int n;
 
 	va_start(ap, fmt);
 	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
 	va_end(ap);
+	/* Longer than the stack buffer (signatures, messages): formatted again, whole. */
+	if (n >= (int)sizeof(tmp)) {
+		big = xcalloc(1, (size_t)n + 1);
+		va_start(ap, fmt);
+		vsnprintf(big, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
 	if (n > 0)
-		sb_add(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+		sb_add(b, big ? big : tmp, (size_t)n);
+	free(big);
 }
 
 /* ---- a string-keyed hash map ---- */
@@ -2457,6 +2465,65 @@ signatures_model(struct proc **procs, size_t n, char **labels)
 	return arr;
 }
 
+static const char *jget_str(json_t *o, const char *key, const char *def);
+
+/*
+ * One layer, two answers: the same (API, signature) ran one choice in some
+ * processes and another in others (a sweep inside one process runs several
+ * everywhere, and is not this). One finding per signature, on top of the
+ * processes' own.
+ */
+static void
+engine_changed(json_t *findings, json_t *sigs)
+{
+	size_t i, j, n = json_array_size(sigs);
+
+	for (i = 0; i < n; i++) {
+		json_t *a = json_array_get(sigs, i), *who_a = json_object_get(a, "who"), *f;
+		int first = 1, differ = 0;
+		struct sbuf msg;
+
+		/* The first entry of its signature leads; later ones were compared with it. */
+		for (j = 0; j < i && first; j++)
+			first = !(strcmp(jget_str(json_array_get(sigs, j), "signature", ""), jget_str(a, "signature", "")) == 0 &&
+				  strcmp(jget_str(json_array_get(sigs, j), "api", ""), jget_str(a, "api", "")) == 0);
+		if (!first)
+			continue;
+		for (j = i + 1; j < n && !differ; j++) {
+			json_t *b = json_array_get(sigs, j);
+
+			differ = strcmp(jget_str(b, "signature", ""), jget_str(a, "signature", "")) == 0 &&
+				 strcmp(jget_str(b, "api", ""), jget_str(a, "api", "")) == 0 &&
+				 !json_equal(json_object_get(b, "who"), who_a);
+		}
+		if (!differ)
+			continue;
+		sb_init(&msg, 4 * MSG_CAP);
+		sb_printf(&msg, "%s %s ran", jget_str(a, "api", "?"), jget_str(a, "signature", "?"));
+		for (j = i; j < n; j++) {
+			json_t *b = json_array_get(sigs, j), *w;
+			size_t k;
+
+			if (strcmp(jget_str(b, "signature", ""), jget_str(a, "signature", "")) != 0 ||
+			    strcmp(jget_str(b, "api", ""), jget_str(a, "api", "")) != 0)
+				continue;
+			sb_printf(&msg, "%s %s in", j == i ? "" : ";", jget_str(b, "choice", "?"));
+			json_array_foreach(json_object_get(b, "who"), k, w)
+				sb_printf(&msg, "%s %s", k ? "," : "", json_string_value(w));
+		}
+		f = must(json_object());
+		jset(f, "id", json_string("engine-changed"));
+		jset(f, "severity", json_string("warning"));
+		jset(f, "message", json_string(msg.p));
+		jset(f, "fix", jstr_or_null(spy_rule_fix("engine-changed")));
+		jset(f, "processes", json_integer(0));
+		jset(f, "of", json_integer(0));
+		jset(f, "who", must(json_array()));
+		json_array_append_new(findings, f);
+		free(msg.p);
+	}
+}
+
 static json_t *
 build_model(struct report *r)
 {
@@ -2619,6 +2686,7 @@ build_model(struct report *r)
 
 	jset(model, "findings", findings_model(procs, n, labels));
 	jset(model, "signatures", signatures_model(procs, n, labels));
+	engine_changed(json_object_get(model, "findings"), json_object_get(model, "signatures"));
 
 	/* Functions across processes, by total time. */
 	for (size_t i = 0; i < n; i++) {

@@ -59,6 +59,7 @@ struct sig {
 	int nresults;		/* what it returned (some may not be kept) */
 	struct result results[MAX_RESULTS];
 	int64_t queried[MAX_QUERIED];	/* cudnnGetConvolution*WorkspaceSize answers by algorithm, -1 */
+	uint64_t plans, plan_ns;	/* graph: plans finalized for it, and the host time that took */
 };
 
 struct choice {
@@ -957,6 +958,68 @@ spy_algo_graph_run(const struct spy_graph_run *g, struct spy_call *c, long statu
 	return idx;
 }
 
+void
+spy_algo_graph_planned(const struct spy_graph_run *g, uint64_t ns)
+{
+	int k;
+
+	pthread_mutex_lock(&lock);
+	k = sig_find(g->sig[0] ? g->sig : "graph ?", g->op, 1);
+	if (k >= 0) {
+		sigs[k].plans++;
+		sigs[k].plan_ns += ns;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+/*
+ * The graph API's findings, at exit, from what ran (lock held; messages
+ * written out after it): a signature planned again and again, and a job
+ * in which every signature ran the first plan heuristics ranked, with no
+ * sweep of several plans seen anywhere.
+ */
+#define REPLANNED 16
+
+static void duration(char *b, size_t size, uint64_t ns);
+
+static int
+graph_findings(char (*msg)[640], const char **ids, int max)
+{
+	int n = 0, graph_sigs = 0, swept = 0, first_only = 0;
+
+	for (int i = 0; i < nsigs && n < max; i++) {
+		const struct sig *g = &sigs[i];
+		int executed = 0, rank0 = 0;
+		char t[32];
+
+		for (int c = g->first_choice; c >= 0; c = choices[c].next) {
+			if (choices[c].api != API_GRAPH || !choices[c].calls)
+				continue;
+			executed++;
+			rank0 += choices[c].heur && choices[c].rank == 0;
+		}
+		if (executed) {
+			graph_sigs++;
+			swept += executed > 1;
+			first_only += executed == 1 && rank0 == 1;
+		}
+		if (g->plans >= REPLANNED) {
+			duration(t, sizeof(t), g->plan_ns);
+			snprintf(msg[n], sizeof(msg[n]),
+				 "%s: %llu plans finalized (%s spent planning): the same graph planned again and again, a "
+				 "dynamic-shape or plan-cache-miss storm", g->text, (unsigned long long)g->plans, t);
+			ids[n++] = "replanning";
+		}
+	}
+	if (graph_sigs && !swept && first_only == graph_sigs && n < max) {
+		snprintf(msg[n], sizeof(msg[n]),
+			 "%d graph signature%s ran the plan the heuristics ranked first, and no tuning sweep (several plans "
+			 "of one signature timed, then one kept) was seen", graph_sigs, graph_sigs == 1 ? "" : "s");
+		ids[n++] = "untuned-graph";
+	}
+	return n;
+}
+
 /* ---- Entry points ---- */
 
 static signed char
@@ -1209,6 +1272,21 @@ spy_algo_records(void)
 			algo_record(&choices[i]);
 	pthread_mutex_unlock(&lock);
 	spy_backend_records();
+}
+
+void
+spy_algo_exit_findings(void)
+{
+	static char msg[8][640];
+	const char *ids[8];
+	int n;
+
+	pthread_mutex_lock(&lock);
+	n = graph_findings(msg, ids, 8);
+	pthread_mutex_unlock(&lock);
+	/* Outside the lock: a finding writes a record and a line. */
+	for (int i = 0; i < n; i++)
+		spy_audit_finding(ids[i], strcmp(ids[i], "replanning") == 0 ? "warning" : "info", msg[i], NULL);
 }
 
 static void

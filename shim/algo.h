@@ -65,6 +65,11 @@ int spy_algo_graph_run(const struct spy_graph_run *g, struct spy_call *c, long s
 /* backend.c: the same plan ran again, nothing about it changed since: count it under choice `idx`. */
 void spy_algo_graph_count(int idx, struct spy_call *c, long status);
 
+/* At exit, records or not: the findings only the whole run shows (untuned-graph, replanning). */
+void spy_algo_exit_findings(void);
+/* backend.c: a plan of this graph was finalized (planning took `ns`, 0 when not timed). */
+void spy_algo_graph_planned(const struct spy_graph_run *g, uint64_t ns);
+
 /* The calling thread's kernel id (cached). */
 int spy_algo_tid(void);
 

@@ -1465,8 +1465,10 @@ spy_backend_call(struct spy_call *c, long status, const union spy_arg *args)
 		}
 	}
 	/* Outside the lock: the JSON query calls into cuDNN. */
-	if (plan)
+	if (plan) {
 		plan_record(c, args[0].p, &r, (spy_fn_flags[c->id] & SPY_FN_TRACE) != 0);
+		spy_algo_graph_planned(&r, c->t0 ? c->t1 - c->t0 : 0);
+	}
 }
 
 void

@@ -40,6 +40,12 @@ static const struct spy_rule rules[] = {
 	{ "fork-inside-cudnn", "fork before other threads use cuDNN, or start children with spawn" },
 	{ "algo-not-fastest", "use the first search result with status SUCCESS, unless the choice is on purpose" },
 	{ "workspace-too-small", "allocate the workspace the search or the size query gives for the algorithm used" },
+	{ "untuned-graph", "turn the framework's tuning on: torch.backends.cudnn.benchmark = True (PyTorch), "
+			   "TF_CUDNN_USE_AUTOTUNE=1 (TensorFlow), --xla_gpu_autotune_level=4 in XLA_FLAGS (JAX)" },
+	{ "replanning", "keep each shape's plan (a plan cache), pad or bucket dynamic shapes, or raise the framework's "
+			"plan cache size" },
+	{ "engine-changed", "pin the cuDNN version and the framework's tuning across ranks and runs, or use "
+			    "deterministic algorithms where the choice matters" },
 	{ "algo-changed", "search once per problem and keep the choice (torch.backends.cudnn.benchmark does)" },
 };
 

@@ -366,8 +366,10 @@ spy_summary_print(void)
 {
 	static struct row rows[_SPY_FN_COUNT];
 	struct row total;
-	int nrows = collect(rows, &total, 1, -1);
+	int nrows;
 
+	spy_algo_exit_findings();
+	nrows = collect(rows, &total, 1, -1);
 	/* A file once opened always ends with a summary, even when no call was counted. */
 	if (spy_sink_path() || (nrows > 0 && spy_sink_enabled())) {
 		/* What ran for each convolution, before the summary: the summary stays the last line. */

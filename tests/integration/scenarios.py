@@ -2343,6 +2343,28 @@ def graph_frontend_real():
     check(h["signature"] == FRONTEND_SIG, "the query knows it too", repr(h))
 
 
+@scenario
+def graph_tuning_findings():
+    """untuned-graph when every signature ran the heuristics' first plan and no sweep was seen, not when a sweep
+    was; replanning when one graph is planned again and again; the run's other findings stay as they were."""
+    env = {"LD_LIBRARY_PATH": FAKE9, "LD_PRELOAD": PRELOAD}
+    first = run([prog("graph-frontend"), "40", "first"], env)
+    f = findings(first)
+    check(set(f) == {"untuned-graph"} and f["untuned-graph"]["message"].startswith("1 graph signature ran the plan")
+          and "torch.backends.cudnn.benchmark = True" in f["untuned-graph"]["fix"], "untuned, with the setting",
+          repr(f))
+    check(len([l for l in first.stderr.splitlines() if "info untuned-graph:" in l]) == 1, "said once", first.stderr)
+    sweep = run([prog("graph-frontend"), "40", "sweep"], env)
+    check("sweep 1 0" in sweep.stdout and not findings(sweep), "a sweep seen: nothing to say", repr(findings(sweep)))
+    replan = run([prog("graph-frontend"), "40", "replan"], env)
+    f = findings(replan)
+    check("replanning" in f and (FRONTEND_SIG + ": 21 plans finalized (") in f["replanning"]["message"],
+          "replanning, with the count", repr(f))
+    skipped = run([prog("graph-frontend"), "40"], dict(env, FAKECUDNN_UNSUPPORTED_ENGINES="12"))
+    check(not findings(skipped), "rank 1 after rank 0 failed: not the heuristics' first, no finding",
+          repr(findings(skipped)))
+
+
 def main():
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
         print("usage: scenarios.py {%s}" % ",".join(sorted(SCENARIOS)))

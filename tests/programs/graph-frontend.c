@@ -6,10 +6,14 @@
  * (elementCount NULL, one element asked), its shared-memory use asked
  * (NOT_SUPPORTED), and plans finalized in rank order until one is supported
  * (the others answer NOT_SUPPORTED: the probing); the plan that works is
- * executed. usage: graph-frontend [CONFIGS]
+ * executed. usage: graph-frontend [CONFIGS [MODE]]
+ *   MODE sweep: the first three supported plans each executed twice (the
+ *               framework timing them), then the fastest kept: a tuning sweep
+ *   MODE replan: the plan that works finalized again, 20 times (a cache that misses)
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "g_prototypes.h"
 
@@ -102,7 +106,8 @@ build_graph(cudnnHandle_t h)
 int
 main(int argc, char **argv)
 {
-	int64_t want = argc > 1 ? atoll(argv[1]) : 40, n = 0, index = -1, shared = 0, ws = 0;
+	int64_t want = argc > 1 ? atoll(argv[1]) : 40, n = 0, index = -1, shared = 0, ws = 0, first = -1;
+	const char *mode = argc > 2 ? argv[2] : NULL;
 	cudnnBackendDescriptor_t graph, heur, cfgs[MAX_CFGS], plan = NULL, pack;
 	cudnnBackendHeurMode_t heur_mode = CUDNN_HEUR_MODE_A;
 	cudnnHandle_t h = NULL;
@@ -138,8 +143,10 @@ main(int argc, char **argv)
 		S((plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, D, 1, &cfgs[i]));
 		st = cudnnBackendFinalize(plan);
 		printf(" plan %d\n", (int)st);
-		if (st == 0)
+		if (st == 0) {
+			first = i;
 			break;
+		}
 		cudnnBackendDestroyDescriptor(plan);
 		plan = NULL;
 	}
@@ -150,6 +157,33 @@ main(int argc, char **argv)
 		S((pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 4, ptrs));
 		S((pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &wsp));
 		cudnnBackendFinalize(pack);
+		if (mode && strcmp(mode, "sweep") == 0) {
+			/* The candidates after this one, each planned and timed twice; then this one is kept. */
+			for (int64_t i = first + 1, tried = 0; i < n && tried < 2; i++) {
+				cudnnBackendDescriptor_t other = create(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+
+				if (h)
+					S((other, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h));
+				S((other, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, D, 1, &cfgs[i]));
+				if (cudnnBackendFinalize(other) == 0) {
+					tried++;
+					for (int k = 0; k < 2; k++)
+						printf("sweep %lld %d\n", (long long)i, (int)cudnnBackendExecute(h, other, pack));
+				}
+				cudnnBackendDestroyDescriptor(other);
+			}
+		}
+		if (mode && strcmp(mode, "replan") == 0) {
+			for (int k = 0; k < 20; k++) {
+				cudnnBackendDescriptor_t again = create(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+
+				if (h)
+					S((again, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h));
+				S((again, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, D, 1, &cfgs[first]));
+				printf("replan %d\n", (int)cudnnBackendFinalize(again));
+				cudnnBackendDestroyDescriptor(again);
+			}
+		}
 		for (int i = 0; i < 3; i++)
 			printf("execute %d\n", (int)cudnnBackendExecute(h, plan, pack));
 		cudnnBackendDestroyDescriptor(pack);

@@ -31,6 +31,7 @@ HOST_CALLS = E.get("HOST_CALLS", "")
 THREADS = E.get("THREADS_EXE", "")
 CONV_LEGACY = E.get("CONV_LEGACY_EXE", "")
 LOAD_COPIES = E.get("LOAD_COPIES_EXE", "")
+GRAPH_FRONTEND = E.get("GRAPH_FRONTEND_EXE", "")
 GEN = E.get("REPORT_GEN", os.path.join(HERE, "..", "..", "bench", "report-gen.py"))
 
 SCENARIOS = {}
@@ -589,6 +590,35 @@ def not_records():
     q = report([good, src], cwd=d)
     check(q.returncode == 1 and "not cudnnspy records" in q.stderr and "1 process" in q.stdout,
           "beside good records: the report, and exit 1", q.stderr)
+
+
+@scenario
+def engine_changed():
+    """Ranks of one job running one layer on different engines: the report's findings say so, with which rank ran
+    which; ranks that agree say nothing."""
+    need_spy()
+    d = tmpdir()
+    out = os.path.join(d, "job")
+    os.makedirs(out)
+    for rank, unsupported in enumerate(["", "", "12"]):
+        env = {"RANK": str(rank)}
+        if unsupported:
+            env["FAKECUDNN_UNSUPPORTED_ENGINES"] = unsupported
+        spy_run([GRAPH_FRONTEND, "8"], out, env)
+    m = json.loads(report(["--json", out]).stdout)
+    changed = [f for f in m["findings"] if f["id"] == "engine-changed"]
+    check(len(changed) == 1 and "engine 12 " in changed[0]["message"] and "in rank 0, rank 1" in changed[0]["message"]
+          and "; engine 0 CUDNN_KNOB_TYPE_SWIZZLE=2 in rank 2" in changed[0]["message"] and changed[0]["fix"],
+          "which rank ran which engine",
+          repr(m["findings"]))
+    t = report([out]).stdout
+    check("warning engine-changed: graph fwd x=float:8x16x32x32" in t, "in the text", t)
+    same = os.path.join(d, "same")
+    os.makedirs(same)
+    for rank in range(2):
+        spy_run([GRAPH_FRONTEND, "8"], same, {"RANK": str(rank)})
+    m = json.loads(report(["--json", same]).stdout)
+    check(not [f for f in m["findings"] if f["id"] == "engine-changed"], "agreeing ranks: nothing", repr(m["findings"]))
 
 
 @scenario
