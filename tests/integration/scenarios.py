@@ -1541,6 +1541,10 @@ def copies_nine_and_eight():
         check(copy_calls(spied)[1].get("cudnnGetVersion") == (1, 0, 0), "counted", repr(copy_calls(spied)))
         f = findings(spied)
         check("runtime-mixed-majors" in f and "runtime-multiple-copies" in f, "mixed majors said", repr(sorted(f)))
+        dropin = run(argv, dict(env, LD_LIBRARY_PATH=DROPIN9 + ":" + FAKE9))
+        same_output(plain, dropin, "under the drop-in")
+        check("dropin-bypassed" in findings(dropin), "the 8.x copy by path bypasses the drop-in: said",
+              repr(sorted(findings(dropin))))
 
 
 @scenario
@@ -1577,6 +1581,8 @@ def copies_ctypes():
         paths = {l["copy"]: l["real_path"] for l in libraries(spied) if l.get("copy") is not None}
         check(paths == {0: os.path.realpath(argv[2]), 1: os.path.realpath(argv[3])}, "each copy declared",
               repr(paths))
+        dropin = run(argv, {"LD_LIBRARY_PATH": DROPIN9})
+        same_output(plain, dropin, "with the drop-in on the path (the copies, opened by path, bypass it)")
 
 
 @scenario
@@ -1600,6 +1606,8 @@ def copies_nine():
               repr(by_copy))
         lines = [l for l in spied.stderr.splitlines() if "more than 8 cuDNN copies" in l]
         check(len(lines) == 1 and paths[7] in lines[0], "the ninth copy said once", spied.stderr)
+        dropin = run(argv, dict(env, LD_LIBRARY_PATH=DROPIN9 + ":" + FAKE9))
+        same_output(plain, dropin, "under the drop-in")
 
 
 @scenario
