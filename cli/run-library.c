@@ -7,6 +7,7 @@
 #include "run-library.h"
 #include "cli-util.h"
 #include "scan-int.h"
+#include "symtab.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -19,23 +20,6 @@
 
 #define TABLE_MAX (64u << 20)	/* far more than any real symbol table */
 
-static int
-read_at(int fd, uint64_t off, void *buf, size_t n)
-{
-	size_t done = 0;
-
-	while (done < n) {
-		ssize_t r = pread(fd, (char *)buf + done, n - done, (off_t)(off + done));
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		done += (size_t)r;
-	}
-	return 0;
-}
-
 /* A section's bytes, bounds checked against the file; NULL with why filled. */
 static void *
 section(int fd, uint64_t size, const ElfW(Shdr) *sh, char *why, size_t whylen)
@@ -47,7 +31,7 @@ section(int fd, uint64_t size, const ElfW(Shdr) *sh, char *why, size_t whylen)
 		return NULL;
 	}
 	p = malloc(sh->sh_size ? sh->sh_size : 1);
-	if (!p || read_at(fd, sh->sh_offset, p, sh->sh_size) != 0) {
+	if (!p || spy_read_at(fd, sh->sh_offset, p, sh->sh_size) != 0) {
 		snprintf(why, whylen, "its dynamic symbol table cannot be read");
 		free(p);
 		return NULL;
@@ -72,7 +56,7 @@ defines(const char *path, int *version, int *spy, char *why, size_t whylen)
 
 	*version = *spy = 0;
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0 || fstat(fd, &st) != 0 || read_at(fd, 0, &eh, sizeof(eh)) != 0) {
+	if (fd < 0 || fstat(fd, &st) != 0 || spy_read_at(fd, 0, &eh, sizeof(eh)) != 0) {
 		snprintf(why, whylen, "it cannot be read: %s", strerror(errno));
 		goto out;
 	}
@@ -82,7 +66,7 @@ defines(const char *path, int *version, int *spy, char *why, size_t whylen)
 		goto out;
 	}
 	sh = malloc(eh.e_shnum * sizeof(*sh));
-	if (!sh || read_at(fd, eh.e_shoff, sh, eh.e_shnum * sizeof(*sh)) != 0) {
+	if (!sh || spy_read_at(fd, eh.e_shoff, sh, eh.e_shnum * sizeof(*sh)) != 0) {
 		snprintf(why, whylen, "its section headers cannot be read");
 		goto out;
 	}

@@ -40,8 +40,8 @@ static struct module modules[MODULES];
 static int nmodules;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int
-read_at(int fd, uint64_t off, void *buf, size_t n)
+int
+spy_read_at(int fd, uint64_t off, void *buf, size_t n)
 {
 	size_t done = 0;
 
@@ -81,7 +81,7 @@ load(struct module *m)
 	fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || read_at(fd, 0, &eh, sizeof(eh)) != 0 ||
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || spy_read_at(fd, 0, &eh, sizeof(eh)) != 0 ||
 	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) ||
 	    eh.e_shentsize != sizeof(ElfW(Shdr)) || eh.e_shnum == 0 || eh.e_shnum > 4096 ||
 	    eh.e_shoff > (uint64_t)st.st_size || (uint64_t)eh.e_shnum * sizeof(ElfW(Shdr)) > (uint64_t)st.st_size - eh.e_shoff)
@@ -91,7 +91,7 @@ load(struct module *m)
 		for (int i = 0; i < eh.e_phnum; i++) {
 			ElfW(Phdr) ph;
 
-			if (read_at(fd, eh.e_phoff + (uint64_t)i * sizeof(ph), &ph, sizeof(ph)) != 0)
+			if (spy_read_at(fd, eh.e_phoff + (uint64_t)i * sizeof(ph), &ph, sizeof(ph)) != 0)
 				goto out;
 			if (ph.p_type == PT_LOAD) {
 				m->first_vaddr = ph.p_vaddr & ~(uint64_t)(ph.p_align > 1 ? ph.p_align - 1 : 0);
@@ -100,7 +100,7 @@ load(struct module *m)
 		}
 	}
 	sh = malloc((size_t)eh.e_shnum * sizeof(*sh));
-	if (!sh || read_at(fd, eh.e_shoff, sh, (size_t)eh.e_shnum * sizeof(*sh)) != 0)
+	if (!sh || spy_read_at(fd, eh.e_shoff, sh, (size_t)eh.e_shnum * sizeof(*sh)) != 0)
 		goto out;
 	for (int i = 0; i < eh.e_shnum; i++) {
 		const ElfW(Shdr) *s = &sh[i], *strs;
@@ -117,8 +117,8 @@ load(struct module *m)
 		raw = malloc(s->sh_size ? s->sh_size : 1);
 		m->strs = malloc(strs->sh_size + 1);
 		m->syms = malloc((count ? count : 1) * sizeof(*m->syms));
-		if (!raw || !m->strs || !m->syms || read_at(fd, s->sh_offset, raw, s->sh_size) != 0 ||
-		    read_at(fd, strs->sh_offset, m->strs, strs->sh_size) != 0)
+		if (!raw || !m->strs || !m->syms || spy_read_at(fd, s->sh_offset, raw, s->sh_size) != 0 ||
+		    spy_read_at(fd, strs->sh_offset, m->strs, strs->sh_size) != 0)
 			break;
 		m->strs[strs->sh_size] = 0;
 		m->strs_size = strs->sh_size;

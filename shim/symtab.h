@@ -13,4 +13,7 @@
  */
 int spy_symtab_name(const char *path, uint64_t offset, char *out, size_t size);
 
+/* N bytes at OFF of FD, whole (EINTR retried); 0, or -1 at a short read or an error. */
+int spy_read_at(int fd, uint64_t off, void *buf, size_t n);
+
 #endif
