@@ -597,7 +597,7 @@ cmd_run(int argc, char **argv)
 	rc = run_command(argv + i + 1, &ran);
 	if (run_dir) {
 		if (ran)
-			files = cli_run_explain(run_dir, argv[i + 1], dropin);
+			files = cli_run_explain(run_dir, argv[i + 1], dropin, rc > 128 && rc < 128 + 65 ? rc - 128 : 0);
 		else
 			cli_run_explain_discard(run_dir);
 		free(run_dir);

@@ -34,12 +34,12 @@ cli_run_dir_make(void)
 
 /* Counts the markers and removes them with the directory. */
 static void
-count_and_remove(const char *dir, int *loaded, int *called, int *records)
+count_and_remove(const char *dir, int *loaded, int *resolving, int *called, int *records)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
 
-	*loaded = *called = *records = 0;
+	*loaded = *resolving = *called = *records = 0;
 	while (d && (e = readdir(d))) {
 		const char *dot = strchr(e->d_name, '.');
 		char path[PATH_MAX];
@@ -47,6 +47,7 @@ count_and_remove(const char *dir, int *loaded, int *called, int *records)
 		if (e->d_name[0] == '.' || !dot)
 			continue;
 		*loaded += strcmp(dot, ".loaded") == 0;
+		*resolving += strcmp(dot, ".resolving") == 0;
 		*called += strcmp(dot, ".called") == 0;
 		*records += strcmp(dot, ".records") == 0;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
@@ -159,17 +160,26 @@ why_not_loaded(const char *cmd, int dropin)
 void
 cli_run_explain_discard(const char *dir)
 {
-	int loaded, called, records;
+	int loaded, resolving, called, records;
 
-	count_and_remove(dir, &loaded, &called, &records);
+	count_and_remove(dir, &loaded, &resolving, &called, &records);
 }
 
 int
-cli_run_explain(const char *dir, const char *cmd, int dropin)
+cli_run_explain(const char *dir, const char *cmd, int dropin, int signal)
 {
-	int loaded, called, records;
+	int loaded, resolving, called, records;
 
-	count_and_remove(dir, &loaded, &called, &records);
+	count_and_remove(dir, &loaded, &resolving, &called, &records);
+	/* A process that began its first cuDNN call and never came back from cuDNN's answer. */
+	if (resolving > called) {
+		const char *name = signal ? sigabbrev_np(signal) : NULL;
+
+		complain("%s ended%s%s inside its first cuDNN call, while cuDNN loaded: a dispatcher that cannot load "
+			 "its sub-libraries aborts so (\"Invalid handle. Cannot load symbol ...\"); cudnnspy scan --for %s "
+			 "shows what it loads", cmd, name ? " by SIG" : "", name ? name : "", cmd);
+		return called ? records : -1;
+	}
 	if (!loaded)
 		why_not_loaded(cmd, dropin);
 	else if (!called)

@@ -9,10 +9,12 @@ char *cli_run_dir_make(void);
  * Reads and removes the markers: one line on stderr when the spy was never
  * loaded (and why, from the program's file: set-uid, static, a DT_RPATH
  * that defeats the drop-in), or was loaded and no process called cuDNN.
- * dropin: the drop-in's major, 0 for the preload. Returns how many record
+ * dropin: the drop-in's major, 0 for the preload; signal: what killed the
+ * command, 0 if it exited. Also says when a process died inside its first
+ * cuDNN call, as a dispatcher without its sub-libraries makes it. Returns how many record
  * files the processes created, or -1 when no process called cuDNN.
  */
-int cli_run_explain(const char *dir, const char *cmd, int dropin);
+int cli_run_explain(const char *dir, const char *cmd, int dropin, int signal);
 /* The same, silently: the program never started. */
 void cli_run_explain_discard(const char *dir);
 

@@ -145,6 +145,10 @@ handler(int sig, siginfo_t *info, void *context)
 			spy_line_lit(&line, "; its last cuDNN calls: ");
 			recent(&line, th, 0);
 		}
+		if (spy_tls.resolving)
+			spy_line_lit(&line, "; while the spy asked cuDNN its version, at the first cuDNN call: a dispatcher "
+				     "that cannot load its sub-libraries aborts so (cudnnspy scan --for the program shows "
+				     "what it loads)");
 		spy_line_char(&line, '\n');
 		spy_line_spill(&line);
 		if (fd >= 0) {

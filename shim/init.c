@@ -169,10 +169,17 @@ resolve(void)
 {
 	spy_tls.resolving = 1;
 	pthread_once(&config_once, load_config);
+	/*
+	 * Before cuDNN is first asked anything: a dispatcher that cannot load its
+	 * sub-libraries aborts inside that first question ("Invalid handle.
+	 * Cannot load symbol ..."), and the handler and run's markers can then
+	 * say so.
+	 */
+	spy_crash_install();
+	spy_run_marker("resolving");
 	resolved_ok = spy_resolve() == 0;
 	spy_run_marker("called");
 	banner();
-	spy_crash_install();
 	__atomic_store_n(&resolve_done, 1, __ATOMIC_RELEASE);
 	spy_audit();
 	spy_tls.resolving = 0;

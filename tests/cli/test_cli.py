@@ -624,6 +624,22 @@ def output_dir():
         shutil.rmtree(d, ignore_errors=True)
 
 
+@scenario
+def abort_at_load():
+    """cuDNN aborting at its first call ("Invalid handle. Cannot load symbol ...", a dispatcher without its
+    sub-libraries; the fake plays it): run says where it died and what to check; the crash handler says it too."""
+    p = run(["run", "--", HOST_CALLS], {"LD_LIBRARY_PATH": FAKE9, "FAKECUDNN_ABORT": "1"})
+    check(p.returncode == 134, "the program's own end: SIGABRT, 134", p.returncode)
+    lines = [l for l in p.stderr.splitlines() if l.startswith("cudnnspy: ")]
+    check(lines == ["cudnnspy: %s ended by SIGABRT inside its first cuDNN call, while cuDNN loaded: a dispatcher "
+                    "that cannot load its sub-libraries aborts so (\"Invalid handle. Cannot load symbol ...\"); "
+                    "cudnnspy scan --for %s shows what it loads" % (HOST_CALLS, HOST_CALLS)], "one true line",
+          p.stderr)
+    q = run(["run", "--", HOST_CALLS], {"LD_LIBRARY_PATH": FAKE9, "FAKECUDNN_ABORT": "1", "CUDNNSPY_CRASH": "on"})
+    check("fatal signal 6 (SIGABRT)" in q.stderr and "while the spy asked cuDNN its version" in q.stderr and
+          q.returncode == 134, "the crash handler names the moment", q.stderr)
+
+
 def main():
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
         print("usage: test_cli.py {%s}" % ",".join(sorted(SCENARIOS)))

@@ -82,6 +82,11 @@ fake_enter(int id)
 	int st;
 
 	pthread_once(&once, load_env);
+	/* As a dispatcher without its sub-libraries does, at its first call. */
+	if (getenv("FAKECUDNN_ABORT")) {
+		fprintf(stderr, "Invalid handle. Cannot load symbol %s\n", spy_fn_info[id].name);
+		abort();
+	}
 	__atomic_add_fetch(&calls_of[id], 1, __ATOMIC_RELAXED);
 	st = status_of[id];
 	if (!st)
