@@ -1,6 +1,7 @@
 """Reads one run's record directory and prints what a GPU check needs to see; exit 1 if something is missing.
 
-usage: check_records.py DIR [--expect-gpu-time] [--expect-calls]
+usage: check_records.py DIR [--expect-gpu-time] [--expect-calls] [--expect-finding ID] [--expect-no-finding ID]
+                         [--expect-graphs]
 """
 import glob
 import json
@@ -10,6 +11,10 @@ import sys
 d = sys.argv[1]
 want_gpu = "--expect-gpu-time" in sys.argv
 want_calls = "--expect-calls" in sys.argv
+want_graphs = "--expect-graphs" in sys.argv
+want_findings = [sys.argv[i + 1] for i, a in enumerate(sys.argv[:-1]) if a == "--expect-finding"]
+no_findings = [sys.argv[i + 1] for i, a in enumerate(sys.argv[:-1]) if a == "--expect-no-finding"]
+graphs = []
 files = glob.glob(os.path.join(d, "*.jsonl*"))
 problems = []
 libs, findings, gpu, calls, failures, summaries = [], [], [], 0, [], []
@@ -29,6 +34,8 @@ for f in files:
             gpu.append(r)
         elif ev == "failure":
             failures.append(r)
+        elif ev in ("graph", "plan"):
+            graphs.append(r)
         elif ev == "summary":
             summaries.append(r)
             calls += r["calls"]
@@ -54,6 +61,17 @@ if want_calls and calls == 0:
     problems.append("no cuDNN call was counted")
 if want_gpu and not gpu:
     problems.append("no GPU time was recorded")
+for g in graphs[:4]:
+    print("  %s: engine %s %s" % (g["event"], g.get("engine"), (g.get("signature") or "")[:120]))
+ids = {f["id"] for f in findings}
+for fid in want_findings:
+    if fid not in ids:
+        problems.append("no %s finding" % fid)
+for fid in no_findings:
+    if fid in ids:
+        problems.append("a %s finding, where none was expected" % fid)
+if want_graphs and not graphs:
+    problems.append("no graph or plan record")
 for p in problems:
     print("  PROBLEM: " + p)
 sys.exit(1 if problems else 0)

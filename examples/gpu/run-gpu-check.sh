@@ -22,8 +22,9 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>
 wheel_cudnn=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], "lib"))' 2>/dev/null)
 echo "  cuDNN wheel: ${wheel_cudnn:-not found}"
 
-run_case() { # name, expect, command...: plain run, then under the spy; compares outputs
-	local name=$1 expect=$2; shift 2
+run_case() { # name, expect, [--check=ARGS], command...: plain run, then under the spy; compares outputs
+	local name=$1 expect=$2 extra=""; shift 2
+	case $1 in --check=*) extra=${1#--check=}; shift;; esac
 	local rec=/tmp/gpu-check-$name
 	rm -rf "$rec"; mkdir -p "$rec"
 	say "$name"
@@ -44,12 +45,15 @@ run_case() { # name, expect, command...: plain run, then under the spy; compares
 	t2=$(echo "$spied" | awk '/^step_ms/ {print $2}')
 	echo "  step time: plain ${t1} ms, under the spy (GPU timing on) ${t2} ms"
 	grep -E '^cudnnspy: (preload|drop-in|error|warning)' /tmp/gpu-$name-spied.err | head -5 | sed 's/^/  /'
-	python3 $here/check_records.py "$rec" --expect-calls --expect-gpu-time || fail=1
+	# shellcheck disable=SC2086
+	python3 $here/check_records.py "$rec" --expect-calls --expect-gpu-time $extra || fail=1
 }
 
 if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
-	run_case torch-benchmark-off exact python3 $here/torch_steps.py 20 0
-	run_case torch-benchmark-on close python3 $here/torch_steps.py 20 1
+	# Graph-API convolutions: untuned-graph when benchmark is off, gone when the sweep runs (issue 18).
+	run_case torch-benchmark-off exact --check="--expect-finding untuned-graph" python3 $here/torch_steps.py 20 0
+	run_case torch-benchmark-on close --check="--expect-no-finding untuned-graph" python3 $here/torch_steps.py 20 1
+	run_case torch-sdpa close --check="--expect-graphs" python3 $here/torch_sdpa.py 10
 	if [ -n "$wheel_cudnn" ]; then
 		say "torch, drop-in (LD_LIBRARY_PATH=dropin9, CUDNNSPY_LIBRARY=$wheel_cudnn)"
 		rm -rf /tmp/gpu-check-dropin; mkdir -p /tmp/gpu-check-dropin
