@@ -21,6 +21,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#ifndef SPY_DOCDIR
+#define SPY_DOCDIR "/usr/local/share/doc/cudnnspy"	/* builds outside meson (the fuzz targets) */
+#endif
+
 #define MAX_ENTRIES 64
 #define MAX_FINDINGS 64
 
@@ -692,7 +696,7 @@ check_device(const struct entry *answer)
 		return;
 	device_checked = 1;
 	h = spy_dlopen(cudart->path, RTLD_NOW | RTLD_NOLOAD);
-	*(void **)&max_device = spy_real[_SPY_FN_cudnnGetMaxDeviceVersion] ? (void *)spy_real[_SPY_FN_cudnnGetMaxDeviceVersion]
+	*(void **)&max_device = spy_real_fn(0, _SPY_FN_cudnnGetMaxDeviceVersion) ? (void *)spy_real_fn(0, _SPY_FN_cudnnGetMaxDeviceVersion)
 									   : NULL;
 	if (!h || !max_device)
 		goto out;

@@ -1063,7 +1063,7 @@ plan_json(unsigned copy, const void *plan, int64_t *size)
 {
 	typedef cudnnStatus_t (*get_fn)(const cudnnBackendDescriptor_t, cudnnBackendAttributeName_t,
 					cudnnBackendAttributeType_t, int64_t, int64_t *, void *);
-	get_fn get = (get_fn)spy_copy_real[copy][_SPY_FN_cudnnBackendGetAttribute];
+	get_fn get = (get_fn)spy_real_fn(copy, _SPY_FN_cudnnBackendGetAttribute);
 	int64_t n = 0;
 	cudnnStatus_t st;
 
@@ -1282,9 +1282,9 @@ read_choice(unsigned copy, const void *cfg, struct self_read *out)
 	typedef cudnnStatus_t (*destroy_fn)(cudnnBackendDescriptor_t);
 	typedef cudnnStatus_t (*get_fn)(const cudnnBackendDescriptor_t, cudnnBackendAttributeName_t,
 					cudnnBackendAttributeType_t, int64_t, int64_t *, void *);
-	create_fn create = (create_fn)spy_copy_real[copy][_SPY_FN_cudnnBackendCreateDescriptor];
-	destroy_fn destroy = (destroy_fn)spy_copy_real[copy][_SPY_FN_cudnnBackendDestroyDescriptor];
-	get_fn get = (get_fn)spy_copy_real[copy][_SPY_FN_cudnnBackendGetAttribute];
+	create_fn create = (create_fn)spy_real_fn(copy, _SPY_FN_cudnnBackendCreateDescriptor);
+	destroy_fn destroy = (destroy_fn)spy_real_fn(copy, _SPY_FN_cudnnBackendDestroyDescriptor);
+	get_fn get = (get_fn)spy_real_fn(copy, _SPY_FN_cudnnBackendGetAttribute);
 	cudnnBackendDescriptor_t eng = NULL, knobs[SPY_KNOBS_MAX] = { NULL };
 	int64_t n = 0, index = -1;
 	int saved = errno, made = 0;

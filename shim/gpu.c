@@ -180,7 +180,7 @@ void
 spy_gpu_pre(struct spy_call *c, const void *handle)
 {
 	typedef int (*get_stream_fn)(const void *, void **);
-	get_stream_fn get_stream = (get_stream_fn)spy_copy_real[c->copy][_SPY_FN_cudnnGetStream];
+	get_stream_fn get_stream = (get_stream_fn)spy_real_fn(c->copy, _SPY_FN_cudnnGetStream);
 	int capturing = 0;
 	struct slot *s;
 

@@ -213,10 +213,10 @@ spy_init(void)
 static int
 fail_status(unsigned copy, unsigned id)
 {
-	const struct spy_real_lib *lib = &spy_copies[copy];
-	int major = lib->major ? lib->major : spy_flavor.major;
+	int known = __atomic_load_n(&spy_copies[copy].major, __ATOMIC_RELAXED);
+	int major = known ? known : spy_flavor.major;
 
-	if (!lib->major && spy_fn_info[id].majors == SPY_MAJOR_8)
+	if (!known && spy_fn_info[id].majors == SPY_MAJOR_8)
 		major = 8;
 	return major == 8 ? 1 : 1001;	/* CUDNN_STATUS_NOT_INITIALIZED */
 }

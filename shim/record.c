@@ -166,11 +166,12 @@ static const char *
 read_last_error(struct spy_buf *b, unsigned copy)
 {
 	typedef void (*get_fn)(char *, size_t);
-	get_fn get = (get_fn)spy_copy_real[copy][_SPY_FN_cudnnGetLastErrorString];
+	get_fn get = (get_fn)spy_real_fn(copy, _SPY_FN_cudnnGetLastErrorString);
 
 	char now[sizeof(b->last_error)];
 
-	if (!spy_config.last_error || !get || spy_copies[copy].major < 9)
+	/* Atomic: other threads may be finishing copy 0's resolution (copies.c publishes the major first). */
+	if (!spy_config.last_error || !get || __atomic_load_n(&spy_copies[copy].major, __ATOMIC_RELAXED) < 9)
 		return NULL;
 	now[0] = 0;
 	get(now, sizeof(now));

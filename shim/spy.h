@@ -102,6 +102,8 @@ extern __thread struct spy_tls spy_tls __attribute__((tls_model("initial-exec"))
 /* Per copy: filled once when the copy is resolved or registered (copies.c, resolve.c). */
 extern spy_fnptr spy_copy_real[SPY_MAX_COPIES][_SPY_FN_COUNT];
 #define spy_real (spy_copy_real[0])
+/* A copy's real function, as the slow path reads it: atomic, since another thread may still be filling the table. */
+#define spy_real_fn(copy, id) __atomic_load_n(&spy_copy_real[(copy)][(id)], __ATOMIC_RELAXED)
 /* Per copy: the wrappers that answer with that copy; [0] are the exported definitions. */
 extern const spy_fnptr spy_copy_wrapper[SPY_MAX_COPIES][_SPY_FN_COUNT];
 #define spy_wrapper (spy_copy_wrapper[0])

@@ -57,7 +57,7 @@ check_promises(void)
 			unsigned m = *(unsigned *)o->target;
 
 			FUZZ_ASSERT(m == ~0u || (m & ~(unsigned)(SPY_STDERR_BANNER | SPY_STDERR_FAILURES |
-								 SPY_STDERR_SUMMARY)) == 0);
+								 SPY_STDERR_SUMMARY | SPY_STDERR_PROBING)) == 0);
 			break;
 		}
 		}
