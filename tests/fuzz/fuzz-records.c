@@ -252,7 +252,8 @@ hostile(unsigned int *s, json_t *old, json_t *root)
 		return json_string(keys[rnd(s) % COUNT(keys)]);
 	default:
 		if (json_is_integer(old))
-			return json_integer(json_integer_value(old) + (json_int_t)(rnd(s) % 7) - 3);
+			/* Wrapping, not overflowing: the value may be INT64_MAX already. */
+			return json_integer((json_int_t)((uint64_t)json_integer_value(old) + (uint64_t)((int)(rnd(s) % 7) - 3)));
 		return json_integer((json_int_t)(rnd(s) % 20) - 5);
 	}
 }
@@ -350,7 +351,8 @@ LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned in
 		/* Lines moved: a duplicate, a swap or a line gone (two summaries, calls after one, no header). */
 		size_t other = rnd(&s) % n, a = pick < other ? pick : other, b = pick < other ? other : pick;
 
-		copy = malloc(size + len[pick] + 1);
+		/* The line again, and a newline each for it and for a last line without one. */
+		copy = malloc(size + len[pick] + 2);
 		if (!copy)
 			return size;
 		out_len = 0;
