@@ -1352,7 +1352,8 @@ on_library(struct proc *p, json_t *rec)
 
 	if (!kind)
 		return -1;
-	if (strcmp(kind, "cudnn") != 0 || p->lib_real)
+	/* The first record that names the build is the one: a later one would leak what it names. */
+	if (strcmp(kind, "cudnn") != 0 || p->lib_real || p->lib_build_id)
 		return 0;
 	/* Copy 0 serves the program's calls by name; records before copies had only "answers". */
 	if (json_is_integer(copy) ? json_integer_value(copy) != 0 : !json_is_true(answers))

@@ -1,5 +1,6 @@
 #!/bin/sh
-# libFuzzer runs of the core's parsers (docs/reliability.md, "Sanitizers and fuzzing").
+# libFuzzer runs of the core's parsers, and of the report reader with records mutated as JSON (records)
+# (docs/reliability.md, "Sanitizers and fuzzing").
 #
 #   tests/fuzz/build-and-run.sh [BUILD_DIR] [TARGET...]     (./dev.sh fuzz runs it)
 #
@@ -20,7 +21,7 @@ root=$(cd "$here/../.." && pwd)
 build=${1:-build}
 [ $# -gt 0 ] && shift
 case "$build" in /*) ;; *) build="$root/$build" ;; esac
-targets=${*:-config globs inject sink}
+targets=${*:-config globs inject sink records}
 clang=${CLANG:-clang}
 seconds=${FUZZ_SECONDS:-15}
 jobs=${FUZZ_JOBS:-2}
@@ -54,7 +55,7 @@ printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(con
 
 # Coverage and the sanitizers for the shim's code; the libFuzzer driver itself only at link time.
 cflags="-g -O1 -std=gnu11 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
-	-fno-sanitize-recover=undefined -D_GNU_SOURCE -DSPY_VERSION=\"fuzz\"
+	-fno-sanitize-recover=undefined -D_GNU_SOURCE -DSPY_VERSION=\"fuzz\" -DSPY_DOCDIR=\"/usr/local/share/doc/cudnnspy\"
 	-I$root/shim -I$build/shim -I$here -w"
 
 # Every core source goes into an archive: the linker takes only the members a target needs.
@@ -78,7 +79,7 @@ ar rcs "$work/libcore-fuzz.a" "$work"/obj/*.o
 "$clang" $cflags -c "$here/fuzz-common.c" -o "$work/fuzz-common.o"
 echo "== fuzz: core built with $("$clang" --version | head -n 1) in $(($(date +%s) - start)) s"
 
-ok=0 failed=0
+ok=0 failed=0 skipped=0
 for t in $targets; do
 	src="$here/fuzz-$t.c"
 	corpus="$here/corpus/$t"
@@ -88,8 +89,19 @@ for t in $targets; do
 		continue
 	fi
 	bin="$work/fuzz-$t"
+	# fuzz-records reads records with the command's reader (cli/report.c, jansson); its seeds are larger.
+	extra="" maxlen=8192
+	if [ "$t" = records ]; then
+		if ! printf '#include <jansson.h>\n' | "$clang" -E -x c - >/dev/null 2>&1; then
+			echo "== fuzz: records skipped: no jansson.h (install libjansson-dev)" >&2
+			skipped=$((skipped + 1))
+			continue
+		fi
+		extra="-I$root/cli $root/cli/report.c $root/cli/cli-util.c -ljansson"
+		maxlen=65536
+	fi
 	# shellcheck disable=SC2086
-	"$clang" $cflags -fsanitize=fuzzer "$src" "$work/fuzz-common.o" "$work/libcore-fuzz.a" -ldl -lpthread -o "$bin"
+	"$clang" $cflags -fsanitize=fuzzer "$src" "$work/fuzz-common.o" $extra "$work/libcore-fuzz.a" -ldl -lpthread -o "$bin"
 	scratch="$work/corpus-$t"
 	rm -rf "$scratch"
 	mkdir -p "$scratch"
@@ -101,7 +113,7 @@ for t in $targets; do
 	# detect_leaks stays on: the parsers must not leak.
 	# shellcheck disable=SC2086
 	if ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		"$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1 \
+		"$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="$maxlen" -print_final_stats=1 \
 		-artifact_prefix="$work/artifacts/$t-" $dict "$scratch" >"$log" 2>&1; then
 		runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
 		cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1)
@@ -114,5 +126,5 @@ for t in $targets; do
 		failed=$((failed + 1))
 	fi
 done
-summary "$ok" "$failed" 0
+summary "$ok" "$failed" "$skipped"
 [ "$failed" -eq 0 ]
