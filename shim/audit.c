@@ -9,6 +9,8 @@
 #include "core.h"
 #include "audit.h"
 #include "rules.h"
+#include "libfile.h"
+#include "requester.h"
 #include "sink.h"
 
 #include <dlfcn.h>
@@ -622,6 +624,31 @@ spy_audit_load(const char *name, int flags, const char *caller, enum spy_load_re
 }
 
 /* A pending load (a name without a slash) came to something once an object of that name is mapped. Lock held. */
+/*
+ * A load by name that never got mapped: its dlerror text went to the
+ * caller, and taking it would change what the caller reads. The loader's
+ * search, repeated as the caller without loading anything, tells: nothing
+ * found is glibc's own "cannot open shared object file" text; a file found
+ * that is no library says what it is instead.
+ */
+static void
+why_not_loaded(struct load *l)
+{
+	char path[PATH_MAX], why[PATH_MAX + 160];
+	int rc = spy_loader_search_as(l->caller, l->name, path, sizeof(path));
+
+	if (rc == 1) {
+		l->result = SPY_LOAD_FAILED;
+		snprintf(l->error, sizeof(l->error), "%s: cannot open shared object file: No such file or directory",
+			 l->name);
+	} else if (rc == 0 && spy_library_file_check(path, why, sizeof(why)) != 0) {
+		l->result = SPY_LOAD_FAILED;
+		/* Cut where the record's fields end: a path and its reason, as much as fits. */
+		snprintf(l->path, sizeof(l->path), "%.*s", (int)sizeof(l->path) - 1, path);
+		snprintf(l->error, sizeof(l->error), "%.*s: %.*s", 250, path, 250, why);
+	}
+}
+
 static void
 settle_loads(int final)
 {
@@ -643,6 +670,8 @@ settle_loads(int final)
 			}
 			if (l->result == SPY_LOAD_PENDING && !final)
 				continue;
+			if (l->result == SPY_LOAD_PENDING && !(l->flags & RTLD_NOLOAD))
+				why_not_loaded(l);
 		}
 		l->emitted = 1;
 		if (!spy_sink_enabled())

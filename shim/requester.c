@@ -241,6 +241,7 @@ struct search {
 	char lib[64];		/* $LIB */
 	const char *platform;	/* $PLATFORM */
 	int with_self;		/* the drop-in counts too: where would the loader have found it? */
+	int any_file;		/* a file that is no ELF stops the search, as it stops the loader (with an error) */
 	char *out;
 	size_t outlen;
 };
@@ -319,8 +320,12 @@ candidate(const struct search *s, const char *path)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	ok = read(fd, &eh, sizeof(eh)) == (ssize_t)sizeof(eh) && memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
-	     eh.e_ident[EI_CLASS] == s->elf_class && eh.e_machine == s->machine;
+	ok = read(fd, &eh, sizeof(eh)) == (ssize_t)sizeof(eh) && memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0;
+	/* Only an ELF of another class or machine is passed over; any other file ends glibc's search with its error. */
+	if (ok)
+		ok = eh.e_ident[EI_CLASS] == s->elf_class && eh.e_machine == s->machine;
+	else
+		ok = s->any_file;
 	close(fd);
 	return ok;
 }
@@ -713,6 +718,45 @@ spy_requester_search(char *out, size_t outlen, char *why, size_t whylen)
 		snprintf(why, whylen, "%s %s %s, but without the drop-in the loader would find no other copy "
 			 "(its RPATH, LD_LIBRARY_PATH, its RUNPATH, the cache and the default directories searched)",
 			 base_of(o.v[r].name), verb, s.name);
+done:
+	free_objs(&o);
+	return rc;
+}
+
+int
+spy_loader_search_as(const char *caller, const char *name, char *out, size_t outlen)
+{
+	struct objs o = { .self = (ElfW(Addr))spy_self_base() };
+	struct search s = { .name = name, .out = out, .outlen = outlen, .with_self = 1, .any_file = 1 };
+	const ElfW(Ehdr) *self_eh = spy_self_base();
+	char exe[PATH_MAX], why[PATH_MAX + 64];
+	int r = -1, rc = -1;
+	ssize_t n;
+
+	if (!self_eh || !caller || !caller[0] || !name || strchr(name, '/'))
+		return -1;
+	dl_iterate_phdr(collect_cb, &o);
+	if (o.failed || o.n == 0)
+		goto done;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = 0;
+		free(o.v[0].name);
+		o.v[0].name = strdup(exe);
+		if (!o.v[0].name)
+			goto done;
+	}
+	/* The caller as dladdr named it: the loader's name for the object, or the program's file. */
+	for (int i = 0; i < o.n && r < 0; i++)
+		if (o.v[i].name && strcmp(o.v[i].name, caller) == 0)
+			r = i;
+	if (r < 0)
+		goto done;
+	s.elf_class = self_eh->e_ident[EI_CLASS];
+	s.machine = self_eh->e_machine;
+	s.platform = (const char *)getauxval(AT_PLATFORM);
+	find_lib(&o, s.lib, sizeof(s.lib));
+	rc = search_as(&o, r, &s, why, sizeof(why));
 done:
 	free_objs(&o);
 	return rc;

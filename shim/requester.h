@@ -20,4 +20,12 @@
  */
 int spy_requester_search(char *out, size_t outlen, char *why, size_t whylen);
 
+/*
+ * glibc's search for `name` (no slash) as the loaded object `caller` (its
+ * path as dladdr gives it) would do it, without loading anything: 0 with the
+ * file it would open in `out`, 1 when it would find none, -1 when the caller
+ * is not a loaded object.
+ */
+int spy_loader_search_as(const char *caller, const char *name, char *out, size_t outlen);
+
 #endif

@@ -1075,10 +1075,12 @@ def load_records_real():
           repr(loads))
     check(len(set((l["name"], l["caller"], l["result"]) for l in subs)) == len(subs) and
           any(l["count"] > 1 for l in subs), "repeated attempts counted, not repeated", repr(subs))
-    # It asks for libcudnn_cnn.so.9.19.0, then .9.19, then .9: the full names are not there.
+    # It asks for libcudnn_cnn.so.9.19.0, then .9.19, then .9: the full names are not there, and the loader says so.
     check(any(l["name"] == "libcudnn_cnn.so.9" and l["result"] == "loaded" for l in subs) and
-          any(l["name"] == "libcudnn_cnn.so.9.19.0" and l["result"] == "not loaded" for l in subs),
-          "the cnn sub-library, and the names tried before it", repr(subs))
+          any(l["name"] == "libcudnn_cnn.so.9.19.0" and l["result"] == "failed" and
+              l["error"] == "libcudnn_cnn.so.9.19.0: cannot open shared object file: No such file or directory"
+              for l in subs), "the cnn sub-library, and the names tried before it, with the loader's text",
+          repr(subs))
     check(not findings(p), "no finding", repr(findings(p)))
 
 
@@ -2377,6 +2379,38 @@ def graph_tuning_findings():
     skipped = run([prog("graph-frontend"), "40"], dict(env, FAKECUDNN_UNSUPPORTED_ENGINES="12"))
     check(not findings(skipped), "rank 1 after rank 0 failed: not the heuristics' first, no finding",
           repr(findings(skipped)))
+
+
+@scenario
+def load_failure_text():
+    """A cuDNN library opened by name that does not load: its load record carries the loader's text (the same
+    the program's dlerror gave, for a name found nowhere), or what the file found instead is."""
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "libcudnn_bad.so.9"), "w") as f:
+            f.write("not a library\n")
+        code = ("import ctypes, sys\n"
+                "for n in sys.argv[1:]:\n"
+                "    try:\n"
+                "        ctypes.CDLL(n)\n"
+                "        print(n, 'loaded')\n"
+                "    except OSError as e:\n"
+                "        print(e)\n"
+                "print(ctypes.CDLL(sys.argv[-1]).cudnnGetVersion())\n")
+        # A copy that loads and answers last: the spy's records, with the load records, are written at exit.
+        argv = [sys.executable, "-c", code, "libcudnn_nothere.so.9", "libcudnn_bad.so.9",
+                os.path.join(FAKE9, "libcudnn.so.9")]
+        plain = run(argv, {"LD_LIBRARY_PATH": d})
+        p = run(argv, {"LD_LIBRARY_PATH": d, "LD_PRELOAD": PRELOAD})
+        same_output(plain, p, "under preload")
+        loads = {l["name"]: l for l in events(p.records, "load")}
+        missing = loads["libcudnn_nothere.so.9"]
+        check(missing["result"] == "failed" and missing["error"] + "\n" == plain.stdout.splitlines(True)[0] and
+              "cannot open shared object file: No such file or directory" in missing["error"],
+              "found nowhere: the loader's own text, as the program got it", repr(missing), plain.stdout)
+        bad = loads["libcudnn_bad.so.9"]
+        check(bad["result"] == "failed" and bad["path"] == os.path.join(d, "libcudnn_bad.so.9") and
+              bad["error"].startswith(os.path.join(d, "libcudnn_bad.so.9") + ": "), "found, and what it is",
+              repr(bad), plain.stdout)
 
 
 def main():
