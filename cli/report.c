@@ -532,7 +532,9 @@ struct fnstat {
 	char *fn;
 	/* From the summary record. */
 	int in_summary, s_have_gpu;
-	long long s_calls, s_failures, s_internal, s_timed, s_total, s_p50, s_p99, s_gpu;
+	long long s_calls, s_failures, s_internal, s_timed, s_total, s_p50, s_p99, s_gpu, s_first;
+	int s_have_first;		/* the summary said each thread's first call apart (first_ns) */
+	int s_steady_unknown;		/* and that the calls after it were not measured (steady_ns null) */
 	/* From call and failure records. */
 	int r_have_gpu;
 	long long r_calls, r_failures, r_timed, r_total, r_gpu, r_p50, r_p99;
@@ -1207,6 +1209,8 @@ on_summary(struct proc *p, json_t *rec)
 		get_count(e, "internal", &f->s_internal);
 		get_count(e, "timed", &f->s_timed);
 		get_count(e, "total_ns", &f->s_total);
+		f->s_have_first = get_count(e, "first_ns", &f->s_first);
+		f->s_steady_unknown = f->s_have_first && json_is_null(json_object_get(e, "steady_ns"));
 		get_count(e, "p50_ns", &f->s_p50);
 		get_count(e, "p99_ns", &f->s_p99);
 		f->s_have_gpu = get_count(e, "gpu_ns", &f->s_gpu);
@@ -2075,8 +2079,8 @@ proc_label(struct proc **procs, size_t n, size_t i, int hosts)
 }
 
 struct fn_final {
-	long long calls, failures, internal, total, p50, p99, gpu;
-	int have_gpu, have_internal;
+	long long calls, failures, internal, total, p50, p99, gpu, first;
+	int have_gpu, have_internal, have_first, steady_unknown;
 };
 
 static void
@@ -2091,6 +2095,9 @@ fn_final_of(const struct fnstat *f, struct fn_final *o)
 		o->total = f->s_total;
 		o->p50 = f->s_p50;
 		o->p99 = f->s_p99;
+		o->have_first = f->s_have_first && f->s_first <= f->s_total;
+		o->first = o->have_first ? f->s_first : 0;
+		o->steady_unknown = o->have_first && f->s_steady_unknown;
 	} else {
 		o->calls = f->r_calls;
 		o->failures = f->r_failures;
@@ -2197,8 +2204,8 @@ proc_json(struct proc *p, const char *label)
 
 struct fn_agg {
 	char *fn;
-	long long calls, failures, internal, total, gpu, p50, p99, procs;
-	int have_gpu, have_internal;
+	long long calls, failures, internal, total, gpu, p50, p99, procs, first, steady_known;
+	int have_gpu, have_internal, have_first;
 };
 
 struct lib_agg {
@@ -2221,8 +2228,11 @@ fn_agg_cmp(const void *a, const void *b)
 {
 	const struct fn_agg *x = *(struct fn_agg *const *)a, *y = *(struct fn_agg *const *)b;
 
-	if (x->total != y->total)
-		return x->total > y->total ? -1 : 1;
+	/* By the steady state: a first call that paid for cuDNN's lazy loading does not top the table. */
+	long long tx = x->total - x->first, ty = y->total - y->first;
+
+	if (tx != ty)
+		return tx > ty ? -1 : 1;
 	if (x->calls != y->calls)
 		return x->calls > y->calls ? -1 : 1;
 	return strcmp(x->fn, y->fn);
@@ -2536,7 +2546,7 @@ build_model(struct report *r)
 	long long total_failures = 0, total_over = 0;
 	size_t n = r->nprocs, k;
 	void **vals;
-	int any_gpu = 0, known_variants = 0;
+	int any_gpu = 0, known_variants = 0, any_first = 0;
 
 	procs = xcalloc(n, sizeof(*procs));
 	memcpy(procs, r->procs, n * sizeof(*procs));
@@ -2709,6 +2719,12 @@ build_model(struct report *r)
 			a->internal = sat_add(a->internal, o.internal);
 			a->have_internal |= o.have_internal;
 			a->total = sat_add(a->total, o.total);
+			if (o.have_first) {
+				a->have_first = any_first = 1;
+				a->first = sat_add(a->first, o.first);
+			}
+			if (!o.steady_unknown)
+				a->steady_known = 1;
 			if (o.have_gpu) {
 				a->have_gpu = any_gpu = 1;
 				a->gpu = sat_add(a->gpu, o.gpu);
@@ -2734,6 +2750,8 @@ build_model(struct report *r)
 		jset(v, "failures", json_integer(a->failures));
 		jset(v, "internal", jint_or_null(a->have_internal, a->internal));
 		jset(v, "total_ns", json_integer(a->total));
+		jset(v, "first_ns", jint_or_null(a->have_first, a->first));
+		jset(v, "steady_ns", jint_or_null(a->have_first && a->steady_known, a->total - a->first));
 		jset(v, "gpu_ns", jint_or_null(a->have_gpu, a->gpu));
 		jset(v, "p50_ns", json_integer(a->p50));
 		jset(v, "p99_ns", json_integer(a->p99));
@@ -2743,6 +2761,7 @@ build_model(struct report *r)
 	}
 	jset(model, "functions", fns);
 	jset(model, "gpu_times", json_boolean(any_gpu));
+	jset(model, "first_times", json_boolean(any_first));
 	free(vals);
 	map_free(&fnmap, NULL);
 
@@ -3077,6 +3096,7 @@ print_functions(FILE *out, json_t *model, int top)
 {
 	json_t *fns = json_object_get(model, "functions"), *f;
 	int gpu = json_is_true(json_object_get(model, "gpu_times"));
+	int first = json_is_true(json_object_get(model, "first_times"));
 	size_t n = json_array_size(fns), i;
 	char t[32], g[32], p50[32], p99[32];
 
@@ -3086,7 +3106,9 @@ print_functions(FILE *out, json_t *model, int top)
 	if (top > 0 && (size_t)top < n)
 		fprintf(out, " (%d of %zu)", top, n);
 	fputc('\n', out);
-	fprintf(out, "  %-44s %10s %9s %12s", "function", "calls", "failures", "total");
+	fprintf(out, "  %-44s %10s %9s %12s", "function", "calls", "failures", first ? "steady" : "total");
+	if (first)
+		fprintf(out, " %10s", "first");
 	if (gpu)
 		fprintf(out, " %12s", "gpu");
 	fprintf(out, " %10s %10s\n", "p50", "p99");
@@ -3096,11 +3118,26 @@ print_functions(FILE *out, json_t *model, int top)
 		/* Only cuDNN's own internal calls: nothing the program spent time on. */
 		if (jget_int(f, "calls") == 0)
 			continue;
-		fmt_ns(t, sizeof(t), jget_int(f, "total_ns"));
+		/* With the first calls apart, the total is the steady state's and the first calls have a column. */
+		if (!first)
+			fmt_ns(t, sizeof(t), jget_int(f, "total_ns"));
+		else if (json_is_integer(json_object_get(f, "steady_ns")))
+			fmt_ns(t, sizeof(t), jget_int(f, "steady_ns"));
+		else
+			snprintf(t, sizeof(t), "-");
 		fmt_ns(p50, sizeof(p50), jget_int(f, "p50_ns"));
 		fmt_ns(p99, sizeof(p99), jget_int(f, "p99_ns"));
 		fprintf(out, "  %-44s %10lld %9lld %12s", jget_str(f, "fn", "?"), jget_int(f, "calls"),
 			jget_int(f, "failures"), t);
+		if (first) {
+			char fs[32];
+
+			if (json_is_integer(json_object_get(f, "first_ns")))
+				fmt_ns(fs, sizeof(fs), jget_int(f, "first_ns"));
+			else
+				snprintf(fs, sizeof(fs), "-");
+			fprintf(out, " %10s", fs);
+		}
 		if (gpu) {
 			if (json_is_integer(json_object_get(f, "gpu_ns")))
 				fmt_ns(g, sizeof(g), jget_int(f, "gpu_ns"));

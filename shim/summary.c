@@ -217,7 +217,11 @@ summary_fields(struct spy_line *l, const struct row *rows, int nrows, const stru
 		spy_line_lit(l, ",\"first_ns\":");
 		spy_line_u64(l, r->nfirst ? r->first / r->nfirst : 0);
 		spy_line_lit(l, ",\"steady_ns\":");
-		spy_line_u64(l, steady_ns(r));
+		/* Calls after the first, none of them timed: not measured (one in 16 is), not zero. */
+		if (r->calls > r->nfirst && r->timed <= r->nfirst)
+			spy_line_lit(l, "null");
+		else
+			spy_line_u64(l, steady_ns(r));
 		spy_line_lit(l, ",\"min_ns\":");
 		spy_line_u64(l, r->min);
 		spy_line_lit(l, ",\"max_ns\":");

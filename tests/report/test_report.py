@@ -566,7 +566,14 @@ def real_findings():
     check(conv, "the per-signature table", t)
     rows = section(t, conv[0])
     check(any("in ranks 0, 1, 2" in ln or "all processes" in ln for ln in rows), "summed over the ranks", t)
+    top = section(t, [ln for ln in t.splitlines() if ln.startswith("Top functions by total time")][0])
+    check(top[0].split()[:6] == ["function", "calls", "failures", "steady", "first", "p50"],
+          "the first calls (cuDNN's lazy loading) in a column of their own", t)
     m = json.loads(report(["--json", out]).stdout)
+    fns = m["functions"]
+    check([f["steady_ns"] for f in fns if f["steady_ns"] is not None] ==
+          sorted([f["steady_ns"] for f in fns if f["steady_ns"] is not None], reverse=True) and
+          all(f["first_ns"] is not None for f in fns if f["calls"]), "ordered by the steady state", repr(fns[:4]))
     sigs = m["signatures"]
     check(sigs and all(s["calls"] % 3 == 0 and s["processes"] == 3 for s in sigs if s["op"] == "fwd"),
           "each signature's calls from the three conv ranks", repr(sigs))
