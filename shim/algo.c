@@ -70,7 +70,7 @@ struct choice {
 	int nknobs;		/* graph: -1 unknown */
 	int64_t knob_type[SPY_KNOBS_MAX], knob_value[SPY_KNOBS_MAX];
 	unsigned plan, config, graph, heur;
-	int rank;
+	int rank, heur_mode;	/* graph: the rank and mode of the heuristics query that offered it, -1 */
 	uint64_t calls, failures, timed, host_ns, gpu_timed, gpu_ns;
 	uint64_t ws_min, ws_max;	/* legacy: workspace sizes the program passed */
 	int64_t ws_plan;		/* graph: the plan's workspace size, -1 unknown */
@@ -552,6 +552,7 @@ choice_find(int sig, int api, int op, int algo, const struct spy_graph_run *g)
 	c->engine = -1;
 	c->nknobs = -1;
 	c->rank = -1;
+	c->heur_mode = -1;
 	c->ws_plan = -1;
 	c->ws_min = UINT64_MAX;
 	if (g) {
@@ -950,6 +951,7 @@ spy_algo_graph_run(const struct spy_graph_run *g, struct spy_call *c, long statu
 		if (g->heur) {
 			ch->heur = g->heur;
 			ch->rank = g->rank;
+			ch->heur_mode = g->heur_mode;
 		}
 		if (g->workspace >= 0)
 			ch->ws_plan = g->workspace;
@@ -974,9 +976,12 @@ spy_algo_graph_planned(const struct spy_graph_run *g, uint64_t ns)
 
 /*
  * The graph API's findings, at exit, from what ran (lock held; messages
- * written out after it): a signature planned again and again, and a job
- * in which every signature ran the first plan heuristics ranked, with no
- * sweep of several plans seen anywhere.
+ * written out after it): a signature planned again and again; a signature
+ * that ran only engines the fallback heuristics offered (the slow ones
+ * that always work: a tuning sweep among them would not find the fast
+ * kernels, so it is not counted for untuned-graph); and a job in which
+ * every signature ran the first plan heuristics ranked, with no sweep of
+ * several plans seen anywhere.
  */
 #define REPLANNED 16
 
@@ -989,7 +994,8 @@ graph_findings(char (*msg)[640], const char **ids, int max)
 
 	for (int i = 0; i < nsigs && n < max; i++) {
 		const struct sig *g = &sigs[i];
-		int executed = 0, rank0 = 0;
+		int executed = 0, rank0 = 0, fallback = 0;
+		int64_t engine = -1;
 		char t[32];
 
 		for (int c = g->first_choice; c >= 0; c = choices[c].next) {
@@ -997,13 +1003,28 @@ graph_findings(char (*msg)[640], const char **ids, int max)
 				continue;
 			executed++;
 			rank0 += choices[c].heur && choices[c].rank == 0;
+			if (choices[c].heur && choices[c].heur_mode == CUDNN_HEUR_MODE_FALLBACK) {
+				fallback++;
+				engine = choices[c].engine;
+			}
 		}
-		if (executed) {
+		if (executed && fallback == executed) {
+			if (executed > 1)
+				snprintf(t, sizeof(t), "%d engines", executed);
+			else if (engine >= 0)
+				snprintf(t, sizeof(t), "engine %lld", (long long)engine);
+			else
+				snprintf(t, sizeof(t), "an engine");
+			snprintf(msg[n], sizeof(msg[n]),
+				 "%s: ran %s that only the fallback heuristics (CUDNN_HEUR_MODE_FALLBACK) offered: the slow "
+				 "engines that always work, not the fast kernels", g->text, t);
+			ids[n++] = "fallback-engine";
+		} else if (executed) {
 			graph_sigs++;
 			swept += executed > 1;
 			first_only += executed == 1 && rank0 == 1;
 		}
-		if (g->plans >= REPLANNED) {
+		if (g->plans >= REPLANNED && n < max) {
 			duration(t, sizeof(t), g->plan_ns);
 			snprintf(msg[n], sizeof(msg[n]),
 				 "%s: %llu plans finalized (%s spent planning): the same graph planned again and again, a "
@@ -1286,7 +1307,7 @@ spy_algo_exit_findings(void)
 	pthread_mutex_unlock(&lock);
 	/* Outside the lock: a finding writes a record and a line. */
 	for (int i = 0; i < n; i++)
-		spy_audit_finding(ids[i], strcmp(ids[i], "replanning") == 0 ? "warning" : "info", msg[i], NULL);
+		spy_audit_finding(ids[i], strcmp(ids[i], "untuned-graph") == 0 ? "info" : "warning", msg[i], NULL);
 }
 
 static void

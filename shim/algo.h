@@ -58,6 +58,7 @@ struct spy_graph_run {
 	unsigned plan, config, graph;	/* backend#N numbers, 0 when unknown */
 	unsigned heur;		/* the heuristics query that ranked the config, 0 when none */
 	int rank;		/* its rank there, -1 */
+	int heur_mode;		/* that query's cudnnBackendHeurMode_t, -1 when none */
 	int64_t workspace;	/* the plan's workspace size, -1 when the program never asked */
 };
 /* backend.c: a plan ran (or failed); returns the choice's index, for the GPU time. */
@@ -65,7 +66,8 @@ int spy_algo_graph_run(const struct spy_graph_run *g, struct spy_call *c, long s
 /* backend.c: the same plan ran again, nothing about it changed since: count it under choice `idx`. */
 void spy_algo_graph_count(int idx, struct spy_call *c, long status);
 
-/* At exit, records or not: the findings only the whole run shows (untuned-graph, replanning). */
+/* At exit, records or not: the findings only the whole run shows (untuned-graph, replanning,
+ * fallback-engine). */
 void spy_algo_exit_findings(void);
 /* backend.c: a plan of this graph was finalized (planning took `ns`, 0 when not timed). */
 void spy_algo_graph_planned(const struct spy_graph_run *g, uint64_t ns);

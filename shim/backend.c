@@ -590,6 +590,7 @@ resolve_plan(const struct slot *plan, struct spy_graph_run *r)
 	r->engine = -1;
 	r->nknobs = -1;
 	r->rank = -1;
+	r->heur_mode = -1;
 	r->workspace = -1;
 	r->op = SPY_OP_GRAPH;
 	r->plan = plan->num;
@@ -601,6 +602,7 @@ resolve_plan(const struct slot *plan, struct spy_graph_run *r)
 		if (cfg->query >= 0 && cfg->query < nqueries) {
 			r->heur = queries[cfg->query].heur;
 			r->rank = cfg->rank;
+			r->heur_mode = (int)queries[cfg->query].mode;
 		}
 		knobs = attr_of(cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES);
 		if (knobs) {

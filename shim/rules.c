@@ -44,6 +44,8 @@ static const struct spy_rule rules[] = {
 			   "TF_CUDNN_USE_AUTOTUNE=1 (TensorFlow), --xla_gpu_autotune_level=4 in XLA_FLAGS (JAX)" },
 	{ "replanning", "keep each shape's plan (a plan cache), pad or bucket dynamic shapes, or raise the framework's "
 			"plan cache size" },
+	{ "fallback-engine", "make the graph one the fast engines support: the data types, layouts (channels-last), "
+			     "alignment and shapes cuDNN's support matrix lists, or a newer cuDNN for this GPU" },
 	{ "engine-changed", "pin the cuDNN version and the framework's tuning across ranks and runs, or use "
 			    "deterministic algorithms where the choice matters" },
 	{ "algo-changed", "search once per problem and keep the choice (torch.backends.cudnn.benchmark does)" },

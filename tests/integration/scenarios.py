@@ -2362,7 +2362,8 @@ def graph_frontend_real():
 @scenario
 def graph_tuning_findings():
     """untuned-graph when every signature ran the heuristics' first plan and no sweep was seen, not when a sweep
-    was; replanning when one graph is planned again and again; the run's other findings stay as they were."""
+    was; replanning when one graph is planned again and again; fallback-engine when only the fallback heuristics
+    offered what ran; the run's other findings stay as they were."""
     env = {"LD_LIBRARY_PATH": FAKE9, "LD_PRELOAD": PRELOAD}
     first = run([prog("graph-frontend"), "40", "first"], env)
     f = findings(first)
@@ -2379,6 +2380,14 @@ def graph_tuning_findings():
     skipped = run([prog("graph-frontend"), "40"], dict(env, FAKECUDNN_UNSUPPORTED_ENGINES="12"))
     check(not findings(skipped), "rank 1 after rank 0 failed: not the heuristics' first, no finding",
           repr(findings(skipped)))
+    fallback = run([prog("graph-frontend"), "40", "fallback"], env)
+    f = findings(fallback)
+    check(set(f) == {"fallback-engine"} and f["fallback-engine"]["severity"] == "warning" and
+          f["fallback-engine"]["message"] == FRONTEND_SIG + ": ran engine 12 that only the fallback heuristics "
+          "(CUDNN_HEUR_MODE_FALLBACK) offered: the slow engines that always work, not the fast kernels" and
+          "support matrix" in f["fallback-engine"]["fix"], "fallback-engine alone: not untuned-graph too", repr(f))
+    h = only(events(fallback.records, "heuristics"), "heuristics record")
+    check(h["mode"] == "CUDNN_HEUR_MODE_FALLBACK", "the query's mode recorded", repr(h))
 
 
 @scenario

@@ -10,6 +10,8 @@
  *   MODE sweep: the first three supported plans each executed twice (the
  *               framework timing them), then the fastest kept: a tuning sweep
  *   MODE replan: the plan that works finalized again, 20 times (a cache that misses)
+ *   MODE fallback: the heuristics asked in CUDNN_HEUR_MODE_FALLBACK, as
+ *               cudnn-frontend does once mode A offers nothing that works
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,6 +118,8 @@ main(int argc, char **argv)
 
 	if (want > MAX_CFGS)
 		want = MAX_CFGS;
+	if (mode && strcmp(mode, "fallback") == 0)
+		heur_mode = CUDNN_HEUR_MODE_FALLBACK;
 	printf("create handle %d\n", (int)cudnnCreate(&h));
 	graph = build_graph(h);
 	heur = create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
