@@ -1,7 +1,8 @@
 #!/bin/sh
 # One entry point for a fresh Debian machine:
 #   ./dev.sh demo   install what is missing, build, run the demo under the spy
-#   ./dev.sh test   install what is missing, build, run the whole test suite
+#   ./dev.sh test   install what is missing, build, run the whole test suite, then
+#                   the call-stack tests again in build-unwind (-Dlibunwind=enabled)
 #   ./dev.sh sanitize   the tests again in build-asan (AddressSanitizer+UBSan) and
 #                   build-tsan (ThreadSanitizer: the thread tests)
 #   ./dev.sh fuzz   install clang, run each fuzz target for a while (exit 77 without clang)
@@ -49,6 +50,25 @@ configure() {
 		quietly meson setup "$build" "$@"
 	fi
 	quietly meson compile -C "$build"
+}
+
+# libunwind is off by default (it holds two low file descriptors in the program,
+# which fds-first-free catches: docs/reliability.md), so its stack path gets a
+# build of its own: the unit tests and the tests that take stacks, when it is installed.
+unwind_tests="unit stack-names crash-handler crash-handler-chaining exceptions-preload"
+
+unwind() {
+	if ! pkg-config --exists libunwind; then
+		echo "== test: libunwind is not installed: the libunwind build left out" >&2
+		return 0
+	fi
+	if [ -d build-unwind ]; then
+		quietly meson setup --reconfigure build-unwind -Dlibunwind=enabled -Dwerror=true
+	else
+		quietly meson setup build-unwind -Dlibunwind=enabled -Dwerror=true
+	fi
+	quietly meson compile -C build-unwind
+	meson test -C build-unwind --print-errorlogs $unwind_tests
 }
 
 # Sanitizer builds (docs/reliability.md): what runs under each sanitizer, in its own build
@@ -150,7 +170,10 @@ demo)
 test)
 	install_missing
 	configure -Dwerror=true
-	exec meson test -C "$build" --print-errorlogs
+	rc=0
+	meson test -C "$build" --print-errorlogs || rc=1
+	unwind || rc=1
+	exit "$rc"
 	;;
 sanitize)
 	install_missing
