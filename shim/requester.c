@@ -196,6 +196,30 @@ free_objs(struct objs *o)
 	free(o->v);
 }
 
+/*
+ * The loaded objects, the program first: the loader knows it by "", the
+ * search by its file. -1 when they could not all be read.
+ */
+static int
+collect_named(struct objs *o)
+{
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	dl_iterate_phdr(collect_cb, o);
+	if (o->failed || o->n == 0)
+		return -1;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = 0;
+		free(o->v[0].name);
+		o->v[0].name = strdup(exe);
+		if (!o->v[0].name)
+			return -1;
+	}
+	return 0;
+}
+
 static const char *
 base_of(const char *path)
 {
@@ -660,26 +684,15 @@ spy_requester_search(char *out, size_t outlen, char *why, size_t whylen)
 	struct objs o = { .self = (ElfW(Addr))spy_self_base() };
 	struct search s = { .out = out, .outlen = outlen };
 	const ElfW(Ehdr) *self_eh = spy_self_base();
-	char exe[PATH_MAX], buf[PATH_MAX];
+	char buf[PATH_MAX];
 	const struct obj *me;
 	const char *origin, *verb = "needs";
 	int self = -1, r = -1, rc = -1;
-	ssize_t n;
 
 	if (!self_eh)
 		return -1;
-	dl_iterate_phdr(collect_cb, &o);
-	if (o.failed || o.n == 0)
+	if (collect_named(&o) < 0)
 		goto done;
-	/* The program is first; the loader knows it by "", the search by its file. */
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = 0;
-		free(o.v[0].name);
-		o.v[0].name = strdup(exe);
-		if (!o.v[0].name)
-			goto done;
-	}
 	for (int i = 0; i < o.n; i++)
 		if (o.v[i].is_self)
 			self = i;
@@ -729,23 +742,13 @@ spy_loader_search_as(const char *caller, const char *name, char *out, size_t out
 	struct objs o = { .self = (ElfW(Addr))spy_self_base() };
 	struct search s = { .name = name, .out = out, .outlen = outlen, .with_self = 1, .any_file = 1 };
 	const ElfW(Ehdr) *self_eh = spy_self_base();
-	char exe[PATH_MAX], why[PATH_MAX + 64];
+	char why[PATH_MAX + 64];
 	int r = -1, rc = -1;
-	ssize_t n;
 
 	if (!self_eh || !caller || !caller[0] || !name || strchr(name, '/'))
 		return -1;
-	dl_iterate_phdr(collect_cb, &o);
-	if (o.failed || o.n == 0)
+	if (collect_named(&o) < 0)
 		goto done;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = 0;
-		free(o.v[0].name);
-		o.v[0].name = strdup(exe);
-		if (!o.v[0].name)
-			goto done;
-	}
 	/* The caller as dladdr named it: the loader's name for the object, or the program's file. */
 	for (int i = 0; i < o.n && r < 0; i++)
 		if (o.v[i].name && strcmp(o.v[i].name, caller) == 0)
