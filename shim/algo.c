@@ -25,7 +25,9 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -71,6 +73,7 @@ struct choice {
 	int64_t knob_type[SPY_KNOBS_MAX], knob_value[SPY_KNOBS_MAX];
 	unsigned plan, config, graph, heur;
 	int rank, heur_mode;	/* graph: the rank and mode of the heuristics query that offered it, -1 */
+	int nondet;		/* cuDNN says it is non-deterministic (engine notes, legacy determinism): 1, 0, -1 unknown */
 	uint64_t calls, failures, timed, host_ns, gpu_timed, gpu_ns;
 	uint64_t ws_min, ws_max;	/* legacy: workspace sizes the program passed */
 	int64_t ws_plan;		/* graph: the plan's workspace size, -1 unknown */
@@ -553,6 +556,7 @@ choice_find(int sig, int api, int op, int algo, const struct spy_graph_run *g)
 	c->nknobs = -1;
 	c->rank = -1;
 	c->heur_mode = -1;
+	c->nondet = -1;
 	c->ws_plan = -1;
 	c->ws_min = UINT64_MAX;
 	if (g) {
@@ -874,6 +878,8 @@ legacy_run(struct spy_call *c, const struct conv_fn *f, const union spy_arg *arg
 		int64_t need = needed(g, algo, &from);
 
 		count_call(ch, idx, c, status);
+		if (rank_of(sg, algo) >= 0)
+			ch->nondet = sg->results[rank_of(sg, algo)].determinism == CUDNN_NON_DETERMINISTIC;
 		if (ws < ch->ws_min)
 			ch->ws_min = ws;
 		if (ws > ch->ws_max)
@@ -955,6 +961,8 @@ spy_algo_graph_run(const struct spy_graph_run *g, struct spy_call *c, long statu
 		}
 		if (g->workspace >= 0)
 			ch->ws_plan = g->workspace;
+		if (g->nondet >= 0)
+			ch->nondet = g->nondet;
 	}
 	pthread_mutex_unlock(&lock);
 	return idx;
@@ -984,8 +992,84 @@ spy_algo_graph_planned(const struct spy_graph_run *g, uint64_t ns)
  * several plans seen anywhere.
  */
 #define REPLANNED 16
+#define NONDET_SAID 8		/* signatures named by nondeterministic-engine; the rest are counted */
 
 static void duration(char *b, size_t size, uint64_t ns);
+
+/*
+ * Whether the job asked its framework for deterministic results, where the
+ * environment shows it: TensorFlow's switches, XLA's flag (JAX), and the
+ * cuBLAS workspace setting that PyTorch's deterministic mode requires.
+ */
+static const char *
+determinism_asked(void)
+{
+	static const char *const on[] = { "TF_DETERMINISTIC_OPS", "TF_CUDNN_DETERMINISTIC" };
+	const char *v;
+
+	for (size_t i = 0; i < sizeof(on) / sizeof(on[0]); i++)
+		if ((v = getenv(on[i])) && (strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0))
+			return on[i];
+	if ((v = getenv("XLA_FLAGS")) && (strstr(v, "--xla_gpu_deterministic_ops=true") ||
+					  strstr(v, "--xla_gpu_exclude_nondeterministic_ops=true")))
+		return "XLA_FLAGS";
+	if ((v = getenv("CUBLAS_WORKSPACE_CONFIG")) && (strcmp(v, ":4096:8") == 0 || strcmp(v, ":16:8") == 0))
+		return "CUBLAS_WORKSPACE_CONFIG";
+	return NULL;
+}
+
+/* "engine 12" or "CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0": what a choice ran. */
+static void
+choice_name(const struct choice *ch, char *b, size_t size)
+{
+	char a[48];
+
+	if (ch->api == API_LEGACY)
+		snprintf(b, size, "%s", algo_name(ch->op, ch->algo, a, sizeof(a)));
+	else if (ch->engine >= 0)
+		snprintf(b, size, "engine %lld", (long long)ch->engine);
+	else
+		snprintf(b, size, "an engine");
+}
+
+/* nondeterministic-engine: each signature that ran what cuDNN calls non-deterministic; the count after NONDET_SAID. */
+static int
+nondet_findings(char (*msg)[640], const char **ids, int n, int max)
+{
+	const char *asked = determinism_asked();
+	int said = 0, more = 0;
+
+	for (int i = 0; i < nsigs; i++) {
+		const struct choice *ch = NULL;
+		char what[64];
+
+		for (int c = sigs[i].first_choice; c >= 0 && !ch; c = choices[c].next)
+			if (choices[c].calls > choices[c].failures && choices[c].nondet == 1)
+				ch = &choices[c];
+		if (!ch)
+			continue;
+		if (said >= NONDET_SAID || n >= max) {
+			more++;
+			continue;
+		}
+		choice_name(ch, what, sizeof(what));
+		snprintf(msg[n], sizeof(msg[n]), "%s: ran %s, which cuDNN notes as non-deterministic (%s): its results can "
+			 "differ from run to run%s%s%s", sigs[i].text, what,
+			 ch->api == API_LEGACY ? "CUDNN_NON_DETERMINISTIC" : "CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC",
+			 asked ? ", though the job asked for deterministic results (" : "", asked ? asked : "",
+			 asked ? ")" : "");
+		ids[n++] = "nondeterministic-engine";
+		said++;
+	}
+	if (more && said) {
+		char tail[64];
+
+		snprintf(tail, sizeof(tail), "; and %d more signature%s", more, more == 1 ? "" : "s");
+		if (strlen(msg[n - 1]) + strlen(tail) < sizeof(msg[0]))
+			strcat(msg[n - 1], tail);
+	}
+	return n;
+}
 
 static int
 graph_findings(char (*msg)[640], const char **ids, int max)
@@ -1038,7 +1122,7 @@ graph_findings(char (*msg)[640], const char **ids, int max)
 			 "of one signature timed, then one kept) was seen", graph_sigs, graph_sigs == 1 ? "" : "s");
 		ids[n++] = "untuned-graph";
 	}
-	return n;
+	return nondet_findings(msg, ids, n, max);
 }
 
 /* ---- Entry points ---- */
@@ -1264,6 +1348,8 @@ algo_record(const struct choice *ch)
 	} else {
 		spy_line_lit(l, "null");
 	}
+	spy_line_lit(l, ",\"nondeterministic\":");
+	spy_line_raw(l, ch->nondet < 0 ? "null" : ch->nondet ? "true" : "false");
 	spy_line_lit(l, ",\"plan\":");
 	spy_backend_id_json(l, ch->api == API_GRAPH ? ch->plan : 0);
 	spy_line_lit(l, ",\"config\":");
@@ -1298,16 +1384,21 @@ spy_algo_records(void)
 void
 spy_algo_exit_findings(void)
 {
-	static char msg[8][640];
-	const char *ids[8];
-	int n;
+	static char msg[24][640];
+	const char *ids[24];
+	int n, asked = determinism_asked() != NULL;
 
 	pthread_mutex_lock(&lock);
-	n = graph_findings(msg, ids, 8);
+	n = graph_findings(msg, ids, 24);
 	pthread_mutex_unlock(&lock);
 	/* Outside the lock: a finding writes a record and a line. */
 	for (int i = 0; i < n; i++)
-		spy_audit_finding(ids[i], strcmp(ids[i], "untuned-graph") == 0 ? "info" : "warning", msg[i], NULL);
+		spy_audit_finding(ids[i],
+				  strcmp(ids[i], "untuned-graph") == 0 ||
+						  (strcmp(ids[i], "nondeterministic-engine") == 0 && !asked)
+					  ? "info"
+					  : "warning",
+				  msg[i], NULL);
 }
 
 static void
@@ -1394,8 +1485,9 @@ spy_algo_print(void)
 			} else {
 				ws[0] = 0;
 			}
-			spy_log("    %-52s %8llu calls, %llu failed, host %s%s%s", what, (unsigned long long)ch->calls,
-				(unsigned long long)ch->failures, host, gpu, ws);
+			spy_log("    %-52s %8llu calls, %llu failed, host %s%s%s%s", what, (unsigned long long)ch->calls,
+				(unsigned long long)ch->failures, host, gpu, ws,
+				ch->nondet == 1 ? ", non-deterministic" : "");
 		}
 	}
 	pthread_mutex_unlock(&lock);

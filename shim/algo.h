@@ -60,6 +60,7 @@ struct spy_graph_run {
 	int rank;		/* its rank there, -1 */
 	int heur_mode;		/* that query's cudnnBackendHeurMode_t, -1 when none */
 	int64_t workspace;	/* the plan's workspace size, -1 when the program never asked */
+	int nondet;		/* the engine is noted CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC: 1, not: 0, unknown: -1 */
 };
 /* backend.c: a plan ran (or failed); returns the choice's index, for the GPU time. */
 int spy_algo_graph_run(const struct spy_graph_run *g, struct spy_call *c, long status);
@@ -67,7 +68,7 @@ int spy_algo_graph_run(const struct spy_graph_run *g, struct spy_call *c, long s
 void spy_algo_graph_count(int idx, struct spy_call *c, long status);
 
 /* At exit, records or not: the findings only the whole run shows (untuned-graph, replanning,
- * fallback-engine). */
+ * fallback-engine, nondeterministic-engine). */
 void spy_algo_exit_findings(void);
 /* backend.c: a plan of this graph was finalized (planning took `ns`, 0 when not timed). */
 void spy_algo_graph_planned(const struct spy_graph_run *g, uint64_t ns);

@@ -9,9 +9,10 @@
  * A fixed table keyed by the descriptor's address, under one mutex, with a
  * bounded number of attributes and values per descriptor: nothing is
  * allocated. Arrays are read only after the call succeeded, within the
- * count the call carried. The spy calls cuDNN itself for one thing only: a
- * finalized plan's JSON representation, a read-only query, when
- * cudnnBackendFinalize is traced.
+ * count the call carried. The spy calls cuDNN itself only for read-only
+ * queries of a plan just finalized: what its config runs (engine, numerical
+ * notes, knobs) when the program did not ask, and its JSON representation
+ * when cudnnBackendFinalize is traced.
  */
 #include "core.h"
 #include "algo.h"
@@ -112,6 +113,7 @@ struct slot {
 struct self_read {
 	int64_t engine;
 	int nknobs;
+	int nondet;		/* the engine's numerical notes say NONDETERMINISTIC: 1, they do not: 0, unread: -1 */
 	int64_t knob_type[SPY_KNOBS_MAX], knob_value[SPY_KNOBS_MAX];
 };
 
@@ -577,6 +579,20 @@ capture(struct slot *s)
 
 /* ---- Plans ---- */
 
+/* What an engine's numerical notes, as the program read them, say of determinism: 1, 0, or -1 unread. */
+static int
+nondet_of(const struct slot *engine)
+{
+	const struct attr *a = attr_of(engine, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE);
+
+	if (!a || a->type != CUDNN_TYPE_NUMERICAL_NOTE)
+		return -1;
+	for (int i = 0; i < a->stored; i++)
+		if (a->v[i] == CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC)
+			return 1;
+	return a->stored == a->count ? 0 : -1;
+}
+
 /* What a plan runs, as far as the program's own calls told (lock held). */
 static void
 resolve_plan(const struct slot *plan, struct spy_graph_run *r)
@@ -592,6 +608,7 @@ resolve_plan(const struct slot *plan, struct spy_graph_run *r)
 	r->rank = -1;
 	r->heur_mode = -1;
 	r->workspace = -1;
+	r->nondet = -1;
 	r->op = SPY_OP_GRAPH;
 	r->plan = plan->num;
 	if (int_attr(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, &v))
@@ -625,6 +642,7 @@ resolve_plan(const struct slot *plan, struct spy_graph_run *r)
 	if (engine) {
 		if (int_attr(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, &v))
 			r->engine = v;
+		r->nondet = nondet_of(engine);
 		graph = target(engine, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, 0);
 	}
 	/* A ranked config whose engine descriptor is gone: its query learned the index when it was read. */
@@ -634,6 +652,8 @@ resolve_plan(const struct slot *plan, struct spy_graph_run *r)
 	if (plan->self) {
 		if (r->engine < 0)
 			r->engine = plan->self->engine;
+		if (r->nondet < 0)
+			r->nondet = plan->self->nondet;
 		if (r->nknobs < 0 && plan->self->nknobs >= 0) {
 			r->nknobs = plan->self->nknobs;
 			memcpy(r->knob_type, plan->self->knob_type, sizeof(r->knob_type));
@@ -727,6 +747,8 @@ run_json(struct spy_line *l, const struct spy_graph_run *r)
 		spy_line_i64(l, r->workspace);
 	else
 		spy_line_lit(l, "null");
+	spy_line_lit(l, ",\"nondeterministic\":");
+	spy_line_raw(l, r->nondet < 0 ? "null" : r->nondet ? "true" : "false");
 }
 
 /* ---- Values as JSON ---- */
@@ -1273,7 +1295,8 @@ got(const struct spy_call *c, struct slot *s, const union spy_arg *args)
 /*
  * What a finalized plan's config runs, read by the spy itself through the
  * copy's own functions (not the wrappers: not counted as the program's), as
- * cudnn-frontend reads it: the engine's global index and the knob choices.
+ * cudnn-frontend reads it: the engine's global index, its numerical notes
+ * and the knob choices.
  * Only calls that succeed on a finalized config; the first that does not
  * ends it. No lock held: this calls into cuDNN.
  */
@@ -1293,13 +1316,23 @@ read_choice(unsigned copy, const void *cfg, struct self_read *out)
 
 	out->engine = -1;
 	out->nknobs = -1;
+	out->nondet = -1;
 	if (!create || !destroy || !get || !cfg)
 		return;
 	if (create(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &eng) == 0 &&
 	    get((cudnnBackendDescriptor_t)(uintptr_t)cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
-		&eng) == 0 && n == 1 &&
-	    get(eng, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n, &index) == 0 && n == 1)
-		out->engine = index;
+		&eng) == 0 && n == 1) {
+		int32_t notes[16];
+
+		if (get(eng, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n, &index) == 0 && n == 1)
+			out->engine = index;
+		if (get(eng, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE, 16, &n, notes) == 0 && n >= 0 &&
+		    n <= 16) {
+			out->nondet = 0;
+			for (int64_t i = 0; i < n; i++)
+				out->nondet |= notes[i] == CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC;
+		}
+	}
 	for (made = 0; made < SPY_KNOBS_MAX && create(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, &knobs[made]) == 0; made++)
 		;
 	if (made == SPY_KNOBS_MAX && get((cudnnBackendDescriptor_t)(uintptr_t)cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
@@ -1376,7 +1409,9 @@ spy_backend_call(struct spy_call *c, long status, const union spy_arg *args)
 			r.engine = -1;
 			r.nknobs = -1;
 			r.rank = -1;
+			r.heur_mode = -1;
 			r.workspace = -1;
+			r.nondet = -1;
 			r.op = SPY_OP_GRAPH;
 			r.plan = spy_obj_number(args[1].p);
 		}
@@ -1449,7 +1484,7 @@ spy_backend_call(struct spy_call *c, long status, const union spy_arg *args)
 		break;
 	}
 	pthread_mutex_unlock(&lock);
-	if (plan && cfg_ptr && (r.engine < 0 || r.nknobs < 0)) {
+	if (plan && cfg_ptr && (r.engine < 0 || r.nknobs < 0 || r.nondet < 0)) {
 		/* The program never asked what the plan runs: the spy asks, once, and the plan keeps the answer. */
 		struct self_read *own = malloc(sizeof(*own));
 

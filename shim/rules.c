@@ -46,6 +46,10 @@ static const struct spy_rule rules[] = {
 			"plan cache size" },
 	{ "fallback-engine", "make the graph one the fast engines support: the data types, layouts (channels-last), "
 			     "alignment and shapes cuDNN's support matrix lists, or a newer cuDNN for this GPU" },
+	{ "nondeterministic-engine", "ask the framework for deterministic algorithms "
+				     "(torch.use_deterministic_algorithms(True), TF_DETERMINISTIC_OPS=1, XLA's "
+				     "--xla_gpu_deterministic_ops=true), or exclude engines with that note "
+				     "(cudnn-frontend's deselect_numeric_notes)" },
 	{ "engine-changed", "pin the cuDNN version and the framework's tuning across ranks and runs, or use "
 			    "deterministic algorithms where the choice matters" },
 	{ "algo-changed", "search once per problem and keep the choice (torch.backends.cudnn.benchmark does)" },

@@ -572,6 +572,18 @@ fake_be_copy(struct fake_be *to, const struct fake_be *from)
 	}
 }
 
+/* Whether `index` is in the comma-separated list of environment variable `var` ("12,0"). */
+static int
+fake_listed(const char *var, int64_t index)
+{
+	const char *list = getenv(var);
+
+	for (const char *p = list; p && *p; p += strcspn(p, ","), p += *p == ',')
+		if (*p >= '0' && *p <= '9' && atoll(p) == index)
+			return 1;
+	return 0;
+}
+
 static int
 fake_plan_engine(const struct fake_be *plan, int64_t *index)
 {
@@ -638,6 +650,16 @@ cudnnBackendGetAttribute(const cudnnBackendDescriptor_t descriptor, cudnnBackend
 		n = b->nknobs;
 		for (int64_t i = 0; i < n && i < requestedElementCount && out; i++)
 			fake_be_copy(fake_be(out[i]), b->knobs[i]);
+	} else if (attributeName == CUDNN_ATTR_ENGINE_NUMERICAL_NOTE && b->type == CUDNN_BACKEND_ENGINE_DESCRIPTOR) {
+		/*
+		 * Every engine uses tensor cores; those in FAKECUDNN_NONDET_ENGINES
+		 * ("12,0") are also non-deterministic, as cuDNN notes of some.
+		 */
+		int32_t notes[2] = { CUDNN_NUMERICAL_NOTE_TENSOR_CORE, CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC };
+
+		n = fake_be_get(b, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, &v, &p) && fake_listed("FAKECUDNN_NONDET_ENGINES", v) ? 2 : 1;
+		for (int64_t i = 0; i < n && i < requestedElementCount && arrayOfElements; i++)
+			((int32_t *)arrayOfElements)[i] = notes[i];
 	} else if (attributeName == CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE) {
 		n = 1;
 		if (requestedElementCount > 0 && arrayOfElements)
@@ -674,17 +696,14 @@ FAKE_EXPORT cudnnStatus_t
 cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor)
 {
 	cudnnStatus_t st = fake_enter(_SPY_FN_cudnnBackendFinalize);
-	const char *list = getenv("FAKECUDNN_UNSUPPORTED_ENGINES");
 	struct fake_be *b = fake_be(descriptor);
 	int64_t index = -1;
 
-	if (st != 0 || !list || !b || b->type != CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR || !fake_plan_engine(b, &index))
+	if (st != 0 || !b || b->type != CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR || !fake_plan_engine(b, &index))
 		return st;
-	for (const char *p = list; *p; p += strcspn(p, ","), p += *p == ',') {
-		if (atoll(p) == index && *p >= '0' && *p <= '9') {
-			snprintf(last_error, sizeof(last_error), "engine %lld is not supported here", (long long)index);
-			return (cudnnStatus_t)NOT_SUPPORTED;
-		}
+	if (fake_listed("FAKECUDNN_UNSUPPORTED_ENGINES", index)) {
+		snprintf(last_error, sizeof(last_error), "engine %lld is not supported here", (long long)index);
+		return (cudnnStatus_t)NOT_SUPPORTED;
 	}
 	return st;
 }

@@ -2391,6 +2391,54 @@ def graph_tuning_findings():
 
 
 @scenario
+def nondeterministic_engine():
+    """nondeterministic-engine: a graph plan whose engine cuDNN notes as non-deterministic (the spy reads the notes
+    itself), or a legacy algorithm the program's own search marked so; information, a warning when the job asked
+    for deterministic results; nothing when the engine has no such note."""
+    env = {"LD_LIBRARY_PATH": FAKE9, "LD_PRELOAD": PRELOAD}
+    said = ": ran engine 12, which cuDNN notes as non-deterministic (CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC): its " \
+           "results can differ from run to run"
+    p = run([prog("graph-frontend"), "40"], dict(env, FAKECUDNN_NONDET_ENGINES="12"))
+    f = findings(p)
+    check(set(f) == {"untuned-graph", "nondeterministic-engine"} and
+          f["nondeterministic-engine"]["severity"] == "info" and
+          f["nondeterministic-engine"]["message"] == FRONTEND_SIG + said and
+          "torch.use_deterministic_algorithms(True)" in f["nondeterministic-engine"]["fix"],
+          "information, with the framework switches", repr(f))
+    plan = only(events(p.records, "plan"), "the plan")
+    check(plan["nondeterministic"] is True and plan["engine"] == 12, "the plan record says it", repr(plan))
+    check(re.search(r"graph engine 12 knobs .*workspace 4096, non-deterministic$", p.stderr, re.M),
+          "the summary section marks it", p.stderr)
+    check(summary_row(p.stderr, "cudnnBackendGetAttribute")[0] == 5, "the spy's own reads not counted", p.stderr)
+    asked = run([prog("graph-frontend"), "40"], dict(env, FAKECUDNN_NONDET_ENGINES="12",
+                                                     XLA_FLAGS="--xla_gpu_deterministic_ops=true"))
+    f = findings(asked)
+    check(f["nondeterministic-engine"]["severity"] == "warning" and f["nondeterministic-engine"]["message"] ==
+          FRONTEND_SIG + said + ", though the job asked for deterministic results (XLA_FLAGS)",
+          "a warning when determinism was asked", repr(f))
+    other = run([prog("graph-frontend"), "40"], dict(env, FAKECUDNN_NONDET_ENGINES="0,7",
+                                                     TF_DETERMINISTIC_OPS="1"))
+    check(set(findings(other)) == {"untuned-graph"} and
+          only(events(other.records, "plan"), "the plan")["nondeterministic"] is False,
+          "an engine without the note: nothing", repr(findings(other)))
+    legacy = run([prog("conv-legacy"), "-", "nondet"], dict(env, CUBLAS_WORKSPACE_CONFIG=":4096:8"))
+    f = findings(legacy)
+    check(f.get("nondeterministic-engine", {}).get("severity") == "warning" and
+          f["nondeterministic-engine"]["message"].startswith("bwd-filter " + SIG_LEGACY +
+                                                             ": ran CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, which cuDNN "
+                                                             "notes as non-deterministic (CUDNN_NON_DETERMINISTIC)")
+          and f["nondeterministic-engine"]["message"].endswith("(CUBLAS_WORKSPACE_CONFIG)"),
+          "legacy: from the search's determinism field", repr(f))
+    a = algos(legacy)
+    check(a[("legacy", "bwd-filter " + SIG_LEGACY, "CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1")]["nondeterministic"] is True
+          and a[("legacy", "fwd " + SIG_LEGACY, FWD + "IMPLICIT_PRECOMP_GEMM")]["nondeterministic"] is False and
+          a[("legacy", SIG_3D, FWD + "IMPLICIT_GEMM")]["nondeterministic"] is None,
+          "per algo record: true, false, or null when never searched", repr(a))
+    plain = run([prog("conv-legacy")], env)
+    check("nondeterministic-engine" not in findings(plain), "the deterministic one: nothing", repr(findings(plain)))
+
+
+@scenario
 def load_failure_text():
     """A cuDNN library opened by name that does not load: its load record carries the loader's text (the same
     the program's dlerror gave, for a name found nowhere), or what the file found instead is."""

@@ -48,12 +48,12 @@ ALGO = [("api", STR, False), ("op", STR, False), ("signature", STR, False), ("al
         ("engine", INT, True), ("knobs", (list,), True), ("calls", INT, False), ("failures", INT, False),
         ("timed", INT, False), ("host_ns", INT, False), ("gpu_timed", INT, False), ("gpu_ns", INT, False),
         ("workspace", (dict,), True), ("workspace_needed", INT, True), ("search", (dict,), True),
-        ("plan", STR, True), ("config", STR, True), ("graph", STR, True), ("heuristics", (dict,), True)]
+        ("nondeterministic", (bool,), True), ("plan", STR, True), ("config", STR, True), ("graph", STR, True), ("heuristics", (dict,), True)]
 GRAPH = [("tid", INT, False), ("t_ns", INT, False), ("id", STR, False), ("op", STR, False),
          ("signature", STR, False), ("ops", (list,), True)]
 PLAN = [("tid", INT, False), ("t_ns", INT, False), ("id", STR, False), ("config", STR, True), ("engine", INT, True),
         ("knobs", (list,), True), ("graph", STR, True), ("signature", STR, True), ("heuristics", (dict,), True),
-        ("workspace", INT, True), ("json", STR, True), ("json_size", INT, True)]
+        ("workspace", INT, True), ("nondeterministic", (bool,), True), ("json", STR, True), ("json_size", INT, True)]
 HEURISTICS = [("tid", INT, False), ("t_ns", INT, False), ("id", STR, False), ("graph", STR, True),
               ("op", STR, False), ("signature", STR, True), ("mode", STR, True), ("requested", INT, False),
               ("returned", INT, False), ("configs", (list,), False), ("engines", (list,), False)]

@@ -6,10 +6,13 @@
  * and filter, bias-activation, and a 3-D convolution that was never
  * searched. Without a GPU (the real cuDNN) the handle is NULL and the
  * searches and convolutions fail; the descriptors and output dimensions
- * still work. usage: conv-legacy [LIBCUDART]
+ * still work. usage: conv-legacy [LIBCUDART|- [nondet]]
+ *   nondet: backward filter runs what its search ranked second, which the
+ *           fake cuDNN marks CUDNN_NON_DETERMINISTIC
  */
 #include <dlfcn.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "g_prototypes.h"
 
@@ -44,7 +47,10 @@ main(int argc, char **argv)
 	float one = 1.0f, zero = 0.0f;
 	void *mem = (void *)0x1000;
 
-	if (argc > 1 && !dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL)) {
+	int nondet = argc > 2 && strcmp(argv[2], "nondet") == 0;
+	cudnnConvolutionBwdFilterAlgo_t filter_algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3;
+
+	if (argc > 1 && strcmp(argv[1], "-") != 0 && !dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL)) {
 		printf("cannot load %s\n", argv[1]);
 		return 2;
 	}
@@ -95,6 +101,8 @@ main(int argc, char **argv)
 	printf("find bwd-filter %d", (int)cudnnFindConvolutionBackwardFilterAlgorithm(h, x, y, conv, w, 8, &ret,
 										      bwd_filter));
 	printf(" returned %d\n", ret);
+	if (nondet && ret > 1)
+		filter_algo = bwd_filter[1].algo;
 	printf("workspace query %d", (int)cudnnGetConvolutionForwardWorkspaceSize(h, x, w, conv, y,
 										      CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD,
 										      &ws));
@@ -116,7 +124,7 @@ run:
 									 &zero, x, mem));
 	for (i = 0; i < 2; i++)
 		printf("bwd-filter %d\n", (int)cudnnConvolutionBackwardFilter(h, &one, x, mem, y, mem, conv,
-									     CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3, mem,
+									     filter_algo, mem,
 									     2048, &zero, w, mem));
 	printf("bias-act %d\n", (int)cudnnConvolutionBiasActivationForward(
 					h, &one, x, mem, w, mem, conv, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
