@@ -35,6 +35,8 @@
 #define JSON_MAX 6144		/* a plan's JSON representation, at most, in a record */
 #define STRING_MAX 1024		/* CUDNN_TYPE_CHAR arrays in call records, at most */
 #define DEPTH 2			/* descriptors nested in a graph record: op, then its tensors */
+#define GRAPH_OPS 256		/* operations kept per graph (past VALUES, in `more`) */
+#define MM_DIMS 8		/* dimensions kept per matmul tensor */
 
 /* How the elements of each cudnnBackendAttributeType_t are laid out and named. */
 enum vkind { V_INT, V_BOOL, V_FLOAT, V_DOUBLE, V_PTR, V_HANDLE, V_DESC, V_ENUM, V_CHAR, V_FRACTION };
@@ -107,7 +109,20 @@ struct slot {
 	int sig_kind;
 	/* Plans: the engine and knobs the spy read itself after finalize, when the program never asked. */
 	struct self_read *self;
+	/* Graphs: the operations past the first VALUES (attention graphs have more). */
+	int64_t *more;
+	int nmore;
+	/* Matmul operations: their tensors, captured at finalize (attention signatures need the numbers). */
+	struct mm_facts *mm;
 	struct attr attrs[ATTRS];
+};
+
+/* A matmul's A, B and C tensors as numbers. */
+struct mm_facts {
+	struct {
+		int known, nd, virt;
+		int64_t dtype, dims[MM_DIMS], strides[MM_DIMS];
+	} t[3];
 };
 
 struct self_read {
@@ -203,8 +218,13 @@ forget(struct slot *s)
 	free(s->sig);
 	free(s->short_sig);
 	free(s->self);
+	free(s->more);
+	free(s->mm);
 	s->sig = s->short_sig = NULL;
 	s->self = NULL;
+	s->more = NULL;
+	s->mm = NULL;
+	s->nmore = 0;
 	if (slots[(i + 1) & (SLOTS - 1)].key != KEY_EMPTY)
 		return;
 	while (slots[i].key == KEY_GONE) {
@@ -229,9 +249,14 @@ target(const struct slot *s, int name, int k)
 	const struct attr *a = attr_of(s, name);
 	struct slot *t;
 
-	if (!a || a->type != CUDNN_TYPE_BACKEND_DESCRIPTOR || k >= a->stored)
+	if (!a || a->type != CUDNN_TYPE_BACKEND_DESCRIPTOR || k < 0)
 		return NULL;
-	t = find((const void *)(uintptr_t)a->v[k]);
+	if (k < a->stored)
+		t = find((const void *)(uintptr_t)a->v[k]);
+	else if (name == CUDNN_ATTR_OPERATIONGRAPH_OPS && k - VALUES < s->nmore && a->stored == VALUES)
+		t = find((const void *)(uintptr_t)s->more[k - VALUES]);
+	else
+		return NULL;
 	/* The address was freed and given to a newer descriptor since. */
 	if (t && t->num > a->born)
 		return NULL;
@@ -309,7 +334,26 @@ remember(struct slot *s, int64_t name, int64_t type, int64_t count, const void *
 	size = types[type].size / per;
 	for (int64_t i = 0; array && i < count * per && a->stored < VALUES; i++)
 		a->v[a->stored++] = load((const char *)array + i * size, size, types[type].kind);
+	if (name == CUDNN_ATTR_OPERATIONGRAPH_OPS && type == CUDNN_TYPE_BACKEND_DESCRIPTOR) {
+		int64_t extra = count > GRAPH_OPS ? GRAPH_OPS - VALUES : count - VALUES;
+
+		free(s->more);
+		s->more = NULL;
+		s->nmore = 0;
+		if (array && extra > 0 && (s->more = malloc((size_t)extra * sizeof(*s->more)))) {
+			for (int64_t i = 0; i < extra; i++)
+				s->more[i] = (int64_t)(uintptr_t)((void *const *)array)[VALUES + i];
+			s->nmore = (int)extra;
+		}
+	}
 	return a;
+}
+
+/* How many operations of graph `g` the spy kept: the first VALUES in its attribute, the rest in `more`. */
+static int
+ops_kept(const struct slot *g, const struct attr *ops)
+{
+	return ops ? ops->stored + (ops->stored == VALUES ? g->nmore : 0) : 0;
 }
 
 /* ---- Heuristics ---- */
@@ -480,6 +524,174 @@ conv_signature(struct spy_text *t, const struct slot *op)
 	return kind;
 }
 
+/* A matmul operation's tensors as numbers: captured at its finalize, or read from the live descriptors. */
+static int
+matmul_facts(const struct slot *op, struct mm_facts *out)
+{
+	static const int roles[3] = { CUDNN_ATTR_OPERATION_MATMUL_ADESC, CUDNN_ATTR_OPERATION_MATMUL_BDESC,
+				      CUDNN_ATTR_OPERATION_MATMUL_CDESC };
+
+	if (!op || op->type != CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR)
+		return 0;
+	if (op->mm) {
+		*out = *op->mm;
+		return 1;
+	}
+	memset(out, 0, sizeof(*out));
+	for (int r = 0; r < 3; r++) {
+		const struct slot *ts = target(op, roles[r], 0);
+		const struct attr *d = attr_of(ts, CUDNN_ATTR_TENSOR_DIMENSIONS), *st = attr_of(ts, CUDNN_ATTR_TENSOR_STRIDES);
+		int64_t v;
+
+		if (!ts || !d || !st || d->stored != st->stored || d->stored > MM_DIMS ||
+		    !int_attr(ts, CUDNN_ATTR_TENSOR_DATA_TYPE, &out->t[r].dtype))
+			continue;
+		out->t[r].known = 1;
+		out->t[r].nd = d->stored;
+		memcpy(out->t[r].dims, d->v, (size_t)d->stored * sizeof(int64_t));
+		memcpy(out->t[r].strides, st->v, (size_t)st->stored * sizeof(int64_t));
+		out->t[r].virt = int_attr(ts, CUDNN_ATTR_TENSOR_IS_VIRTUAL, &v) && v;
+	}
+	return 1;
+}
+
+/*
+ * An attention tensor as "half:2x8x128x64:bshd": dims b, h, s, d (K as K,
+ * not as the K^T view the first matmul takes: `transposed`), and its memory
+ * layout named when it is packed in one of the two orders frameworks use.
+ */
+static void
+facts_tensor(struct spy_text *t, const char *name, const struct mm_facts *m, int role, int transposed)
+{
+	int64_t dims[MM_DIMS], strides[MM_DIMS];
+	int nd = m->t[role].nd;
+
+	spy_text_add(t, " ");
+	spy_text_add(t, name);
+	spy_text_add(t, "=");
+	if (!m->t[role].known) {
+		spy_text_add(t, "?");
+		return;
+	}
+	memcpy(dims, m->t[role].dims, sizeof(dims));
+	memcpy(strides, m->t[role].strides, sizeof(strides));
+	if (transposed && nd >= 2) {
+		int64_t d = dims[nd - 1], st = strides[nd - 1];
+
+		dims[nd - 1] = dims[nd - 2];
+		strides[nd - 1] = strides[nd - 2];
+		dims[nd - 2] = d;
+		strides[nd - 2] = st;
+	}
+	if (nd == 4 && strides[3] == 1 && strides[2] == dims[3] && strides[1] == dims[2] * dims[3] &&
+	    strides[0] == dims[1] * dims[2] * dims[3])
+		spy_text_tensor(t, m->t[role].dtype, nd, dims, NULL, "bhsd");
+	else if (nd == 4 && strides[3] == 1 && strides[1] == dims[3] && strides[2] == dims[1] * dims[3] &&
+		 strides[0] == dims[1] * dims[2] * dims[3])
+		spy_text_tensor(t, m->t[role].dtype, nd, dims, NULL, "bshd");
+	else
+		spy_text_tensor(t, m->t[role].dtype, nd, dims, strides, NULL);
+}
+
+static void
+text_dim(struct spy_text *t, const char *name, int64_t v)
+{
+	spy_text_add(t, " ");
+	spy_text_add(t, name);
+	spy_text_add(t, "=");
+	spy_text_i64(t, v);
+}
+
+/*
+ * A fused attention graph, as cudnn-frontend builds scaled dot-product
+ * attention from operations (PyTorch's scaled_dot_product_attention, JAX's
+ * and TensorFlow's fused attention): two matmuls (Q.K^T, then P.V) around a
+ * softmax (a max and a sum reduction, an exp), forward; three or more
+ * matmuls around one, backward. Named by its shapes and data types from
+ * the matmul that multiplies the inputs Q and K^T (both non-virtual), with
+ * "causal" when a generated index is compared row against column
+ * (CMP_GE/CMP_GT/CMP_LE), "padding-mask" when indices are compared and
+ * combined (LOGICAL_AND: the sequence lengths), "dropout" when random
+ * numbers are drawn (an RNG operation). 0 when the graph is not one.
+ */
+static int
+attention_signature(const struct slot *g, const struct attr *ops, struct spy_text *t)
+{
+	struct mm_facts mm[8], qk, pv;
+	int nmm = 0, exp = 0, reductions = 0, gen = 0, causal = 0, pad = 0, rng = 0, iqk = -1, ipv = -1;
+
+	for (int i = 0; i < ops_kept(g, ops); i++) {
+		const struct slot *op = target(g, CUDNN_ATTR_OPERATIONGRAPH_OPS, i);
+		char b[64];
+		struct spy_text n;
+		const char *name;
+
+		if (!op)
+			continue;
+		if (op->type == CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR) {
+			if (nmm < 8 && matmul_facts(op, &mm[nmm]))
+				nmm++;
+			continue;
+		}
+		if (op->type == CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR)
+			reductions++;
+		if (op->type == CUDNN_BACKEND_OPERATION_RNG_DESCRIPTOR)
+			rng++;
+		if (op->type != CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR)
+			continue;
+		spy_text_init(&n, b, sizeof(b));
+		if (op->short_sig)
+			spy_text_add(&n, op->short_sig);
+		else
+			op_text(&n, op);
+		name = b;
+		exp += strcmp(name, "pointwise(exp)") == 0;
+		gen += strcmp(name, "pointwise(gen_index)") == 0;
+		causal += strcmp(name, "pointwise(cmp_ge)") == 0 || strcmp(name, "pointwise(cmp_gt)") == 0 ||
+			  strcmp(name, "pointwise(cmp_le)") == 0;
+		pad += strcmp(name, "pointwise(logical_and)") == 0;
+	}
+	if (nmm < 2 || !exp || !reductions)
+		return 0;
+	for (int i = 0; i < nmm && iqk < 0; i++)
+		if (mm[i].t[0].known && mm[i].t[1].known && !mm[i].t[0].virt && !mm[i].t[1].virt)
+			iqk = i;
+	if (iqk < 0)
+		return 0;
+	qk = mm[iqk];
+	if (nmm == 2) {
+		ipv = 1 - iqk;
+		pv = mm[ipv];
+	}
+	spy_text_add(t, nmm == 2 ? "attention-fwd" : "attention-bwd");
+	if (qk.t[0].nd == 4 && qk.t[1].nd == 4) {
+		text_dim(t, "b", qk.t[0].dims[0]);
+		text_dim(t, "h", qk.t[0].dims[1]);
+		if (qk.t[1].dims[1] != qk.t[0].dims[1])
+			text_dim(t, "h_kv", qk.t[1].dims[1]);
+		text_dim(t, "s_q", qk.t[0].dims[2]);
+		text_dim(t, "s_kv", qk.t[1].dims[3]);
+		text_dim(t, "d", qk.t[0].dims[3]);
+		if (ipv >= 0 && pv.t[1].known && pv.t[1].nd == 4 && pv.t[1].dims[3] != qk.t[0].dims[3])
+			text_dim(t, "d_v", pv.t[1].dims[3]);
+	}
+	facts_tensor(t, "q", &qk, 0, 0);
+	facts_tensor(t, "k", &qk, 1, 1);
+	if (ipv >= 0) {
+		facts_tensor(t, "v", &pv, 1, 0);
+		facts_tensor(t, "o", &pv, 2, 0);
+	}
+	if (gen && causal)
+		spy_text_add(t, " causal");
+	if (gen && pad)
+		spy_text_add(t, " padding-mask");
+	if (rng)
+		spy_text_add(t, " dropout");
+	if (ops->count > ops_kept(g, ops))
+		spy_text_add(t, " +...");
+	return 1;
+}
+
 /*
  * An operation graph as a signature: its convolution like a legacy one
  * (without a math type), then "+pointwise(add)" for each other operation;
@@ -499,7 +711,9 @@ graph_signature(const struct slot *g, char *out)
 	spy_text_init(&t, out, SPY_SIG_LEN);
 	if (!g || !ops)
 		return SPY_OP_GRAPH;
-	for (int i = 0; i < ops->stored && kind < 0; i++) {
+	if (attention_signature(g, ops, &t))
+		return SPY_OP_GRAPH;
+	for (int i = 0; i < ops_kept(g, ops) && kind < 0; i++) {
 		const struct slot *op = target(g, CUDNN_ATTR_OPERATIONGRAPH_OPS, i);
 
 		if (op && op->sig && op->sig_kind >= 0) {
@@ -512,7 +726,7 @@ graph_signature(const struct slot *g, char *out)
 	}
 	if (kind < 0)
 		spy_text_add(&t, "graph");
-	for (int i = 0; i < ops->stored; i++) {
+	for (int i = 0; i < ops_kept(g, ops); i++) {
 		const struct slot *op = target(g, CUDNN_ATTR_OPERATIONGRAPH_OPS, i);
 
 		if (i == conv)
@@ -527,7 +741,7 @@ graph_signature(const struct slot *g, char *out)
 		else
 			op_text_tensors(&t, op);
 	}
-	if (ops->count > ops->stored)
+	if (ops->count > ops_kept(g, ops))
 		spy_text_add(&t, " +...");
 	return kind >= 0 ? kind : SPY_OP_GRAPH;
 }
@@ -561,6 +775,14 @@ capture(struct slot *s)
 		spy_text_init(&t, brief, sizeof(brief));
 		op_text(&t, s);
 		s->short_sig = strdup(brief);
+		if (s->type == CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR) {
+			struct mm_facts m;
+
+			free(s->mm);
+			s->mm = NULL;
+			if (matmul_facts(s, &m) && (s->mm = malloc(sizeof(*s->mm))))
+				*s->mm = m;
+		}
 	} else if (s->type == CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR) {
 		s->sig_kind = graph_signature(s, text);
 	} else if (s->type == CUDNN_BACKEND_ENGINE_DESCRIPTOR &&
@@ -1056,7 +1278,7 @@ graph_record(const struct spy_call *c, const struct slot *g)
 	spy_line_lit(l, ",\"signature\":");
 	spy_line_str(l, sig);
 	spy_line_lit(l, ",\"ops\":[");
-	for (int i = 0; ops && i < ops->stored; i++) {
+	for (int i = 0; ops && i < ops_kept(g, ops); i++) {
 		const struct slot *o = target(g, CUDNN_ATTR_OPERATIONGRAPH_OPS, i);
 
 		if (i)

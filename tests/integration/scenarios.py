@@ -2390,6 +2390,51 @@ def graph_tuning_findings():
     check(h["mode"] == "CUDNN_HEUR_MODE_FALLBACK", "the query's mode recorded", repr(h))
 
 
+ATTN = "b=2 h=8 s_q=128 s_kv=128 d=64 q=half:2x8x128x64:bshd k=half:2x8x128x64:bshd v=half:2x8x128x64:bshd " \
+       "o=half:2x8x128x64:bshd"
+
+
+@scenario
+def attention_graph():
+    """A scaled dot-product attention graph built from operations as cudnn-frontend builds it (its tensors and
+    sub-descriptors destroyed early): named attention-fwd with its shapes, layout, data types, causal mask and
+    dropout, in the graph, heuristics, plan and algo records alike; 17 operations kept whole."""
+    env = {"LD_LIBRARY_PATH": FAKE9}
+    cases = [([], "attention-fwd " + ATTN),
+             (["causal", "dropout", "stats"], "attention-fwd " + ATTN + " causal dropout"),
+             (["gqa", "causal"], "attention-fwd b=2 h=8 h_kv=2 s_q=128 s_kv=128 d=64 q=half:2x8x128x64:bshd "
+              "k=half:2x2x128x64:bshd v=half:2x2x128x64:bshd o=half:2x8x128x64:bshd causal")]
+    for args, sig in cases:
+        plain = run([prog("attention-graph")] + args, env)
+        p = run([prog("attention-graph")] + args, dict(env, LD_PRELOAD=PRELOAD))
+        same_output(plain, p, "under preload " + " ".join(args))
+        g = only(events(p.records, "graph"), "graph record")
+        check(g["signature"] == sig and g["op"] == "graph", "the graph named as attention " + " ".join(args),
+              repr(g["signature"]))
+        plan = only(events(p.records, "plan"), "plan record")
+        h = only(events(p.records, "heuristics"), "heuristics record")
+        a = [x for x in events(p.records, "algo") if x["api"] == "graph"]
+        check(plan["signature"] == sig and h["signature"] == sig and [x["signature"] for x in a] == [sig] and
+              a[0]["calls"] == 2 and plan["engine"] == 12, "the same text in every record", repr(plan), repr(a))
+        if "stats" in args:
+            check("operations 17" in p.stdout and len(g["ops"]) == 17 and
+                  g["ops"][16]["type"] == "CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR",
+                  "past 16 operations: all kept, the last matmul among them", repr(len(g["ops"])))
+
+
+@scenario
+def attention_graph_real():
+    """The real 9.19 finalizes the attention graph without a GPU: the spy names it as with the fake."""
+    need_real()
+    env = {"LD_LIBRARY_PATH": REAL}
+    plain = run([prog("attention-graph"), "causal", "dropout", "stats"], env)
+    p = run([prog("attention-graph"), "causal", "dropout", "stats"], dict(env, LD_PRELOAD=PRELOAD))
+    same_output(plain, p, "under preload")
+    check("graph finalize 0" in p.stdout, "the real cuDNN finalizes it", p.stdout)
+    g = only(events(p.records, "graph"), "graph record")
+    check(g["signature"] == "attention-fwd " + ATTN + " causal dropout", "named as attention", repr(g["signature"]))
+
+
 @scenario
 def nondeterministic_engine():
     """nondeterministic-engine: a graph plan whose engine cuDNN notes as non-deterministic (the spy reads the notes
