@@ -112,17 +112,17 @@ struct slot {
 	/* Graphs: the operations past the first VALUES (attention graphs have more). */
 	int64_t *more;
 	int nmore;
-	/* Matmul operations: their tensors, captured at finalize (attention signatures need the numbers). */
-	struct mm_facts *mm;
+	/* Matmul and SDPA operations: their tensors, captured at finalize (attention signatures need the numbers). */
+	struct op_facts *mm;
 	struct attr attrs[ATTRS];
 };
 
-/* A matmul's A, B and C tensors as numbers. */
-struct mm_facts {
+/* A matmul's A, B and C tensors, or an SDPA operation's Q, K, V and O, as numbers. */
+struct op_facts {
 	struct {
 		int known, nd, virt;
 		int64_t dtype, dims[MM_DIMS], strides[MM_DIMS];
-	} t[3];
+	} t[4];
 };
 
 struct self_read {
@@ -524,21 +524,42 @@ conv_signature(struct spy_text *t, const struct slot *op)
 	return kind;
 }
 
-/* A matmul operation's tensors as numbers: captured at its finalize, or read from the live descriptors. */
-static int
-matmul_facts(const struct slot *op, struct mm_facts *out)
+/* The tensors whose numbers an operation's facts keep, by role; 0 where a role is unused. */
+static const int *
+fact_roles(int type)
 {
-	static const int roles[3] = { CUDNN_ATTR_OPERATION_MATMUL_ADESC, CUDNN_ATTR_OPERATION_MATMUL_BDESC,
-				      CUDNN_ATTR_OPERATION_MATMUL_CDESC };
+	static const int matmul[4] = { CUDNN_ATTR_OPERATION_MATMUL_ADESC, CUDNN_ATTR_OPERATION_MATMUL_BDESC,
+				       CUDNN_ATTR_OPERATION_MATMUL_CDESC, 0 };
+	static const int fwd[4] = { CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC, CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC,
+				    CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC, CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC };
+	static const int bwd[4] = { CUDNN_ATTR_OPERATION_SDPA_BWD_QDESC, CUDNN_ATTR_OPERATION_SDPA_BWD_KDESC,
+				    CUDNN_ATTR_OPERATION_SDPA_BWD_VDESC, CUDNN_ATTR_OPERATION_SDPA_BWD_ODESC };
 
-	if (!op || op->type != CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR)
+	switch (type) {
+	case CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR:
+		return matmul;
+	case CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR:
+		return fwd;
+	case CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR:
+		return bwd;
+	}
+	return NULL;
+}
+
+/* A matmul or SDPA operation's tensors as numbers: captured at its finalize, or read from the live descriptors. */
+static int
+op_facts_of(const struct slot *op, struct op_facts *out)
+{
+	const int *roles = op ? fact_roles(op->type) : NULL;
+
+	if (!roles)
 		return 0;
 	if (op->mm) {
 		*out = *op->mm;
 		return 1;
 	}
 	memset(out, 0, sizeof(*out));
-	for (int r = 0; r < 3; r++) {
+	for (int r = 0; r < 4 && roles[r]; r++) {
 		const struct slot *ts = target(op, roles[r], 0);
 		const struct attr *d = attr_of(ts, CUDNN_ATTR_TENSOR_DIMENSIONS), *st = attr_of(ts, CUDNN_ATTR_TENSOR_STRIDES);
 		int64_t v;
@@ -561,7 +582,7 @@ matmul_facts(const struct slot *op, struct mm_facts *out)
  * layout named when it is packed in one of the two orders frameworks use.
  */
 static void
-facts_tensor(struct spy_text *t, const char *name, const struct mm_facts *m, int role, int transposed)
+facts_tensor(struct spy_text *t, const char *name, const struct op_facts *m, int role, int transposed)
 {
 	int64_t dims[MM_DIMS], strides[MM_DIMS];
 	int nd = m->t[role].nd;
@@ -602,6 +623,76 @@ text_dim(struct spy_text *t, const char *name, int64_t v)
 	spy_text_i64(t, v);
 }
 
+/* b, h (h_kv), s_q, s_kv, d (d_v) from Q [b,h,s_q,d], K [b,h_kv,s_kv,d] and V [b,h_kv,s_kv,d_v], when all are 4-D. */
+static void
+attention_dims(struct spy_text *t, const struct op_facts *q, int qr, const struct op_facts *k, int kr, int k_transposed,
+	       const struct op_facts *v, int vr)
+{
+	const int64_t *qd = q->t[qr].dims, *kd = k->t[kr].dims;
+
+	if (!q->t[qr].known || !k->t[kr].known || q->t[qr].nd != 4 || k->t[kr].nd != 4)
+		return;
+	text_dim(t, "b", qd[0]);
+	text_dim(t, "h", qd[1]);
+	if (kd[1] != qd[1])
+		text_dim(t, "h_kv", kd[1]);
+	text_dim(t, "s_q", qd[2]);
+	text_dim(t, "s_kv", k_transposed ? kd[3] : kd[2]);
+	text_dim(t, "d", qd[3]);
+	if (v && v->t[vr].known && v->t[vr].nd == 4 && v->t[vr].dims[3] != qd[3])
+		text_dim(t, "d_v", v->t[vr].dims[3]);
+}
+
+/*
+ * cuDNN's own attention operation (CUDNN_BACKEND_OPERATION_SDPA_FWD/BWD,
+ * which newer cudnn-frontend builds instead of the composite graph): its Q,
+ * K, V and O, and the words for what else it was given: "stats" (the
+ * softmax statistics, training), "padding-mask" (sequence lengths),
+ * "block-mask", "paged" (K and V page tables).
+ */
+static int
+sdpa_signature(const struct slot *g, const struct attr *ops, const struct slot *op, struct spy_text *t)
+{
+	struct op_facts f;
+	int fwd = op->type == CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR;
+
+	if (!op_facts_of(op, &f))
+		return 0;
+	spy_text_add(t, fwd ? "attention-fwd" : "attention-bwd");
+	attention_dims(t, &f, 0, &f, 1, 0, &f, 2);
+	facts_tensor(t, "q", &f, 0, 0);
+	facts_tensor(t, "k", &f, 1, 0);
+	facts_tensor(t, "v", &f, 2, 0);
+	facts_tensor(t, "o", &f, 3, 0);
+	if (attr_of(op, fwd ? CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC : CUDNN_ATTR_OPERATION_SDPA_BWD_STATSDESC))
+		spy_text_add(t, " stats");
+	if (attr_of(op, fwd ? CUDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_QDESC : CUDNN_ATTR_OPERATION_SDPA_BWD_SEQ_LEN_QDESC) ||
+	    attr_of(op, fwd ? CUDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_KVDESC : CUDNN_ATTR_OPERATION_SDPA_BWD_SEQ_LEN_KVDESC))
+		spy_text_add(t, " padding-mask");
+	if (fwd && attr_of(op, CUDNN_ATTR_OPERATION_SDPA_FWD_BLOCK_MASK_DESC))
+		spy_text_add(t, " block-mask");
+	if (fwd && (attr_of(op, CUDNN_ATTR_OPERATION_SDPA_FWD_PAGE_TABLE_KDESC) ||
+		    attr_of(op, CUDNN_ATTR_OPERATION_SDPA_FWD_PAGE_TABLE_VDESC)))
+		spy_text_add(t, " paged");
+	/* Anything fused with it, as a convolution graph lists its other operations. */
+	for (int i = 0; i < ops_kept(g, ops); i++) {
+		const struct slot *o = target(g, CUDNN_ATTR_OPERATIONGRAPH_OPS, i);
+
+		if (o == op)
+			continue;
+		spy_text_add(t, " +");
+		if (!o)
+			spy_text_add(t, "?");
+		else if (o->short_sig)
+			spy_text_add(t, o->short_sig);
+		else
+			op_text(t, o);
+	}
+	if (ops->count > ops_kept(g, ops))
+		spy_text_add(t, " +...");
+	return 1;
+}
+
 /*
  * A fused attention graph, as cudnn-frontend builds scaled dot-product
  * attention from operations (PyTorch's scaled_dot_product_attention, JAX's
@@ -610,15 +701,16 @@ text_dim(struct spy_text *t, const char *name, int64_t v)
  * matmuls around one, backward. Named by its shapes and data types from
  * the matmul that multiplies the inputs Q and K^T (both non-virtual), with
  * "causal" when a generated index is compared row against column
- * (CMP_GE/CMP_GT/CMP_LE), "padding-mask" when indices are compared and
+ * (CMP_GE/CMP_GT/CMP_LE), "stats" when the forward pass also writes the
+ * softmax statistics for training (a LOG), "padding-mask" when indices are compared and
  * combined (LOGICAL_AND: the sequence lengths), "dropout" when random
  * numbers are drawn (an RNG operation). 0 when the graph is not one.
  */
 static int
 attention_signature(const struct slot *g, const struct attr *ops, struct spy_text *t)
 {
-	struct mm_facts mm[8], qk, pv;
-	int nmm = 0, exp = 0, reductions = 0, gen = 0, causal = 0, pad = 0, rng = 0, iqk = -1, ipv = -1;
+	struct op_facts mm[8], qk, pv;
+	int nmm = 0, exp = 0, reductions = 0, gen = 0, causal = 0, pad = 0, rng = 0, log = 0, iqk = -1, ipv = -1;
 
 	for (int i = 0; i < ops_kept(g, ops); i++) {
 		const struct slot *op = target(g, CUDNN_ATTR_OPERATIONGRAPH_OPS, i);
@@ -628,8 +720,11 @@ attention_signature(const struct slot *g, const struct attr *ops, struct spy_tex
 
 		if (!op)
 			continue;
+		if (op->type == CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR ||
+		    op->type == CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR)
+			return sdpa_signature(g, ops, op, t);
 		if (op->type == CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR) {
-			if (nmm < 8 && matmul_facts(op, &mm[nmm]))
+			if (nmm < 8 && op_facts_of(op, &mm[nmm]))
 				nmm++;
 			continue;
 		}
@@ -646,6 +741,7 @@ attention_signature(const struct slot *g, const struct attr *ops, struct spy_tex
 			op_text(&n, op);
 		name = b;
 		exp += strcmp(name, "pointwise(exp)") == 0;
+		log += strcmp(name, "pointwise(log)") == 0;
 		gen += strcmp(name, "pointwise(gen_index)") == 0;
 		causal += strcmp(name, "pointwise(cmp_ge)") == 0 || strcmp(name, "pointwise(cmp_gt)") == 0 ||
 			  strcmp(name, "pointwise(cmp_le)") == 0;
@@ -664,23 +760,15 @@ attention_signature(const struct slot *g, const struct attr *ops, struct spy_tex
 		pv = mm[ipv];
 	}
 	spy_text_add(t, nmm == 2 ? "attention-fwd" : "attention-bwd");
-	if (qk.t[0].nd == 4 && qk.t[1].nd == 4) {
-		text_dim(t, "b", qk.t[0].dims[0]);
-		text_dim(t, "h", qk.t[0].dims[1]);
-		if (qk.t[1].dims[1] != qk.t[0].dims[1])
-			text_dim(t, "h_kv", qk.t[1].dims[1]);
-		text_dim(t, "s_q", qk.t[0].dims[2]);
-		text_dim(t, "s_kv", qk.t[1].dims[3]);
-		text_dim(t, "d", qk.t[0].dims[3]);
-		if (ipv >= 0 && pv.t[1].known && pv.t[1].nd == 4 && pv.t[1].dims[3] != qk.t[0].dims[3])
-			text_dim(t, "d_v", pv.t[1].dims[3]);
-	}
+	attention_dims(t, &qk, 0, &qk, 1, 1, ipv >= 0 ? &pv : NULL, 1);
 	facts_tensor(t, "q", &qk, 0, 0);
 	facts_tensor(t, "k", &qk, 1, 1);
 	if (ipv >= 0) {
 		facts_tensor(t, "v", &pv, 1, 0);
 		facts_tensor(t, "o", &pv, 2, 0);
 	}
+	if (ipv >= 0 && log)
+		spy_text_add(t, " stats");
 	if (gen && causal)
 		spy_text_add(t, " causal");
 	if (gen && pad)
@@ -775,12 +863,12 @@ capture(struct slot *s)
 		spy_text_init(&t, brief, sizeof(brief));
 		op_text(&t, s);
 		s->short_sig = strdup(brief);
-		if (s->type == CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR) {
-			struct mm_facts m;
+		if (fact_roles(s->type)) {
+			struct op_facts m;
 
 			free(s->mm);
 			s->mm = NULL;
-			if (matmul_facts(s, &m) && (s->mm = malloc(sizeof(*s->mm))))
+			if (op_facts_of(s, &m) && (s->mm = malloc(sizeof(*s->mm))))
 				*s->mm = m;
 		}
 	} else if (s->type == CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR) {

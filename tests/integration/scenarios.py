@@ -2392,6 +2392,13 @@ def graph_tuning_findings():
 
 ATTN = "b=2 h=8 s_q=128 s_kv=128 d=64 q=half:2x8x128x64:bshd k=half:2x8x128x64:bshd v=half:2x8x128x64:bshd " \
        "o=half:2x8x128x64:bshd"
+ATTN_CASES = [
+    ([], "attention-fwd " + ATTN),
+    (["causal", "dropout", "stats"], "attention-fwd " + ATTN + " stats causal dropout"),
+    (["gqa", "causal"], "attention-fwd b=2 h=8 h_kv=2 s_q=128 s_kv=128 d=64 q=half:2x8x128x64:bshd "
+     "k=half:2x2x128x64:bshd v=half:2x2x128x64:bshd o=half:2x8x128x64:bshd causal"),
+    (["bwd"], "attention-bwd b=2 h=8 s_q=128 s_kv=128 d=64 q=half:2x8x128x64:bshd k=half:2x8x128x64:bshd"),
+    (["sdpa-op"], "attention-fwd " + ATTN + " stats")]
 
 
 @scenario
@@ -2400,11 +2407,7 @@ def attention_graph():
     sub-descriptors destroyed early): named attention-fwd with its shapes, layout, data types, causal mask and
     dropout, in the graph, heuristics, plan and algo records alike; 17 operations kept whole."""
     env = {"LD_LIBRARY_PATH": FAKE9}
-    cases = [([], "attention-fwd " + ATTN),
-             (["causal", "dropout", "stats"], "attention-fwd " + ATTN + " causal dropout"),
-             (["gqa", "causal"], "attention-fwd b=2 h=8 h_kv=2 s_q=128 s_kv=128 d=64 q=half:2x8x128x64:bshd "
-              "k=half:2x2x128x64:bshd v=half:2x2x128x64:bshd o=half:2x8x128x64:bshd causal")]
-    for args, sig in cases:
+    for args, sig in ATTN_CASES:
         plain = run([prog("attention-graph")] + args, env)
         p = run([prog("attention-graph")] + args, dict(env, LD_PRELOAD=PRELOAD))
         same_output(plain, p, "under preload " + " ".join(args))
@@ -2424,15 +2427,17 @@ def attention_graph():
 
 @scenario
 def attention_graph_real():
-    """The real 9.19 finalizes the attention graph without a GPU: the spy names it as with the fake."""
+    """The real 9.19 finalizes every attention graph without a GPU (the composite ones forward and backward, and
+    its own SDPA operation): the spy names each as with the fake."""
     need_real()
     env = {"LD_LIBRARY_PATH": REAL}
-    plain = run([prog("attention-graph"), "causal", "dropout", "stats"], env)
-    p = run([prog("attention-graph"), "causal", "dropout", "stats"], dict(env, LD_PRELOAD=PRELOAD))
-    same_output(plain, p, "under preload")
-    check("graph finalize 0" in p.stdout, "the real cuDNN finalizes it", p.stdout)
-    g = only(events(p.records, "graph"), "graph record")
-    check(g["signature"] == "attention-fwd " + ATTN + " causal dropout", "named as attention", repr(g["signature"]))
+    for args, sig in ATTN_CASES:
+        plain = run([prog("attention-graph")] + args, env)
+        p = run([prog("attention-graph")] + args, dict(env, LD_PRELOAD=PRELOAD))
+        same_output(plain, p, "under preload " + " ".join(args))
+        check("graph finalize 0" in p.stdout, "the real cuDNN finalizes it " + " ".join(args), p.stdout)
+        g = only(events(p.records, "graph"), "graph record")
+        check(g["signature"] == sig, "named as attention " + " ".join(args), repr(g["signature"]))
 
 
 @scenario

@@ -10,8 +10,10 @@
  * reduction and RNG descriptors destroyed once it is finalized, every
  * tensor once the last operation is (before the graph is finalized), the
  * operations once the graph is. Then heuristics, the first plan that finalizes, and two
- * executions. usage: attention-graph [causal] [dropout] [gqa] [stats]
+ * executions. usage: attention-graph [causal] [dropout] [gqa] [stats] [bwd] [sdpa-op]
  *   gqa: K and V with 2 heads for Q's 8 (grouped-query attention)
+ *   bwd: the backward graph instead (five matmuls, from the saved statistics)
+ *   sdpa-op: cuDNN's own SDPA forward operation instead of the composite graph
  *   stats: the softmax statistics written out for the backward pass
  *          (max + log(sum)), as training does: 17 operations with the rest
  */
@@ -180,37 +182,37 @@ random_mask(cudnnBackendDescriptor_t y)
 	add_op(op);
 }
 
-int
-main(int argc, char **argv)
+static int64_t b = 2, h = 8, hkv = 8, sq = 128, skv = 128, d = 64;
+
+/* [b, s, h, d] in memory, as PyTorch lays out q, k, v: dims b, h, s, d (Kt: b, h, d, s, the transposed view). */
+static cudnnBackendDescriptor_t
+bshd(int64_t heads, int64_t seq, int transposed)
 {
-	int causal = 0, dropout = 0, stats = 0;
-	int64_t b = 2, h = 8, hkv = 8, sq = 128, skv = 128, d = 64, n = 0, ws = 0;
-	cudnnHandle_t handle = NULL;
-	cudnnBackendDescriptor_t graph, heur, cfgs[8], plan = NULL, pack, s, p, q, k, v, o;
-	cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
-	int64_t uids[4] = { 1, 2, 3, 4 };
-	void *ptrs[4] = { (void *)0x1000, (void *)0x2000, (void *)0x3000, (void *)0x4000 }, *wsp = (void *)0x5000;
+	int64_t dims[4] = { b, heads, seq, d }, strides[4] = { seq * heads * d, d, heads * d, 1 };
 
-	for (int i = 1; i < argc; i++) {
-		causal |= strcmp(argv[i], "causal") == 0;
-		dropout |= strcmp(argv[i], "dropout") == 0;
-		stats |= strcmp(argv[i], "stats") == 0;
-		if (strcmp(argv[i], "gqa") == 0)
-			hkv = 2;
+	if (transposed) {
+		dims[2] = d;
+		dims[3] = seq;
+		strides[2] = 1;
+		strides[3] = heads * d;
 	}
-	printf("create handle %d\n", (int)cudnnCreate(&handle));
-	{
-		/* [b, s, h, d] in memory, as PyTorch lays out q, k, v: dims b, h, s, d. */
-		int64_t qd[4] = { b, h, sq, d }, qs[4] = { sq * h * d, d, h * d, 1 };
-		int64_t kd[4] = { b, hkv, d, skv }, ks[4] = { skv * hkv * d, d, 1, hkv * d };
-		int64_t vd[4] = { b, hkv, skv, d }, vs[4] = { skv * hkv * d, d, hkv * d, 1 };
+	return tensor(dims, strides, CUDNN_DATA_HALF, 0, 0);
+}
 
-		q = tensor(qd, qs, CUDNN_DATA_HALF, 0, 0);
-		k = tensor(kd, ks, CUDNN_DATA_HALF, 0, 0);
-		v = tensor(vd, vs, CUDNN_DATA_HALF, 0, 0);
-		o = tensor(qd, qs, CUDNN_DATA_HALF, 0, 0);
-	}
-	s = virt(b, h, sq, skv);
+static cudnnBackendDescriptor_t
+stats_tensor(void)
+{
+	int64_t sd[4] = { b, h, sq, 1 }, ss[4] = { h * sq, sq, 1, 1 };
+
+	return tensor(sd, ss, CUDNN_DATA_FLOAT, 0, 0);
+}
+
+static void
+forward(int causal, int dropout, int stats)
+{
+	cudnnBackendDescriptor_t q = bshd(h, sq, 0), k = bshd(hkv, skv, 1), v = bshd(hkv, skv, 0), o = bshd(h, sq, 0);
+	cudnnBackendDescriptor_t s = virt(b, h, sq, skv), p;
+
 	matmul(q, k, s);
 	s = pointwise(CUDNN_POINTWISE_MUL, s, scalar(), NULL, virt(b, h, sq, skv), -1);
 	if (causal) {
@@ -229,10 +231,9 @@ main(int argc, char **argv)
 		reduction(CUDNN_REDUCE_TENSOR_ADD, s, sum);
 		p = pointwise(CUDNN_POINTWISE_DIV, s, sum, NULL, virt(b, h, sq, skv), -1);
 		if (stats) {
-			int64_t sd[4] = { b, h, sq, 1 }, ss[4] = { h * sq, sq, 1, 1 };
 			cudnnBackendDescriptor_t lse = pointwise(CUDNN_POINTWISE_LOG, sum, NULL, NULL, virt(b, h, sq, 1), -1);
 
-			pointwise(CUDNN_POINTWISE_ADD, max, lse, NULL, tensor(sd, ss, CUDNN_DATA_FLOAT, 0, 0), -1);
+			pointwise(CUDNN_POINTWISE_ADD, max, lse, NULL, stats_tensor(), -1);
 		}
 	}
 	if (dropout) {
@@ -243,6 +244,78 @@ main(int argc, char **argv)
 		p = pointwise(CUDNN_POINTWISE_MUL, p, scalar(), NULL, virt(b, h, sq, skv), -1);
 	}
 	matmul(p, v, o);
+}
+
+/* The backward pass from the saved statistics: S again, P, then dV, dP, dS, dQ and dK (five matmuls). */
+static void
+backward(void)
+{
+	cudnnBackendDescriptor_t q = bshd(h, sq, 0), kt = bshd(hkv, skv, 1), k = bshd(hkv, skv, 0);
+	cudnnBackendDescriptor_t vt = bshd(hkv, skv, 1), o = bshd(h, sq, 0), dout = bshd(h, sq, 0);
+	cudnnBackendDescriptor_t dq = bshd(h, sq, 0), dk = bshd(hkv, skv, 0), dv = bshd(hkv, skv, 0);
+	cudnnBackendDescriptor_t s = virt(b, h, sq, skv), p, pt, dp, dsum, ds, dst;
+
+	matmul(q, kt, s);
+	s = pointwise(CUDNN_POINTWISE_MUL, s, scalar(), NULL, virt(b, h, sq, skv), -1);
+	s = pointwise(CUDNN_POINTWISE_SUB, s, stats_tensor(), NULL, virt(b, h, sq, skv), -1);
+	p = pointwise(CUDNN_POINTWISE_EXP, s, NULL, NULL, virt(b, h, sq, skv), -1);
+	pt = virt(b, h, skv, sq);
+	matmul(pt, dout, dv);
+	dp = virt(b, h, sq, skv);
+	matmul(dout, vt, dp);
+	dsum = virt(b, h, sq, 1);
+	reduction(CUDNN_REDUCE_TENSOR_ADD, pointwise(CUDNN_POINTWISE_MUL, dout, o, NULL, virt(b, h, sq, d), -1), dsum);
+	ds = pointwise(CUDNN_POINTWISE_SUB, dp, dsum, NULL, virt(b, h, sq, skv), -1);
+	ds = pointwise(CUDNN_POINTWISE_MUL, ds, p, NULL, virt(b, h, sq, skv), -1);
+	matmul(ds, k, dq);
+	dst = virt(b, h, skv, sq);
+	matmul(dst, q, dk);
+}
+
+/* cuDNN's own SDPA operation (what newer cudnn-frontend builds): Q, K, V, O, the statistics and the scale. */
+static void
+sdpa_operation(void)
+{
+	cudnnBackendDescriptor_t q = bshd(h, sq, 0), k = bshd(hkv, skv, 0), v = bshd(hkv, skv, 0), o = bshd(h, sq, 0);
+	cudnnBackendDescriptor_t st = stats_tensor(), scale = scalar();
+	cudnnBackendDescriptor_t op = create(CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR);
+
+	S((op, CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC, D, 1, &q));
+	S((op, CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC, D, 1, &k));
+	S((op, CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC, D, 1, &v));
+	S((op, CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC, D, 1, &o));
+	S((op, CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC, D, 1, &st));
+	S((op, CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC, D, 1, &scale));
+	add_op(op);
+}
+
+int
+main(int argc, char **argv)
+{
+	int causal = 0, dropout = 0, stats = 0, bwd = 0, unified = 0;
+	int64_t n = 0, ws = 0;
+	cudnnHandle_t handle = NULL;
+	cudnnBackendDescriptor_t graph, heur, cfgs[8], plan = NULL, pack;
+	cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
+	int64_t uids[4] = { 1, 2, 3, 4 };
+	void *ptrs[4] = { (void *)0x1000, (void *)0x2000, (void *)0x3000, (void *)0x4000 }, *wsp = (void *)0x5000;
+
+	for (int i = 1; i < argc; i++) {
+		causal |= strcmp(argv[i], "causal") == 0;
+		dropout |= strcmp(argv[i], "dropout") == 0;
+		stats |= strcmp(argv[i], "stats") == 0;
+		bwd |= strcmp(argv[i], "bwd") == 0;
+		unified |= strcmp(argv[i], "sdpa-op") == 0;
+		if (strcmp(argv[i], "gqa") == 0)
+			hkv = 2;
+	}
+	printf("create handle %d\n", (int)cudnnCreate(&handle));
+	if (unified)
+		sdpa_operation();
+	else if (bwd)
+		backward();
+	else
+		forward(causal, dropout, stats);
 	for (int i = 0; i < ntensors; i++)
 		cudnnBackendDestroyDescriptor(tensors[i]);
 	printf("operations %d, tensors %d\n", nops, ntensors);
