@@ -1,7 +1,8 @@
 """Reads one run's record directory and prints what a GPU check needs to see; exit 1 if something is missing.
 
 usage: check_records.py DIR [--expect-gpu-time] [--expect-calls] [--expect-finding ID] [--expect-no-finding ID]
-                         [--expect-graphs]
+                         [--expect-graphs] [--expect-signature PREFIX]...
+  --expect-signature PREFIX: some graph or plan record's signature starts with PREFIX ("attention-fwd")
 """
 import glob
 import json
@@ -14,6 +15,7 @@ want_calls = "--expect-calls" in sys.argv
 want_graphs = "--expect-graphs" in sys.argv
 want_findings = [sys.argv[i + 1] for i, a in enumerate(sys.argv[:-1]) if a == "--expect-finding"]
 no_findings = [sys.argv[i + 1] for i, a in enumerate(sys.argv[:-1]) if a == "--expect-no-finding"]
+want_sigs = [sys.argv[i + 1] for i, a in enumerate(sys.argv[:-1]) if a == "--expect-signature"]
 graphs = []
 files = glob.glob(os.path.join(d, "*.jsonl*"))
 problems = []
@@ -63,6 +65,12 @@ if want_gpu and not gpu:
     problems.append("no GPU time was recorded")
 for g in graphs[:4]:
     print("  %s: engine %s %s" % (g["event"], g.get("engine"), (g.get("signature") or "")[:120]))
+sigs = sorted({g.get("signature") or "" for g in graphs})
+for sig in sigs[:8]:
+    print("  signature: %s" % sig[:200])
+for prefix in want_sigs:
+    if not any(sig.startswith(prefix) for sig in sigs):
+        problems.append("no graph signature starts with %r" % prefix)
 ids = {f["id"] for f in findings}
 for fid in want_findings:
     if fid not in ids:

@@ -53,7 +53,8 @@ if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 	# Graph-API convolutions: untuned-graph when benchmark is off, gone when the sweep runs (issue 18).
 	run_case torch-benchmark-off exact --check="--expect-finding untuned-graph" python3 $here/torch_steps.py 20 0
 	run_case torch-benchmark-on close --check="--expect-no-finding untuned-graph" python3 $here/torch_steps.py 20 1
-	run_case torch-sdpa close --check="--expect-graphs" python3 $here/torch_sdpa.py 10
+	run_case torch-sdpa close --check="--expect-graphs --expect-signature attention-fwd --expect-signature attention-bwd" \
+		python3 $here/torch_sdpa.py 10
 	if [ -n "$wheel_cudnn" ]; then
 		say "torch, drop-in (LD_LIBRARY_PATH=dropin9, CUDNNSPY_LIBRARY=$wheel_cudnn)"
 		rm -rf /tmp/gpu-check-dropin; mkdir -p /tmp/gpu-check-dropin
