@@ -594,6 +594,7 @@ struct psig {
 	char *api, *op, *signature, *choice;
 	long long calls, failures, timed, host_ns, gpu_timed, gpu_ns, ws_min, ws_max;
 	int have_ws;
+	int nondet;	/* the spy found cuDNN calls it non-deterministic */
 };
 
 struct report {
@@ -1344,6 +1345,8 @@ on_algo(struct proc *p, json_t *rec)
 			g->ws_max = hi;
 		g->have_ws = 1;
 	}
+	if (json_is_true(json_object_get(rec, "nondeterministic")))
+		g->nondet = 1;
 	return 0;
 }
 
@@ -2384,7 +2387,7 @@ findings_model(struct proc **procs, size_t n, char **labels)
 struct sig_agg {
 	struct psig *g;
 	long long calls, failures, timed, host_ns, gpu_timed, gpu_ns, ws_min, ws_max;
-	int have_ws;
+	int have_ws, nondet;
 	struct proc **procs;
 	size_t n;
 };
@@ -2442,6 +2445,7 @@ signatures_model(struct proc **procs, size_t n, char **labels)
 					a->ws_max = g->ws_max;
 				a->have_ws = 1;
 			}
+			a->nondet |= g->nondet;
 			a->procs[a->n++] = procs[i];
 			free(key.p);
 		}
@@ -2465,6 +2469,7 @@ signatures_model(struct proc **procs, size_t n, char **labels)
 		jset(v, "gpu_ns", json_integer(a->gpu_ns));
 		jset(v, "workspace_min", jint_or_null(a->have_ws, a->ws_min));
 		jset(v, "workspace_max", jint_or_null(a->have_ws, a->ws_max));
+		jset(v, "nondeterministic", json_boolean(a->nondet));
 		jset(v, "processes", json_integer((json_int_t)a->n));
 		jset(v, "who", who_json(a->procs, a->n, labels));
 		jpush(arr, v);
@@ -3080,6 +3085,8 @@ print_signatures(FILE *out, json_t *model)
 			else
 				fprintf(out, ", workspace %lld..%lld", lo, hi);
 		}
+		if (json_is_true(json_object_get(g, "nondeterministic")))
+			fputs(", non-deterministic", out);
 		if (nproc > 1) {
 			fputs(", in ", out);
 			if ((size_t)jget_int(g, "processes") == nproc)

@@ -32,6 +32,7 @@ THREADS = E.get("THREADS_EXE", "")
 CONV_LEGACY = E.get("CONV_LEGACY_EXE", "")
 LOAD_COPIES = E.get("LOAD_COPIES_EXE", "")
 GRAPH_FRONTEND = E.get("GRAPH_FRONTEND_EXE", "")
+ATTENTION = E.get("ATTENTION_EXE", "")
 GEN = E.get("REPORT_GEN", os.path.join(HERE, "..", "..", "bench", "report-gen.py"))
 
 SCENARIOS = {}
@@ -626,6 +627,29 @@ def engine_changed():
         spy_run([GRAPH_FRONTEND, "8"], same, {"RANK": str(rank)})
     m = json.loads(report(["--json", same]).stdout)
     check(not [f for f in m["findings"] if f["id"] == "engine-changed"], "agreeing ranks: nothing", repr(m["findings"]))
+
+
+@scenario
+def graph_table():
+    """The per-signature table of a graph-API job: the attention layer under its own name, the convolution whose
+    engine cuDNN notes as non-deterministic marked so, and the findings with their fixes."""
+    need_spy()
+    d = tmpdir()
+    spy_run([GRAPH_FRONTEND, "8"], d, {"FAKECUDNN_NONDET_ENGINES": "12", "RANK": "0"})
+    spy_run([ATTENTION, "causal"], d, {"RANK": "1"})
+    t = report([d]).stdout
+    rows = section(t, [ln for ln in t.splitlines() if ln.startswith("Convolutions: ")][0])
+    conv = [i for i, ln in enumerate(rows) if ln.startswith("  graph fwd x=float:8x16x32x32")]
+    attn = [i for i, ln in enumerate(rows) if ln.startswith("  graph attention-fwd b=2 h=8 s_q=128 s_kv=128 d=64 ")]
+    check(conv and ", non-deterministic" in rows[conv[0] + 1] and rows[conv[0] + 1].startswith("    engine 12"),
+          "the convolution's engine, marked non-deterministic", t)
+    check(attn and rows[attn[0]].endswith(" causal") and "non-deterministic" not in rows[attn[0] + 1] and
+          "2 calls" in rows[attn[0] + 1], "the attention layer, by its own name", t)
+    check("info nondeterministic-engine: fwd x=float" in t and "deselect_numeric_notes" in t,
+          "the finding and its fix", t)
+    m = json.loads(report(["--json", d]).stdout)
+    marks = {s["signature"].split(" ")[0]: s["nondeterministic"] for s in m["signatures"]}
+    check(marks == {"fwd": True, "attention-fwd": False}, "in JSON too", repr(marks))
 
 
 @scenario
