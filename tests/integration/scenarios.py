@@ -2821,5 +2821,100 @@ def errno_first_call_real():
         check(plain.stdout == pre.stdout == drop.stdout, "the same errno", plain.stdout, pre.stdout, drop.stdout)
 
 
+def driver_stub_dir(d):
+    """Without a driver, the real cuDNN's heuristics offer nothing (every engine: libcuda == nullptr). The CUDA
+    toolkit's stub libcuda (it answers CUDA_ERROR_STUB_LIBRARY to everything) is enough for them to rank engine
+    configs; finalizing a plan then fails (cuLibraryLoadData). A directory holding the stub as libcuda.so.1, or
+    None when a real driver loads or no stub is installed."""
+    # Asked in a child without the test's LD_LIBRARY_PATH (meson's holds the fake driver), as run() starts them.
+    env = {k: v for k, v in E.items() if k not in ("LD_LIBRARY_PATH", "LD_PRELOAD")}
+    if subprocess.run([sys.executable, "-c", "import ctypes; ctypes.CDLL('libcuda.so.1')"], env=env,
+                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+        return None
+    for stub in (os.path.join(REAL, "stubs", "libcuda.so"),
+                 os.path.join(os.path.dirname(REAL.rstrip("/")), "lib64", "stubs", "libcuda.so")):
+        if os.path.exists(stub):
+            os.symlink(stub, os.path.join(d, "libcuda.so.1"))
+            return d
+    return None
+
+
+@scenario
+def real_graph_deviceless():
+    """cudnn-frontend's deviceless planning with the real cuDNN: device properties from JSON, no handle; conv+relu,
+    matmul and an expanded attention graph, heuristics in modes A and fallback, every config planned, each part
+    destroyed once used. Under the spy, every call recorded: the same output; every plan the program finalized
+    (a plan record; a failure record where finalizing failed) names the engine and the knobs that the program
+    read from its config; every signature is whole (no '?', every operation of the graph in it)."""
+    need_real()
+    with tempfile.TemporaryDirectory(prefix="cudnnspy-driver-") as d:
+        stub = driver_stub_dir(d)
+        env = {"LD_LIBRARY_PATH": (stub + ":" if stub else "") + REAL}
+        plain = run([prog("real-graph")], env)
+        spied = run([prog("real-graph")], dict(env, LD_PRELOAD=PRELOAD, CUDNNSPY_TRACE="*", CUDNNSPY_STDERR="none"))
+    check(plain.stdout == spied.stdout and plain.returncode == spied.returncode == 0,
+          "the program's output and exit unchanged under the spy", plain.stdout, spied.stdout, spied.stderr)
+    check("deviceprop finalize=0" in plain.stdout and all("graph=%s ops=%d finalize=0" % g in plain.stdout for g in
+                                                           (("conv", 2), ("matmul", 1), ("sdpa", 14))),
+          "the device properties and the three graphs finalized without a handle", plain.stdout)
+    # What the program read: per (graph, mode, rank) the engine, the knob values and the plan's status.
+    read = {}
+    for m in re.finditer(r"^graph=(\w+) mode=(\w+) rank=(\d+) engine=(-?\d+) knobs=(\S+) status=(\d+)", plain.stdout,
+                         re.M):
+        knobs = [] if m.group(5) == "-" else [int(k.split(":")[1]) for k in m.group(5).split(",")]
+        read[(m.group(1), m.group(2), int(m.group(3)))] = (int(m.group(4)), knobs, int(m.group(6)))
+    if stub:
+        check(read, "with the driver stub, the heuristics rank engine configs", plain.stdout)
+    recs = spied.records
+    problems = []
+    graphs = events(recs, "graph")
+    check(len(graphs) == 3, "a graph record per graph", repr(graphs))
+    names = dict(zip((g["id"] for g in graphs), ("conv", "matmul", "sdpa")))
+    for g in graphs:
+        sig = g["signature"] or ""
+        parts = sig[len("graph "):].split(" ; ") if sig.startswith("graph ") else [sig]
+        if "?" in sig:
+            problems.append("graph %s (%s): '?' in its signature: %s" % (g["id"], names[g["id"]], sig))
+        if g["ops"] is not None and not sig.startswith("fwd ") and len(parts) != len(g["ops"]):
+            problems.append("graph %s (%s): the signature names %d of its %d operations (%d characters, ends %r)" %
+                            (g["id"], names[g["id"]], len(parts), len(g["ops"]), len(sig), sig[-40:]))
+    heur = {}
+    for h in events(recs, "heuristics"):
+        mode = {"CUDNN_HEUR_MODE_A": "a", "CUDNN_HEUR_MODE_FALLBACK": "fallback"}.get(h["mode"])
+        name = names.get(h["graph"])
+        heur[h["id"]] = (name, mode)
+        want = [read[(name, mode, r)][0] for r in range(h["returned"]) if (name, mode, r) in read]
+        if h["engines"][:len(want)] != want[:16]:
+            problems.append("heuristics %s (%s, mode %s): engines %r, the program read %r" %
+                            (h["id"], name, mode, h["engines"], want))
+        if h["signature"] is None or "?" in h["signature"]:
+            problems.append("heuristics %s: signature %r" % (h["id"], h["signature"]))
+    # Plans: a plan record for each one finalized, a failure record for each that failed.
+    plans = [("plan record", r) for r in events(recs, "plan")]
+    plans += [("failed finalize", f["args"]["descriptor"]) for f in events(recs, "failure", "cudnnBackendFinalize")
+              if f["args"]["descriptor"].get("type") == "CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR"]
+    check(len(plans) == len(read), "one plan or failure record per plan the program finalized (%d)" % len(read),
+          repr(plans))
+    for what, r in plans:
+        h = r.get("heuristics")
+        key = heur.get(h["id"], (None, None)) + (h["rank"],) if h else None
+        if key not in read:
+            problems.append("%s %s: no heuristics rank that the program planned: %r" % (what, r["id"], h))
+            continue
+        engine, knobs, _ = read[key]
+        where = "%s %s (graph %s, mode %s, rank %d)" % ((what, r["id"]) + key)
+        if r.get("engine") != engine:
+            problems.append("%s: engine %r, the program read engine %d" % (where, r.get("engine"), engine))
+        got = None if r.get("knobs") is None else [k["value"] for k in r["knobs"]]
+        if got != knobs:
+            problems.append("%s: knobs %r, the program read the knob values %r from its config" %
+                            (where, r.get("knobs"), knobs))
+        if r.get("signature") is None or "?" in r["signature"]:
+            problems.append("%s: signature %r" % (where, r.get("signature")))
+    statuses = [v[2] for v in read.values()]
+    check(len(events(recs, "plan")) == statuses.count(0), "a plan record for each plan finalized", repr(statuses))
+    check(not problems, "%d wrong plan or signature fields:\n" % len(problems) + "\n".join(problems))
+
+
 if __name__ == "__main__":
     sys.exit(main())
