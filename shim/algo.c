@@ -155,6 +155,7 @@ spy_text_init(struct spy_text *t, char *buf, size_t cap)
 	t->p = buf;
 	t->len = 0;
 	t->cap = cap;
+	t->cut = 0;
 	buf[0] = 0;
 }
 
@@ -163,11 +164,22 @@ spy_text_add(struct spy_text *t, const char *s)
 {
 	size_t n = strlen(s);
 
-	if (t->len + n >= t->cap)
+	if (t->len + n >= t->cap) {
 		n = t->cap - 1 - t->len;
+		t->cut = 1;
+	}
 	memcpy(t->p + t->len, s, n);
 	t->len += n;
 	t->p[t->len] = 0;
+}
+
+void
+spy_text_mark_cut(struct spy_text *t)
+{
+	if (t->cut && t->cap > 4 && t->len >= 3) {
+		memcpy(t->p + t->len - 3, "...", 3);
+		t->p[t->len] = 0;
+	}
 }
 
 void

@@ -19,10 +19,13 @@
 struct spy_text {
 	char *p;
 	size_t len, cap;
+	int cut;		/* something was dropped */
 };
 
 void spy_text_init(struct spy_text *t, char *buf, size_t cap);
 void spy_text_add(struct spy_text *t, const char *s);
+/* When something was dropped, the text ends in "..." instead, so that a cut signature says it is one. */
+void spy_text_mark_cut(struct spy_text *t);
 void spy_text_i64(struct spy_text *t, int64_t v);
 /* "float", "half", "bfloat16": a cudnnDataType_t in lower case, without CUDNN_DATA_. */
 void spy_text_dtype(struct spy_text *t, int64_t dtype);

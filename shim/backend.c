@@ -95,7 +95,8 @@ struct slot {
 	int type;		/* cudnnBackendDescriptorType_t, -1 when the spy missed its creation */
 	unsigned char finalized, nattrs;
 	unsigned short dropped;	/* attributes that found no room */
-	short query, rank;	/* engine configs (and their engines): the heuristics query that returned it */
+	short query, rank;	/* engine configs (and their engines, knob choices): the heuristics query that returned it */
+	short knob;		/* a ranked config's knob choice: which of its knobs, -1 */
 	unsigned cache_epoch;	/* plans: the choice they ran as, valid while `epoch` stays this */
 	int cache_choice;
 	/*
@@ -132,8 +133,16 @@ struct self_read {
 	int64_t knob_type[SPY_KNOBS_MAX], knob_value[SPY_KNOBS_MAX];
 };
 
+/* A ranked config's knob choices as the program read them, kept when their descriptors are gone. */
+struct qknobs {
+	int n;			/* how many the config has, -1 unknown */
+	unsigned known;		/* which of them the program read whole (type and value) */
+	int64_t type[SPY_KNOBS_MAX], value[SPY_KNOBS_MAX];
+};
+
 struct query {
 	unsigned heur, graph;
+	struct qknobs *knobs;	/* ncfg of them, allocated when the program first reads a config's knobs */
 	/* Every ranked config a query returned (cudnn-frontend asks for all of them): allocated, n of each. */
 	unsigned *cfg;
 	int64_t *engine;
@@ -198,6 +207,7 @@ insert(const void *ptr, int type)
 		s->type = type;
 		s->query = -1;
 		s->rank = -1;
+		s->knob = -1;
 		s->cache_choice = -1;
 		s->num = spy_obj_number(ptr);
 		if (s->num > newest)
@@ -480,6 +490,32 @@ op_text(struct spy_text *t, const struct slot *op)
 	}
 }
 
+/*
+ * An operation's attribute without what its name repeats: "adesc" for
+ * CUDNN_ATTR_OPERATION_MATMUL_ADESC of a matmul, "xdesc" for a pointwise
+ * operation's XDESC; the rest in lower case where the names differ.
+ */
+static void
+attr_short(struct spy_text *t, int optype, int name)
+{
+	const char *a = spy_enum_name(_SPY_ENUM_cudnnBackendAttributeName_t, name, 0), *o = type_name(optype);
+	char prefix[96];
+
+	if (a && o && strncmp(o, "CUDNN_BACKEND_OPERATION_", 24) == 0 && strlen(o) < sizeof(prefix)) {
+		size_t n = strlen(o) - 24;
+
+		/* "CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR" -> "CUDNN_ATTR_OPERATION_MATMUL_" */
+		if (n > 11 && strcmp(o + 24 + n - 11, "_DESCRIPTOR") == 0) {
+			snprintf(prefix, sizeof(prefix), "CUDNN_ATTR_OPERATION_%.*s_", (int)(n - 11), o + 24);
+			if (strncmp(a, prefix, strlen(prefix)) == 0 && a[strlen(prefix)]) {
+				text_lower(t, a, prefix, "");
+				return;
+			}
+		}
+	}
+	text_lower(t, a, "CUDNN_ATTR_OPERATION_", "");
+}
+
 /* An operation that is not a convolution, with its tensors: "matmul adesc=half:1x64x32:NCW ...". */
 static void
 op_text_tensors(struct spy_text *t, const struct slot *op)
@@ -493,8 +529,7 @@ op_text_tensors(struct spy_text *t, const struct slot *op)
 		if (!ts || ts->type != CUDNN_BACKEND_TENSOR_DESCRIPTOR)
 			continue;
 		spy_text_add(t, " ");
-		text_lower(t, spy_enum_name(_SPY_ENUM_cudnnBackendAttributeName_t, a->name, 0),
-			   "CUDNN_ATTR_OPERATION_", "");
+		attr_short(t, op->type, a->name);
 		spy_text_add(t, "=");
 		tensor_text(t, ts, &ch);
 	}
@@ -799,8 +834,10 @@ graph_signature(const struct slot *g, char *out)
 	spy_text_init(&t, out, SPY_SIG_LEN);
 	if (!g || !ops)
 		return SPY_OP_GRAPH;
-	if (attention_signature(g, ops, &t))
+	if (attention_signature(g, ops, &t)) {
+		spy_text_mark_cut(&t);
 		return SPY_OP_GRAPH;
+	}
 	for (int i = 0; i < ops_kept(g, ops) && kind < 0; i++) {
 		const struct slot *op = target(g, CUDNN_ATTR_OPERATIONGRAPH_OPS, i);
 
@@ -831,6 +868,7 @@ graph_signature(const struct slot *g, char *out)
 	}
 	if (ops->count > ops_kept(g, ops))
 		spy_text_add(&t, " +...");
+	spy_text_mark_cut(&t);
 	return kind >= 0 ? kind : SPY_OP_GRAPH;
 }
 
@@ -933,15 +971,29 @@ resolve_plan(const struct slot *plan, struct spy_graph_run *r)
 		}
 		knobs = attr_of(cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES);
 		if (knobs) {
-			r->nknobs = 0;
-			for (int k = 0; k < knobs->stored && r->nknobs < SPY_KNOBS_MAX; k++) {
+			r->nknobs = knobs->count <= SPY_KNOBS_MAX && knobs->stored == knobs->count ? 0 : -1;
+			for (int k = 0; k < knobs->stored && r->nknobs >= 0 && r->nknobs < SPY_KNOBS_MAX; k++) {
 				const struct slot *kn = target(cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, k);
 				int64_t type, value;
 
-				if (kn && int_attr(kn, CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, &type) &&
-				    int_attr(kn, CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, &value)) {
-					r->knob_type[r->nknobs] = type;
-					r->knob_value[r->nknobs++] = value;
+				/* A knob whose descriptor is gone, or that was never read: not known, not none. */
+				if (!kn || !int_attr(kn, CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, &type) ||
+				    !int_attr(kn, CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, &value)) {
+					r->nknobs = -1;
+					break;
+				}
+				r->knob_type[r->nknobs] = type;
+				r->knob_value[r->nknobs++] = value;
+			}
+			if (r->nknobs < 0 && cfg->query >= 0 && cfg->query < nqueries && cfg->rank >= 0 &&
+			    queries[cfg->query].knobs) {
+				/* cudnn-frontend destroys the knob descriptors once read: what was read then. */
+				const struct qknobs *qk = &queries[cfg->query].knobs[cfg->rank];
+
+				if (qk->n >= 0 && qk->known == (1u << qk->n) - 1) {
+					r->nknobs = qk->n;
+					memcpy(r->knob_type, qk->type, sizeof(r->knob_type));
+					memcpy(r->knob_value, qk->value, sizeof(r->knob_value));
 				}
 			}
 		} else if (cfg->query < 0 && engine) {
@@ -1555,6 +1607,59 @@ heuristics_results(const struct spy_call *c, struct slot *heur, const union spy_
 	nqueries++;
 }
 
+/* The knobs of a ranked config, as its query keeps them; NULL when there is no room (lock held). */
+static struct qknobs *
+query_knobs(int q, int rank)
+{
+	struct query *qq = q >= 0 && q < nqueries ? &queries[q] : NULL;
+
+	if (!qq || rank < 0 || rank >= qq->ncfg)
+		return NULL;
+	if (!qq->knobs) {
+		if (!(qq->knobs = calloc((size_t)qq->ncfg, sizeof(*qq->knobs))))
+			return NULL;
+		for (int64_t i = 0; i < qq->ncfg; i++)
+			qq->knobs[i].n = -1;
+	}
+	return &qq->knobs[rank];
+}
+
+/* A ranked config handed its knob choices to the program: each knob descriptor learns whose, and which, it is. */
+static void
+knobs_handed(const struct slot *cfg, void *const *knobs, int64_t n)
+{
+	struct qknobs *qk = cfg->query >= 0 ? query_knobs(cfg->query, cfg->rank) : NULL;
+
+	if (!qk)
+		return;
+	qk->n = n <= SPY_KNOBS_MAX ? (int)n : -1;
+	qk->known = 0;
+	for (int64_t i = 0; i < n && i < SPY_KNOBS_MAX; i++) {
+		struct slot *t = find(knobs[i]);
+
+		if (t) {
+			t->query = cfg->query;
+			t->rank = cfg->rank;
+			t->knob = (short)i;
+		}
+	}
+}
+
+/* The program read a knob choice's type or value: once both are known, its config's query keeps them. */
+static void
+knob_learn(const struct slot *kn)
+{
+	struct qknobs *qk = kn->knob >= 0 ? query_knobs(kn->query, kn->rank) : NULL;
+	int64_t type, value;
+
+	if (qk && kn->knob < SPY_KNOBS_MAX && int_attr(kn, CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, &type) &&
+	    int_attr(kn, CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, &value)) {
+		qk->type[kn->knob] = type;
+		qk->value[kn->knob] = value;
+		qk->known |= 1u << kn->knob;
+	}
+}
+
 static void
 got(const struct spy_call *c, struct slot *s, const union spy_arg *args)
 {
@@ -1600,6 +1705,10 @@ got(const struct spy_call *c, struct slot *s, const union spy_arg *args)
 	}
 	if (name == CUDNN_ATTR_ENGINE_GLOBAL_INDEX || name == CUDNN_ATTR_ENGINECFG_ENGINE)
 		query_learn(s);
+	if (name == CUDNN_ATTR_ENGINECFG_KNOB_CHOICES && type == CUDNN_TYPE_BACKEND_DESCRIPTOR)
+		knobs_handed(s, args[5].p, n);
+	if (name == CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE || name == CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE)
+		knob_learn(s);
 }
 
 /*

@@ -2419,7 +2419,21 @@ def attention_graph():
         a = [x for x in events(p.records, "algo") if x["api"] == "graph"]
         check(plan["signature"] == sig and h["signature"] == sig and [x["signature"] for x in a] == [sig] and
               a[0]["calls"] == 2 and plan["engine"] == 12, "the same text in every record", repr(plan), repr(a))
+    plain = run([prog("attention-graph"), "no-softmax"], dict(env, LD_PRELOAD=PRELOAD))
+    sig = only(events(plain.records, "graph"), "graph record")["signature"]
+    check(sig.startswith("graph matmul adesc=half:2x8x128x64:strides=65536x64x512x1 bdesc=half:2x8x64x128:") and
+          " ; pointwise(mul) xdesc=float:2x8x128x128:NCHW bdesc=float:1x1x1x1:NCHW ydesc=" in sig and
+          not sig.endswith("..."), "not attention without a softmax: each operation with its tensors, as documented",
+          sig)
+    long = run([prog("attention-graph"), "no-softmax", "causal"], dict(env, LD_PRELOAD=PRELOAD))
+    sig = only(events(long.records, "graph"), "graph record")["signature"]
+    check(len(sig) == 447 and sig.endswith("...") and
+          only(events(long.records, "plan"), "plan record")["signature"] == sig,
+          "a signature too long for the spy's 448 bytes says it was cut", sig)
+    for args, sig in ATTN_CASES:
         if "stats" in args:
+            p = run([prog("attention-graph")] + args, dict(env, LD_PRELOAD=PRELOAD))
+            g = only(events(p.records, "graph"), "graph record")
             check("operations 17" in p.stdout and len(g["ops"]) == 17 and
                   g["ops"][16]["type"] == "CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR",
                   "past 16 operations: all kept, the last matmul among them", repr(len(g["ops"])))
@@ -2875,7 +2889,9 @@ def real_graph_deviceless():
         parts = sig[len("graph "):].split(" ; ") if sig.startswith("graph ") else [sig]
         if "?" in sig:
             problems.append("graph %s (%s): '?' in its signature: %s" % (g["id"], names[g["id"]], sig))
-        if g["ops"] is not None and not sig.startswith("fwd ") and len(parts) != len(g["ops"]):
+        if names[g["id"]] == "sdpa" and not sig.startswith("attention-fwd b=2 h=4 s_q=128 s_kv=128 d=64 "):
+            problems.append("graph %s (sdpa): not named as attention: %s" % (g["id"], sig))
+        if g["ops"] is not None and not sig.startswith(("fwd ", "attention-")) and len(parts) != len(g["ops"]):
             problems.append("graph %s (%s): the signature names %d of its %d operations (%d characters, ends %r)" %
                             (g["id"], names[g["id"]], len(parts), len(g["ops"]), len(sig), sig[-40:]))
     heur = {}

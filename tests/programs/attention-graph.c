@@ -14,6 +14,8 @@
  *   gqa: K and V with 2 heads for Q's 8 (grouped-query attention)
  *   bwd: the backward graph instead (five matmuls, from the saved statistics)
  *   sdpa-op: cuDNN's own SDPA forward operation instead of the composite graph
+ *   no-softmax: the forward graph without its softmax (not attention: a
+ *               graph of matmuls and pointwise operations, a long signature)
  *   stats: the softmax statistics written out for the backward pass
  *          (max + log(sum)), as training does: 17 operations with the rest
  */
@@ -208,7 +210,7 @@ stats_tensor(void)
 }
 
 static void
-forward(int causal, int dropout, int stats)
+forward(int causal, int dropout, int stats, int softmax)
 {
 	cudnnBackendDescriptor_t q = bshd(h, sq, 0), k = bshd(hkv, skv, 1), v = bshd(hkv, skv, 0), o = bshd(h, sq, 0);
 	cudnnBackendDescriptor_t s = virt(b, h, sq, skv), p;
@@ -222,7 +224,8 @@ forward(int causal, int dropout, int stats)
 
 		s = pointwise(CUDNN_POINTWISE_BINARY_SELECT, s, scalar(), keep, virt(b, h, sq, skv), -1);
 	}
-	{
+	p = s;
+	if (softmax) {
 		cudnnBackendDescriptor_t max = virt(b, h, sq, 1), sum = virt(b, h, sq, 1);
 
 		reduction(CUDNN_REDUCE_TENSOR_MAX, s, max);
@@ -292,7 +295,7 @@ sdpa_operation(void)
 int
 main(int argc, char **argv)
 {
-	int causal = 0, dropout = 0, stats = 0, bwd = 0, unified = 0;
+	int causal = 0, dropout = 0, stats = 0, bwd = 0, unified = 0, softmax = 1;
 	int64_t n = 0, ws = 0;
 	cudnnHandle_t handle = NULL;
 	cudnnBackendDescriptor_t graph, heur, cfgs[8], plan = NULL, pack;
@@ -306,6 +309,7 @@ main(int argc, char **argv)
 		stats |= strcmp(argv[i], "stats") == 0;
 		bwd |= strcmp(argv[i], "bwd") == 0;
 		unified |= strcmp(argv[i], "sdpa-op") == 0;
+		softmax &= strcmp(argv[i], "no-softmax") != 0;
 		if (strcmp(argv[i], "gqa") == 0)
 			hkv = 2;
 	}
@@ -315,7 +319,7 @@ main(int argc, char **argv)
 	else if (bwd)
 		backward();
 	else
-		forward(causal, dropout, stats);
+		forward(causal, dropout, stats, softmax);
 	for (int i = 0; i < ntensors; i++)
 		cudnnBackendDestroyDescriptor(tensors[i]);
 	printf("operations %d, tensors %d\n", nops, ntensors);
