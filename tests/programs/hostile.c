@@ -97,12 +97,16 @@ fault(void)
 	*nowhere = 1;
 }
 
+static int made;	/* calls the callers made: exit-race exits once they are calling */
+
 static void *
 caller(void *arg)
 {
 	(void)arg;
-	while (!stop)
+	while (!stop) {
 		cudnnGetVersion();
+		__atomic_add_fetch(&made, 1, __ATOMIC_RELAXED);
+	}
 	return NULL;
 }
 
@@ -250,7 +254,10 @@ main(int argc, char **argv)
 
 		for (int i = 0; i < 4; i++)
 			pthread_create(&th[i], NULL, caller, NULL);
+		/* On a loaded machine the threads may not have begun after 5 ms: exit once they call (or after 5 s). */
 		usleep(5000);
+		for (int i = 0; i < 5000 && __atomic_load_n(&made, __ATOMIC_RELAXED) < 100; i++)
+			usleep(1000);
 		printf("exiting\n");
 		exit(0);
 	} else if (strcmp(mode, "exit-destructor") == 0) {
