@@ -23,20 +23,6 @@ jstr(json_t *o, const char *key)
 	return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-/* Text for a C comment: printable ASCII, and never the end of the comment. */
-static void
-comment_text(FILE *out, const char *s)
-{
-	for (const char *c = s ? s : "?"; *c; c++) {
-		if (c[0] == '*' && c[1] == '/')
-			fputs("* ", out);
-		else if (*c < 0x20 || *c > 0x7e)
-			fputc('?', out);
-		else
-			fputc(*c, out);
-	}
-}
-
 /* Text for a C string literal inside printf's format: escaped, and % doubled. */
 static void
 string_text(FILE *out, const char *s)
@@ -53,22 +39,6 @@ string_text(FILE *out, const char *s)
 		else
 			fputc(*c, out);
 	}
-}
-
-void
-repro_comment(FILE *out, const char *s)
-{
-	comment_text(out, s);
-}
-
-void
-repro_int(FILE *out, long long v)
-{
-	/* The most negative value has no literal: 9223372036854775808 is too big for any signed type. */
-	if (v == LLONG_MIN)
-		fputs("(-9223372036854775807LL - 1)", out);
-	else
-		fprintf(out, "%lld%s", v, v > 2147483647LL || v < -2147483647LL ? "LL" : "");
 }
 
 static int
@@ -171,26 +141,26 @@ comment_call(FILE *out, const char *indent, const struct repro_fn *f, json_t *ar
 			continue;
 		}
 		if (id) {
-			comment_text(out, id);
+			repro_comment(out, id);
 			continue;
 		}
 		if (json_is_object(v) && json_object_get(v, "values")) {
 			v = json_object_get(v, "values");
 		} else if (json_is_object(v) && json_object_get(v, "ptr")) {
 			fputs("&", out);
-			comment_text(out, f->params[i].name);
+			repro_comment(out, f->params[i].name);
 			continue;
 		}
 		text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
 		if (text && json_is_string(v)) {
-			comment_text(out, json_string_value(v));
+			repro_comment(out, json_string_value(v));
 		} else {
 			for (char *c = text; c && *c; c++)
 				if (*c == '[')
 					*c = '{';
 				else if (*c == ']')
 					*c = '}';
-			comment_text(out, text);
+			repro_comment(out, text);
 		}
 		free(text);
 	}
@@ -240,11 +210,11 @@ write_set(FILE *out, const struct repro_desc *d, json_t *entry)
 	if (jstr(entry, "desc")) {
 		/* Not a recorded call: say where it comes from, and what had to be assumed. */
 		fprintf(out, "%s/* rebuilt from the spy's summary \"", arrays ? "\t\t" : "\t");
-		comment_text(out, jstr(entry, "desc"));
+		repro_comment(out, jstr(entry, "desc"));
 		fputs("\" (its Set call was not traced)", out);
 		if (jstr(entry, "guess")) {
 			fputs("; ", out);
-			comment_text(out, jstr(entry, "guess"));
+			repro_comment(out, jstr(entry, "guess"));
 		}
 		fputs(" */\n", out);
 	} else {
@@ -274,7 +244,7 @@ write_descriptor(FILE *out, const struct repro_desc *d)
 	fprintf(out, "/* %s", d->id);
 	if (d->dtype) {
 		fputs(": ", out);
-		comment_text(out, d->dtype);
+		repro_comment(out, d->dtype);
 		fprintf(out, " %s, %llu bytes", d->shape, d->bytes);
 	}
 	fputs(", with the Set calls the program made. */\n", out);
@@ -381,9 +351,9 @@ comment_perf(FILE *out, json_t *rec)
 	fputs("\t/* the program got:\n", out);
 	json_array_foreach(vals, i, v) {
 		fprintf(out, "\t *   %zu: ", i);
-		comment_text(out, jstr(v, "algo"));
+		repro_comment(out, jstr(v, "algo"));
 		fputs(" ", out);
-		comment_text(out, jstr(v, "status"));
+		repro_comment(out, jstr(v, "status"));
 		fprintf(out, " %.3f ms, %lld bytes\n", json_number_value(json_object_get(v, "time")),
 			(long long)json_integer_value(json_object_get(v, "memory")));
 	}
@@ -426,34 +396,34 @@ write_header_comment(FILE *out, const struct repro_plan *p)
 	json_t *args = json_object_get(p->record, "args");
 
 	fputs("/*\n * A standalone reproduction of one recorded cuDNN call: ", out);
-	comment_text(out, p->fn->name);
+	repro_comment(out, p->fn->name);
 	fputs(",\n * which returned ", out);
-	comment_text(out, p->status_name ? p->status_name : "status");
+	repro_comment(out, p->status_name ? p->status_name : "status");
 	fprintf(out, " (%lld) in the recorded program.\n *\n", p->status);
 	fputs(" * Written by cudnnspy repro from ", out);
-	comment_text(out, p->file);
+	repro_comment(out, p->file);
 	fprintf(out, ",\n * line %lld (call %lld", p->record_no, p->call_no);
 	if (p->failure)
 		fprintf(out, ", failure %lld", p->failure_no);
 	fputs("): the records of ", out);
-	comment_text(out, p->program);
+	repro_comment(out, p->program);
 	fprintf(out, " (pid %lld) on ", p->pid);
-	comment_text(out, p->host);
+	repro_comment(out, p->host);
 	fprintf(out, ",\n * which ran cuDNN %lld from ", p->lib_version);
-	comment_text(out, p->lib_path);
+	repro_comment(out, p->lib_path);
 	fputs(".\n", out);
 	{
 		char sig[2048];
 
 		if (repro_signature(p, sig, sizeof(sig)) == 0) {
 			fputs(" * Signature: ", out);
-			comment_text(out, sig);
+			repro_comment(out, sig);
 			fputs("\n", out);
 		}
 	}
 	if (p->message && p->message[0]) {
 		fputs(" * cuDNN's message: ", out);
-		comment_text(out, p->message);
+		repro_comment(out, p->message);
 		fputs("\n", out);
 	}
 	fputs(" *\n * The records hold what the program set, not its data. What this program\n"
@@ -464,11 +434,11 @@ write_header_comment(FILE *out, const struct repro_plan *p)
 		fprintf(out, " *   %s: ", d->id);
 		for (size_t k = 0; k < json_array_size(d->sets); k++) {
 			fputs(k ? ", " : "", out);
-			comment_text(out, jstr(json_array_get(d->sets, k), "fn"));
+			repro_comment(out, jstr(json_array_get(d->sets, k), "fn"));
 		}
 		if (d->dtype) {
 			fputs(" (", out);
-			comment_text(out, d->dtype);
+			repro_comment(out, d->dtype);
 			fprintf(out, " %s)", d->shape);
 		}
 		fputs("\n", out);
@@ -481,7 +451,7 @@ write_header_comment(FILE *out, const struct repro_plan *p)
 			char *t = json_dumps(v, JSON_ENCODE_ANY);
 
 			fprintf(out, " *   %s: ", q->name);
-			comment_text(out, json_is_string(v) ? json_string_value(v) : t);
+			repro_comment(out, json_is_string(v) ? json_string_value(v) : t);
 			fputs("\n", out);
 			free(t);
 		}
@@ -490,7 +460,7 @@ write_header_comment(FILE *out, const struct repro_plan *p)
 		const struct repro_buffer *b = &p->bufs[i];
 
 		fputs(" *   ", out);
-		comment_text(out, b->users);
+		repro_comment(out, b->users);
 		fprintf(out, ": %llu bytes at 0x%llx, %u bytes past a 256-byte boundary\n", b->bytes, b->addr,
 			b->offset);
 	}
@@ -527,13 +497,13 @@ write_header_comment(FILE *out, const struct repro_plan *p)
 		}
 	if (p->stream) {
 		fputs(" *   the stream: the program had set ", out);
-		comment_text(out, p->stream);
+		repro_comment(out, p->stream);
 		fputs("; this program uses the default one\n", out);
 	}
 	fputs(" *\n * Build:\n *   ", out);
-	comment_text(out, p->build);
+	repro_comment(out, p->build);
 	fputs(strchr(p->exe, '/') ? "\n * Run:\n *   " : "\n * Run:\n *   ./", out);
-	comment_text(out, p->exe);
+	repro_comment(out, p->exe);
 	fputs(" [--time] [--fill pattern|nan|zero|random]\n"
 	      " * Exit status: 0 when the call returns the recorded status, 1 when it\n"
 	      " * returns another, 2 when the setup failed (no GPU, out of memory, a\n"
@@ -966,7 +936,7 @@ repro_write(const struct repro_plan *p, FILE *out)
 		fputc(*c, out);
 	}
 	fprintf(out, "#define RECORDED_STATUS %lld\t/* ", p->status);
-	comment_text(out, p->status_name);
+	repro_comment(out, p->status_name);
 	fputs(" */\n\n", out);
 	fputs("/* The handle and the descriptors, named after their ids in the records. */\n"
 	      "static cudnnHandle_t handle;\n", out);

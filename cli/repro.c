@@ -471,45 +471,6 @@ plan_desc(struct reader *r, struct repro_plan *p, json_t *v, int kind, const cha
 	return d;
 }
 
-int
-repro_add_buffer(struct repro_plan *p, const char *param, unsigned long long addr, unsigned long long bytes,
-		 int input, const char *dtype, unsigned long long elems)
-{
-	struct repro_buffer *b = NULL;
-
-	if (!addr)
-		return 0;
-	/* The same address is the same memory: the program may have aliased buffers. */
-	for (int i = 0; i < p->nbufs; i++)
-		if (p->bufs[i].addr == addr)
-			b = &p->bufs[i];
-	if (!b) {
-		if (p->nbufs == REPRO_MAX_BUFS)
-			return -1;
-		b = &p->bufs[p->nbufs++];
-		memset(b, 0, sizeof(*b));
-		b->addr = addr;
-		b->offset = (unsigned)(addr % 256);
-		snprintf(b->var, sizeof(b->var), "buf_%s", param);
-		for (char *c = b->var; *c; c++)
-			if (!(*c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')))
-				*c = '_';
-	}
-	if (bytes > b->bytes)
-		b->bytes = bytes;
-	if (input && !b->input) {
-		b->input = 1;
-		b->dtype = dtype;
-		b->elems = elems;
-	} else if (!b->dtype && dtype && !b->input) {
-		b->dtype = dtype;
-		b->elems = elems;
-	}
-	snprintf(b->users + strlen(b->users), sizeof(b->users) - strlen(b->users), "%s%s", b->users[0] ? ", " : "",
-		 param);
-	return 0;
-}
-
 static int
 plan_buffer(struct reader *r, struct repro_plan *p, const char *param, json_t *v, unsigned long long bytes,
 	    int input, const struct repro_desc *d)

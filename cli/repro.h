@@ -146,7 +146,7 @@ struct repro_plan {
 };
 
 /*
- * repro.c: the buffer of a pointer recorded at ADDR, added or joined
+ * repro-common.c: the buffer of a pointer recorded at ADDR, added or joined
  * (the same address is the same memory); -1 when there are too many.
  */
 int
@@ -200,11 +200,11 @@ repro_signature_matches(const char *sig, const char *pattern);
 void *
 repro_set_from_desc(int kind, const char *id, const char *desc);
 
-/* repro-write.c: an integer as a C literal of a type that holds it. */
+/* repro-common.c: an integer as a C literal of a type that holds it. */
 void
 repro_int(FILE *out, long long v);
 
-/* repro-write.c: text for a C comment (printable, never its end). */
+/* repro-common.c: text for a C comment (printable, never its end). */
 void
 repro_comment(FILE *out, const char *s);
 

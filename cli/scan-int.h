@@ -33,7 +33,8 @@ get64(const unsigned char *p)
 /* Longest string taken from a file (SONAME, RPATH): hostile files are not trusted to end theirs. */
 #define SCAN_STR_MAX 4096
 
-/* scan.c: memory, or a clean exit when there is none. */
+/* scan-util.c: memory, or a clean exit when there is none (scan_out_of_memory says so, exit 1). */
+void scan_out_of_memory(void) __attribute__((noreturn));
 void *scan_xmalloc(size_t n);
 void *scan_xrealloc(void *p, size_t n);
 char *scan_xstrdup(const char *s);

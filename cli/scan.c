@@ -54,98 +54,6 @@ static const char *const subs9[] = {
 };
 static const char *const subs8[] = { "ops_infer", "ops_train", "cnn_infer", "cnn_train", "adv_infer", "adv_train", NULL };
 
-/* ---- memory: running out is reported and ends the command, it is never a crash ---- */
-
-static void __attribute__((noreturn))
-out_of_memory(void)
-{
-	fputs("cudnnspy: scan: out of memory\n", stderr);
-	exit(1);
-}
-
-void *
-scan_xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-
-	if (!p)
-		out_of_memory();
-	return p;
-}
-
-void *
-scan_xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n ? n : 1);
-	if (!p)
-		out_of_memory();
-	return p;
-}
-
-char *
-scan_xstrdup(const char *s)
-{
-	char *d = strdup(s);
-
-	if (!d)
-		out_of_memory();
-	return d;
-}
-
-char *
-scan_xasprintf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-	int n;
-
-	va_start(ap, fmt);
-	n = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		out_of_memory();
-	return s;
-}
-
-void
-scan_strv_add(struct scan_strv *sv, const char *s)
-{
-	if (sv->n + 1 >= sv->cap) {
-		sv->cap = sv->cap ? sv->cap * 2 : 8;
-		sv->v = scan_xrealloc(sv->v, sv->cap * sizeof(*sv->v));
-	}
-	sv->v[sv->n++] = scan_xstrdup(s);
-	sv->v[sv->n] = NULL;
-}
-
-int
-scan_strv_has(const struct scan_strv *sv, const char *s)
-{
-	for (size_t i = 0; i < sv->n; i++)
-		if (strcmp(sv->v[i], s) == 0)
-			return 1;
-	return 0;
-}
-
-int
-scan_strv_add_unique(struct scan_strv *sv, const char *s)
-{
-	if (scan_strv_has(sv, s))
-		return 0;
-	scan_strv_add(sv, s);
-	return 1;
-}
-
-void
-scan_strv_free(struct scan_strv *sv)
-{
-	for (size_t i = 0; i < sv->n; i++)
-		free(sv->v[i]);
-	free(sv->v);
-	memset(sv, 0, sizeof(*sv));
-}
-
-
 static int
 usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -926,7 +834,7 @@ add_finding(struct scan_result *r, const char *id, const char *severity, const c
 	f->severity = severity;
 	va_start(ap, fmt);
 	if (vasprintf(&f->message, fmt, ap) < 0)
-		out_of_memory();
+		scan_out_of_memory();
 	va_end(ap);
 	for (size_t i = 0; paths && paths[i]; i++)
 		scan_strv_add_unique(&f->paths, paths[i]);
