@@ -9,6 +9,9 @@
  *   FUNCTION   set4d: cudnnSetTensor4dDescriptor on one descriptor per thread,
  *                     valid arguments (a cheap host call that cuDNN checks)
  *              version: cudnnGetVersion (next to nothing on cuDNN's side)
+ *              fail: cudnnSetTensor4dDescriptor with a dimension of 0, which
+ *                    cuDNN refuses (BAD_PARAM): every call a failure, the
+ *                    spy's failure path
  *   --rss      print VmRSS at start, after the warm-up and after the loop
  *
  * Output on stdout, one "key=value ..." line per fact:
@@ -16,8 +19,9 @@
  *   version=91900
  *   thread=0 function=set4d iterations=2000000 ns_per_call=77.912 failures=0
  *   rss_kib start=... warm=... end=...
- * Exit status 1 when a call failed or the arguments are wrong: a failure
- * takes the spy's slow path and the numbers would mean something else.
+ * Exit status 1 when a call failed (succeeded, for fail) or the arguments
+ * are wrong: a failure takes the spy's slow path and the numbers would
+ * mean something else.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -31,7 +35,7 @@
 
 #define MAX_THREADS 64
 
-enum function { FN_SET4D, FN_VERSION };
+enum function { FN_SET4D, FN_VERSION, FN_FAIL };
 
 struct worker {
 	pthread_t thread;
@@ -89,6 +93,10 @@ loop(cudnnTensorDescriptor_t t, long n)
 		for (long i = 0; i < n; i++)
 			failures += cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
 							       32, 3, 224, 224) != CUDNN_STATUS_SUCCESS;
+	} else if (fn == FN_FAIL) {
+		for (long i = 0; i < n; i++)
+			failures += cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
+							       0, 3, 224, 224) == CUDNN_STATUS_SUCCESS;
 	} else {
 		for (long i = 0; i < n; i++)
 			acc += cudnnGetVersion();
@@ -105,7 +113,7 @@ run_worker(void *arg)
 	uint64_t t0, t1;
 
 	/* Each thread its own descriptor: two threads on one would measure cuDNN's sharing, not the spy's. */
-	if (fn == FN_SET4D && cudnnCreateTensorDescriptor(&t) != CUDNN_STATUS_SUCCESS) {
+	if (fn != FN_VERSION && cudnnCreateTensorDescriptor(&t) != CUDNN_STATUS_SUCCESS) {
 		w->failures = 1;
 		t = NULL;
 	}
@@ -114,14 +122,14 @@ run_worker(void *arg)
 	 * file and its buffer, the caches. The memory check starts after it, so
 	 * that it sees growth per call and not one-time setup.
 	 */
-	if (t || fn != FN_SET4D)
+	if (t || fn == FN_VERSION)
 		w->failures += loop(t, warmup);
 	pthread_barrier_wait(&warm_line);
 	if (w->index == 0 && measure_rss)
 		rss_warm_kib = rss_kib();
 	pthread_barrier_wait(&start_line);
 	t0 = now_ns();
-	if (t || fn != FN_SET4D)
+	if (t || fn == FN_VERSION)
 		w->failures += loop(t, iterations);
 	t1 = now_ns();
 	w->ns_per_call = (double)(t1 - t0) / (double)iterations;
@@ -133,7 +141,7 @@ run_worker(void *arg)
 static int
 usage(void)
 {
-	fprintf(stderr, "usage: bench set4d|version ITERATIONS [THREADS] [--rss]\n");
+	fprintf(stderr, "usage: bench set4d|version|fail ITERATIONS [THREADS] [--rss]\n");
 	return 1;
 }
 
@@ -168,6 +176,8 @@ main(int argc, char **argv)
 		fn = FN_SET4D;
 	else if (strcmp(fname, "version") == 0)
 		fn = FN_VERSION;
+	else if (strcmp(fname, "fail") == 0)
+		fn = FN_FAIL;
 	else
 		return usage();
 	warmup = iterations / 10 < 10000 ? iterations / 10 : 10000;

@@ -13,8 +13,9 @@ prints ns per call, the overhead over the direct call and the ratio to it:
   cudnn-log  no spy, cuDNN's own API log: CUDNN_LOGLEVEL_DBG=3 CUDNN_LOGDEST_DBG=<tmpfile>
              (real cuDNN only; fewer iterations, the log costs microseconds a call)
 
-then direct, preload and trace again with 2 threads calling at once, and a
-memory check: 10 million cudnnGetVersion calls, every one recorded, and the
+then direct, preload and trace again with 2 threads calling at once; the
+slow paths (a call that fails, in default settings and recorded, and a traced
+call that records its stack: CUDNNSPY_BACKTRACE); and a memory check: 10 million cudnnGetVersion calls, every one recorded, and the
 growth of VmRSS measured inside the program.
 
 Against the real cuDNN when there is one (--real, else tests/find-real-cudnn.py),
@@ -40,6 +41,13 @@ FUNCTIONS = [("set4d", "cudnnSetTensor4dDescriptor"), ("version", "cudnnGetVersi
 # Iterations per timed run, each run a fresh process: a few tenths of a second each.
 ITERATIONS = {"direct": 2_000_000, "preload": 2_000_000, "drop-in": 2_000_000,
               "trace": 200_000, "cudnn-log": 20_000}
+SLOW_ITERATIONS = 20_000	# the slow paths: microseconds a call before issue 17
+# (configuration, function) of the slow-path runs, each against (direct, function)
+SLOW = [("preload", "fail"), ("record", "fail"), ("stack", "set4d")]
+SLOW_TEXT = {("preload", "fail"): "a failed call, default settings",
+             ("record", "fail"): "a failed call, recorded (CUDNNSPY_OUTPUT)",
+             ("stack", "set4d"): "a traced call with its stack (CUDNNSPY_BACKTRACE)"}
+BUDGET_SLOW_NS = 2000.0
 MEMORY_CALLS = 10_000_000
 RECORD_BYTES = 140	# about one JSON line for cudnnGetVersion: sizes the disk check
 
@@ -55,6 +63,8 @@ CONFIG_TEXT = {
     "trace": "preload, every call recorded",
     "drop-in": "drop-in, default settings",
     "cudnn-log": "cuDNN's own API log, no spy",
+    "record": "preload, records on, no trace",
+    "stack": "preload, traced with its stack",
 }
 
 
@@ -107,16 +117,20 @@ class Bench:
     def env(self, config, workdir):
         env = clean_env()
         env["LD_LIBRARY_PATH"] = self.libdir
-        if config in ("preload", "trace"):
+        if config in ("preload", "trace", "record", "stack"):
             env["LD_PRELOAD"] = self.spy
         if config == "drop-in":
             # The drop-in first; it finds the real (or fake) copy by searching the same path.
             env["LD_LIBRARY_PATH"] = self.dropin + os.pathsep + self.libdir
-        if config in ("preload", "trace", "drop-in"):
+        if config in ("preload", "trace", "drop-in", "record", "stack"):
             env["CUDNNSPY_STDERR"] = "none"
         if config == "trace":
             env["CUDNNSPY_TRACE"] = "*"
             env["CUDNNSPY_OUTPUT"] = workdir
+        if config in ("record", "stack"):
+            env["CUDNNSPY_OUTPUT"] = workdir
+        if config == "stack":
+            env["CUDNNSPY_TRACE"] = env["CUDNNSPY_BACKTRACE"] = "cudnnSetTensor4dDescriptor"
         if config == "cudnn-log":
             env["CUDNN_LOGLEVEL_DBG"] = "3"
             env["CUDNN_LOGDEST_DBG"] = os.path.join(workdir, "cudnn.log")
@@ -126,10 +140,13 @@ class Bench:
         """One process; returns (per-thread ns/call list, parsed key=value facts, bytes it wrote)."""
         workdir = tempfile.mkdtemp(dir=self.tmp)
         argv = [self.exe, fn, str(iterations), str(threads)] + (["--rss"] if rss else [])
+        env = self.env(config, workdir)
+        if fn == "fail" and not self.real:
+            env["FAKECUDNN_STATUS"] = "cudnnSetTensor4dDescriptor=2000"	# the fake checks no dimension
         if threads == 1 and self.pin is not None:
             argv = ["taskset", "-c", str(self.pin)] + argv
         try:
-            p = subprocess.run(argv, env=self.env(config, workdir), capture_output=True, text=True, timeout=300)
+            p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
             if p.returncode != 0:
                 raise BenchError("%s %s: exit %d\n%s%s" % (config, " ".join(argv), p.returncode, p.stdout, p.stderr))
             ns, facts = [], {}
@@ -154,7 +171,7 @@ class Bench:
             for name in os.listdir(workdir):
                 path = os.path.join(workdir, name)
                 written += os.path.getsize(path)
-                if config == "trace":
+                if config in ("trace", "stack", "record"):
                     with open(path, "rb") as f:
                         while True:
                             chunk = f.read(1 << 24)
@@ -162,8 +179,8 @@ class Bench:
                                 break
                             lines += chunk.count(b"\n")
             # The timing means nothing if the calls were not recorded (or logged) after all.
-            if config == "trace" and lines < threads * iterations:
-                raise BenchError("trace: %d record lines for %d calls" % (lines, threads * iterations))
+            if config in ("trace", "stack", "record") and lines < threads * iterations:
+                raise BenchError("%s: %d record lines for %d calls" % (config, lines, threads * iterations))
             if config == "cudnn-log" and written == 0:
                 raise BenchError("cudnn-log: cuDNN wrote no log")
             return ns, facts, written
@@ -172,7 +189,7 @@ class Bench:
 
     def expected_library(self, config):
         """The file that the program's own cuDNN calls reach in this configuration."""
-        if config in ("preload", "trace"):
+        if config in ("preload", "trace", "record", "stack"):
             return os.path.realpath(self.spy)
         if config == "drop-in":
             return os.path.realpath(os.path.join(self.dropin, "libcudnn.so.9"))
@@ -308,6 +325,26 @@ def report(bench, reps, iterations, memory_calls):
                 name, CONFIG_TEXT[config], t0, t1, med2[(config, fn)], o2, o1, o2 / o1 if o1 > 0 else float("nan")))
     print()
 
+    # The slow paths (issue 17): a failure, and a traced call that records its stack.
+    slow = {}	# (config, fn) -> [ns], with ("direct", fn) for each fn
+    scale = max(ITERATIONS["direct"] // iterations["direct"], 1)	# 10 with --quick
+    slow_iters = max(SLOW_ITERATIONS // scale, 1000)
+    for _ in range(reps):
+        for config, fn in [("direct", "fail"), ("direct", "set4d")] + SLOW:
+            ns, _, _ = bench.run(config, fn, slow_iters)
+            slow.setdefault((config, fn), []).append(ns[0])
+    meds = {k: statistics.median(v) for k, v in slow.items()}
+    print("Slow paths (ns per call, %d calls a run; fail: cudnnSetTensor4dDescriptor with a dimension of 0)" %
+          slow_iters)
+    print("%-52s %9s %10s  %s" % ("what", "ns/call", "overhead", "spread"))
+    for config, fn in [("direct", "fail"), ("direct", "set4d")] + SLOW:
+        runs = slow[(config, fn)]
+        what = SLOW_TEXT.get((config, fn), "%s, no spy" % ("a failed call" if fn == "fail" else "a call"))
+        print("%-52s %9.1f %10s  %.1f..%.1f" % (what, meds[(config, fn)], "-" if config == "direct" else
+                                                "%+.1f" % (meds[(config, fn)] - meds[("direct", fn)]), min(runs),
+                                                max(runs)))
+    print()
+
     # Memory: every call recorded, one process, VmRSS read by the program itself.
     free = shutil.disk_usage(bench.tmp).free
     calls = memory_calls
@@ -357,6 +394,10 @@ def report(bench, reps, iterations, memory_calls):
                                                                                    BUDGET_THREADS),
                           "%.2fx (%+.1f vs %+.1f ns)" % (x, o2, o1) if x is not None else "%+.1f vs %+.1f ns" % (o2, o1),
                           x <= BUDGET_THREADS if x is not None else None))
+    for key in (("preload", "fail"), ("stack", "set4d")):
+        o = meds[key] - meds[("direct", key[1])]
+        lines.append(("%s: overhead <= %.0f ns" % (SLOW_TEXT[key], BUDGET_SLOW_NS), "%+.1f ns" % o,
+                      o <= BUDGET_SLOW_NS))
     lines.append(("memory, %d recorded calls: VmRSS growth < %.0f MiB" % (calls, BUDGET_MEMORY_MIB),
                   "%+.1f MiB" % growth, growth < BUDGET_MEMORY_MIB))
     width = max(len(t) for t, _, _ in lines)

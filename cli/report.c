@@ -979,7 +979,7 @@ keep_stack(json_t *stack)
 			/* Older records, or a module the spy could not read: its symbol table, read here. */
 			unsigned long long off = strtoull(offset + 2, NULL, 16);
 
-			if (off > 0 && spy_symtab_name(module, off - 1, found, sizeof(found)))
+			if (off > 0 && spy_symtab_name(module, off - 1, found, sizeof(found)) > 0)
 				symbol = found;
 		}
 		if (symbol) {

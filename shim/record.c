@@ -313,6 +313,29 @@ rate_count(unsigned id, long status)
 	return 1;
 }
 
+/*
+ * Whether a failure of `id` with `status` will get a stderr line (the rate
+ * limit not reached yet): its stack is captured only for the line or the
+ * records, as unwinding costs more than the rest of a failure.
+ */
+static int
+line_due(unsigned id, long status)
+{
+	uint32_t key = (uint32_t)id << 16 | ((uint32_t)status & 0xffff) | 0x80000000u;
+
+	if (!(spy_config.stderr_mask & SPY_STDERR_FAILURES))
+		return 0;
+	for (unsigned i = (key * 2654435761u) % RATE_SLOTS, n = 0; n < RATE_SLOTS; i = (i + 1) % RATE_SLOTS, n++) {
+		uint32_t k = __atomic_load_n(&rate[i].key, __ATOMIC_ACQUIRE);
+
+		if (k == 0)
+			return 1;
+		if (k == key)
+			return __atomic_load_n(&rate[i].count, __ATOMIC_RELAXED) < (uint32_t)spy_config.rate_limit;
+	}
+	return 1;
+}
+
 /* A failure line on stderr longer than this loses its oldest recent calls, then the end of its arguments. */
 #define FAILURE_LINE_MAX 4096
 
@@ -455,10 +478,12 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 		snprintf(cuda_message, sizeof(cuda_message), "CUDA error %d (%s) found when synchronizing after this call",
 			 cuda_err, spy_cuda_error_name(cuda_err));
 		message = cuda_message;
-		nips = spy_stack_capture(ips, SPY_STACK_MAX);
+		if (sink || line_due(c->id, -cuda_err))
+			nips = spy_stack_capture(ips, SPY_STACK_MAX);
 	} else if (c->pre && c->injected) {
 		message = b->last_error;
-		nips = spy_stack_capture(ips, SPY_STACK_MAX);
+		if (sink || line_due(c->id, status))
+			nips = spy_stack_capture(ips, SPY_STACK_MAX);
 	} else if (status != 0 && (probe = spy_backend_is_probe(c->id, status,
 							       spy_copy_major(c->copy) == 8 ? 9 : 3000, args))) {
 		/*
@@ -469,7 +494,8 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 		__atomic_add_fetch(&probes[c->id], 1, __ATOMIC_RELAXED);
 	} else if (status != 0) {
 		message = read_last_error(b, c->copy);
-		nips = spy_stack_capture(ips, SPY_STACK_MAX);
+		if (sink || line_due(c->id, status))
+			nips = spy_stack_capture(ips, SPY_STACK_MAX);
 		spy_audit();
 		/* cuDNN only repeats what its CUDA runtime said: say what the spy can see about why. */
 		if (c->id == _SPY_FN_cudnnCreate && status == (spy_copy_major(c->copy) == 8 ? 1 : 1001))

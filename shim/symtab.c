@@ -1,10 +1,10 @@
 /*
- * Function names from a module's own symbol table (.symtab), for the frames
- * that dladdr cannot name: it sees only exported symbols, so a program's
- * static functions and an unexported main read as "?". Each module file is
- * read once, at its first failure, and kept as a sorted table; a file
- * without .symtab (stripped) or with an unreasonably large one is left as
- * it was. Plain file reads and libc: the command can use it too.
+ * Function names from a module's own symbol table: .symtab, which names a
+ * program's static functions and an unexported main too, else .dynsym (a
+ * stripped library's exported functions, what dladdr would name). Each
+ * module file is read once, at its first failure, and kept as a sorted
+ * table; a file with neither, or an unreasonably large one, has none.
+ * Plain file reads and libc: the command can use it too.
  */
 #include "symtab.h"
 
@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MODULES 32
+#define MODULES 128
 #define TABLE_MAX (32u << 20)	/* bytes of .symtab or its strings read, at most */
 
 struct fsym {
@@ -73,6 +73,7 @@ load(struct module *m)
 	ElfW(Shdr) *sh = NULL;
 	ElfW(Sym) *raw = NULL;
 	struct stat st;
+	unsigned want;
 	int fd;
 
 	/* A path from a record may name anything: only a regular file is opened. */
@@ -102,11 +103,18 @@ load(struct module *m)
 	sh = malloc((size_t)eh.e_shnum * sizeof(*sh));
 	if (!sh || spy_read_at(fd, eh.e_shoff, sh, (size_t)eh.e_shnum * sizeof(*sh)) != 0)
 		goto out;
+	/* .symtab when there is one (it holds what .dynsym holds, and more); .dynsym else. */
+	want = SHT_SYMTAB;
+	for (int i = 0; i < eh.e_shnum; i++)
+		if (sh[i].sh_type == SHT_SYMTAB)
+			break;
+		else if (i == eh.e_shnum - 1)
+			want = SHT_DYNSYM;
 	for (int i = 0; i < eh.e_shnum; i++) {
 		const ElfW(Shdr) *s = &sh[i], *strs;
 		size_t count, k = 0;
 
-		if (s->sh_type != SHT_SYMTAB || s->sh_entsize != sizeof(ElfW(Sym)) || s->sh_link >= eh.e_shnum)
+		if (s->sh_type != want || s->sh_entsize != sizeof(ElfW(Sym)) || s->sh_link >= eh.e_shnum)
 			continue;
 		strs = &sh[s->sh_link];
 		if (s->sh_size > TABLE_MAX || strs->sh_size > TABLE_MAX || s->sh_offset > (uint64_t)st.st_size ||
@@ -203,6 +211,8 @@ spy_symtab_name(const char *path, uint64_t offset, char *out, size_t size)
 				found = 1;
 			}
 		}
+	} else {
+		found = -1;
 	}
 	pthread_mutex_unlock(&lock);
 	errno = saved;

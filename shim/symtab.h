@@ -1,4 +1,4 @@
-/* Function names from a module file's .symtab (symtab.c): for frames dladdr leaves unnamed. */
+/* Function names from a module file's .symtab or .dynsym (symtab.c). */
 #ifndef SPY_SYMTAB_H
 #define SPY_SYMTAB_H
 
@@ -7,9 +7,11 @@
 
 /*
  * The function of the ELF file `path` that holds `offset` (from the module's
- * load base, as dladdr gives it), into `out`; 1 when found, 0 otherwise.
- * The file is read once and kept; safe to call from any thread, not from a
- * signal handler.
+ * load base, as dladdr gives it), into `out`: 1 when found, 0 when the
+ * file's symbol table has none there, -1 when there is no table to ask (no
+ * .symtab or .dynsym, not readable, or too many files already). The file is
+ * read once and kept; safe to call from any thread, not from a signal
+ * handler.
  */
 int spy_symtab_name(const char *path, uint64_t offset, char *out, size_t size);
 

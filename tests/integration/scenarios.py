@@ -1876,6 +1876,14 @@ def stack_names():
           "the static function and main named on the line", p.stderr)
     fail = only(events(p.records, "failure", "cudnnSetTensor4dDescriptor"), "the failure")
     check([f["symbol"] for f in fail["stack"][:2]] == ["layer_forward", "main"], "and in the record", repr(fail["stack"]))
+    # A library opened after the first failure: the spy's map of loaded objects learns of it.
+    lib = os.path.join(os.path.dirname(prog("stack-names")), "libstacklate.so")
+    late = run([prog("stack-names"), lib], dict(env, LD_PRELOAD=PRELOAD))
+    check("library status 2000" in late.stdout, "the library's call failed", late.stdout)
+    second = events(late.records, "failure", "cudnnSetTensor4dDescriptor")[1]["stack"]
+    check([f["symbol"] for f in second[:3]] == ["lib_layer", "stack_lib_call", "main"] and
+          second[0]["module"] == lib and second[2]["module"].endswith("stack-names"),
+          "the late library's frames named, with its file", repr(second[:3]))
 @scenario
 def all_functions():
     """Every function of the API description called once, after a legacy and a graph convolution: the summary

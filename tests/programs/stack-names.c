@@ -1,8 +1,10 @@
 /*
  * A failing call made from a static function: its name is only in the
  * program's .symtab, which dladdr does not read. The failure line and the
- * record's stack must name it.
+ * record's stack must name it. usage: stack-names [LIBRARY]: then, after
+ * that first failure, LIBRARY (stack-lib.c) is opened and fails inside it.
  */
+#include <dlfcn.h>
 #include <stdio.h>
 
 #include "g_prototypes.h"
@@ -14,12 +16,18 @@ layer_forward(cudnnTensorDescriptor_t t)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	cudnnTensorDescriptor_t t = NULL;
 
 	cudnnCreateTensorDescriptor(&t);
 	printf("status %d\n", (int)layer_forward(t));
+	if (argc > 1) {
+		void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+		int (*call)(cudnnTensorDescriptor_t) = lib ? (int (*)(cudnnTensorDescriptor_t))dlsym(lib, "stack_lib_call") : NULL;
+
+		printf("library status %d\n", call ? call(t) : -1);
+	}
 	cudnnDestroyTensorDescriptor(t);
 	return 0;
 }

@@ -1,0 +1,200 @@
+/*
+ * The loaded objects' address ranges, read once with dl_iterate_phdr and
+ * read again only when the loader's counts of objects added and removed
+ * (dlpi_adds, dlpi_subs) say that something was loaded or unloaded since.
+ * A failure record names each frame's module; dladdr did it frame by frame
+ * and also searched the object's whole symbol table each time, which in a
+ * process with large libraries cost most of a failure's time. A leaf: libc
+ * and the loader only.
+ */
+#include "modules.h"
+
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_RANGES 2048
+#define POOL_SIZE (512u << 10)	/* bytes of object names kept, all told */
+
+struct range {
+	uintptr_t start, end;
+	const char *name;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static struct range ranges[MAX_RANGES];
+static int nranges, built, broken;
+static unsigned long long seen_adds, seen_subs;
+static char pool[POOL_SIZE];
+static size_t pool_used;
+
+struct counts {
+	unsigned long long adds, subs;
+	int ok;
+};
+
+static int
+counts_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct counts *c = data;
+
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+		c->adds = info->dlpi_adds;
+		c->subs = info->dlpi_subs;
+		c->ok = 1;
+	}
+	return 1;	/* the first object says it all */
+}
+
+/* A name kept for good: an object unloaded later leaves its link map's name dangling. */
+static const char *
+keep_name(const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	for (size_t at = 0; at < pool_used; at += strlen(pool + at) + 1)
+		if (strcmp(pool + at, s) == 0)
+			return pool + at;
+	if (pool_used + n > sizeof(pool))
+		return NULL;
+	memcpy(pool + pool_used, s, n);
+	pool_used += n;
+	return pool + pool_used - n;
+}
+
+struct build {
+	int first, failed;
+	uintptr_t page;
+};
+
+static int
+build_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct build *b = data;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	const char *name = info->dlpi_name;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		/* As the loader maps it: l_map_start is the first segment's page. */
+		if (info->dlpi_addr + (ph->p_vaddr & ~(b->page - 1)) < lo)
+			lo = info->dlpi_addr + (ph->p_vaddr & ~(b->page - 1));
+		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
+			hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+	}
+	/* The program's own entry has no name; dladdr gives argv[0] for it. */
+	if (b->first && (!name || !name[0]))
+		name = program_invocation_name;
+	b->first = 0;
+	if (lo >= hi)
+		return 0;
+	if (nranges == MAX_RANGES || !(name = keep_name(name ? name : ""))) {
+		b->failed = 1;
+		return 1;
+	}
+	ranges[nranges].start = lo;
+	ranges[nranges].end = hi;
+	ranges[nranges].name = name;
+	nranges++;
+	return 0;
+}
+
+static int
+by_start(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Reads the map again when the loader's counts changed (lock held); 0, or -1 when it cannot be used. */
+static int
+refresh(void)
+{
+	struct counts c = { 0, 0, 0 };
+	struct build b = { 1, 0, 0 };
+	long page = sysconf(_SC_PAGESIZE);
+
+	dl_iterate_phdr(counts_cb, &c);
+	if (!c.ok || broken)
+		return -1;
+	if (built && c.adds == seen_adds && c.subs == seen_subs)
+		return 0;
+	b.page = page > 0 ? (uintptr_t)page : 4096;
+	nranges = 0;
+	dl_iterate_phdr(build_cb, &b);
+	if (b.failed) {
+		/* More objects or names than there is room for: dladdr from now on. */
+		broken = 1;
+		return -1;
+	}
+	qsort(ranges, (size_t)nranges, sizeof(ranges[0]), by_start);
+	seen_adds = c.adds;
+	seen_subs = c.subs;
+	built = 1;
+	return 0;
+}
+
+static void
+find_one(uintptr_t ip, struct spy_module *out)
+{
+	int lo = 0, hi = nranges;
+
+	out->base = 0;
+	out->name = NULL;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+
+		if (ranges[mid].start <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0 && ip < ranges[lo - 1].end) {
+		out->base = ranges[lo - 1].start;
+		out->name = ranges[lo - 1].name;
+	}
+}
+
+/* A fork while another thread reads the map would leave it held in the child: it is held across the fork. */
+static void
+fork_prepare(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+static void
+fork_done(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+static void
+register_fork(void)
+{
+	pthread_atfork(fork_prepare, fork_done, fork_done);
+}
+
+int
+spy_modules_find(void *const *ips, int n, struct spy_module *out)
+{
+	int saved = errno, rc;
+
+	pthread_once(&once, register_fork);
+	pthread_mutex_lock(&lock);
+	rc = refresh();
+	for (int i = 0; rc == 0 && i < n; i++)
+		find_one((uintptr_t)ips[i], &out[i]);
+	pthread_mutex_unlock(&lock);
+	errno = saved;
+	return rc;
+}
