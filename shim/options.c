@@ -1,0 +1,66 @@
+/*
+ * The option table: one row per CUDNNSPY_* variable, and the configuration
+ * it fills. It drives parsing (config.c), `cudnnspy --help-env` and
+ * docs/configuration.md (a test compares them). Data only: the command
+ * links it, through the common library, without the library's core.
+ */
+#include "core.h"
+
+struct spy_config spy_config;
+
+#define FIELD(f) &spy_config.f, sizeof(spy_config.f)
+
+const struct spy_option spy_options[] = {
+	{ "CUDNNSPY_LIBRARY", SPY_OPT_PATH, "", NULL,
+	  "Absolute path of the real libcudnn.so.N, or of a directory holding one. "
+	  "When set but unusable, cuDNN calls fail rather than reach another copy.",
+	  FIELD(library) },
+	{ "CUDNNSPY_OUTPUT", SPY_OPT_STRING, "", NULL,
+	  "Where records go, as JSON Lines: a directory (one file per process) or a file name pattern "
+	  "with %p (pid), %h (host), %r (rank), %e (program). Unset: no file, stderr only.",
+	  FIELD(output) },
+	{ "CUDNNSPY_TRACE", SPY_OPT_GLOBS, "", NULL,
+	  "Functions whose every call is recorded, as globs separated by spaces or commas "
+	  "(`*` for all, `cudnnConvolution*`). Failures are always recorded.",
+	  FIELD(trace) },
+	{ "CUDNNSPY_BACKTRACE", SPY_OPT_GLOBS, "", NULL,
+	  "Traced functions whose records carry the call stack, as globs. Failures always carry one.",
+	  FIELD(backtrace) },
+	{ "CUDNNSPY_STDERR", SPY_OPT_FLAGS, "banner,failures,summary", "banner,failures,summary,probing",
+	  "What the spy writes to stderr: a comma-separated list of banner, failures, "
+	  "summary, probing (the lines of a framework's expected NOT_SUPPORTED probing, off by default); `all`, "
+	  "or `none` to keep stderr silent.",
+	  FIELD(stderr_mask) },
+	{ "CUDNNSPY_FLIGHT", SPY_OPT_INT, "32", "0..256",
+	  "How many of a thread's recent calls a failure record lists.",
+	  FIELD(flight) },
+	{ "CUDNNSPY_RATE_LIMIT", SPY_OPT_INT, "10", "1..1000000",
+	  "Failure lines on stderr for one function and status before one `suppressing` line; "
+	  "the records keep every failure.",
+	  FIELD(rate_limit) },
+	{ "CUDNNSPY_LAST_ERROR", SPY_OPT_BOOL, "on", NULL,
+	  "Read cuDNN's own message (cudnnGetLastErrorString, 9.x) at each failure; the program still "
+	  "gets the same text when it asks.",
+	  FIELD(last_error) },
+	{ "CUDNNSPY_GPU_TIME", SPY_OPT_BOOL, "off", NULL,
+	  "Time the GPU work of each call that enqueues some, with CUDA events on the handle's stream, through "
+	  "the CUDA runtime the process already loaded.",
+	  FIELD(gpu_time) },
+	{ "CUDNNSPY_SYNC", SPY_OPT_STRING, "", NULL,
+	  "Synchronize the stream after each call that enqueues GPU work (1/on), or after the functions matching "
+	  "these globs, so that an asynchronous fault is blamed on the call that caused it.",
+	  FIELD(sync) },
+	{ "CUDNNSPY_INJECT", SPY_OPT_STRING, "", NULL,
+	  "Fault injection rules, comma-separated: FUNCTION=STATUS (every call), FUNCTION=STATUS@N (the Nth "
+	  "call), FUNCTION=STATUS%P (P percent of calls); FUNCTION may be a glob, STATUS a name or number.",
+	  FIELD(inject) },
+	{ "CUDNNSPY_CRASH", SPY_OPT_BOOL, "off", NULL,
+	  "On a fatal signal (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT), write the thread's recent cuDNN calls and "
+	  "the call counts to stderr and the records, then let the program die as it would have.",
+	  FIELD(crash) },
+	{ "CUDNNSPY_RUN_DIR", SPY_OPT_STRING, "", NULL,
+	  "Set by `cudnnspy run`: an absolute directory where each process leaves an empty file saying that the spy "
+	  "was loaded in it and whether it called cuDNN, so that run can say afterwards when it was not.",
+	  FIELD(run_dir) },
+	{ NULL, 0, NULL, NULL, NULL, NULL, 0 },
+};
