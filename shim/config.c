@@ -4,15 +4,11 @@
  * one warning that names the variable and the value; the default stays.
  */
 #include "core.h"
-#include "gpu.h"
-#include "inject.h"
 
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-unsigned char spy_fn_flags[_SPY_FN_COUNT];
 
 static const char *
 env_get(const char *name)
@@ -138,8 +134,6 @@ expected(const struct spy_option *o)
 	}
 }
 
-int spy_quiet;
-
 void
 spy_config_parse(const char *(*get)(const char *name))
 {
@@ -219,6 +213,4 @@ spy_config_load(void)
 	spy_config_parse(env_get);
 	spy_apply_globs("CUDNNSPY_TRACE", spy_config.trace, SPY_FN_TRACE);
 	spy_apply_globs("CUDNNSPY_BACKTRACE", spy_config.backtrace, SPY_FN_BACKTRACE);
-	spy_inject_init(spy_config.inject);
-	spy_gpu_init();
 }

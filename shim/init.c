@@ -8,6 +8,7 @@
 #include "audit.h"
 #include "crash.h"
 #include "gpu.h"
+#include "inject.h"
 #include "sink.h"
 
 #include <errno.h>
@@ -130,6 +131,9 @@ load_config(void)
 	int saved = errno;
 
 	spy_config_load();
+	/* What the configuration asks of the other parts, once it is read. */
+	spy_inject_init(spy_config.inject);
+	spy_gpu_init();
 	spy_run_marker("loaded");
 	spy_state_flags_init();
 	pthread_atfork(fork_prepare, NULL, fork_child);

@@ -1,12 +1,14 @@
 /*
  * The option table: one row per CUDNNSPY_* variable, and the configuration
- * it fills. It drives parsing (config.c), `cudnnspy --help-env` and
+ * it fills (with the per-function flags and the quiet switch it sets). It drives parsing (config.c), `cudnnspy --help-env` and
  * docs/configuration.md (a test compares them). Data only: the command
  * links it, through the common library, without the library's core.
  */
 #include "core.h"
 
 struct spy_config spy_config;
+unsigned char spy_fn_flags[_SPY_FN_COUNT];
+int spy_quiet;
 
 #define FIELD(f) &spy_config.f, sizeof(spy_config.f)
 
