@@ -3063,7 +3063,7 @@ print_signatures(FILE *out, json_t *model)
 
 	if (!json_array_size(sigs))
 		return;
-	fprintf(out, "\nConvolutions: %zu (signature, choice) pair%s, by time\n", json_array_size(sigs),
+	fprintf(out, "\nConvolutions and graphs: %zu (signature, choice) pair%s, by time\n", json_array_size(sigs),
 		json_array_size(sigs) == 1 ? "" : "s");
 	json_array_foreach(sigs, i, g) {
 		fmt_ns(host, sizeof(host), jget_int(g, "host_ns"));
@@ -3478,7 +3478,7 @@ report_write_compare(struct report *a, const char *name_a, struct report *b, con
 
 		json_array_foreach(table, i, row)
 			changed += json_is_true(json_object_get(row, "changed"));
-		fprintf(out, "\nConvolution signatures: %zu, %zu with another choice in B\n", json_array_size(table),
+		fprintf(out, "\nConvolution and graph signatures: %zu, %zu with another choice in B\n", json_array_size(table),
 			changed);
 		if (!json_array_size(table))
 			fprintf(out, "  (%lld algo records in A, %lld in B, none of them usable)\n",

@@ -1436,7 +1436,7 @@ spy_algo_print(void)
 		pthread_mutex_unlock(&lock);
 		return;
 	}
-	spy_log("convolutions: what ran for each signature, how often");
+	spy_log("convolutions and graphs: what ran for each signature, how often");
 	for (int k = 0; k < nsigs; k++) {
 		const struct sig *g = &sigs[k];
 		int header = 0;

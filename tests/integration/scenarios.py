@@ -1191,7 +1191,7 @@ def conv_legacy_fake():
           "what each finding says", repr(byid))
     check(p.stderr.count("warning workspace-too-small:") == 1 and p.stderr.count("info algo-changed:") == 1,
           "once on stderr", p.stderr)
-    check(re.search(r"^cudnnspy: convolutions: what ran for each signature", p.stderr, re.M) and
+    check(re.search(r"^cudnnspy: convolutions and graphs: what ran for each signature", p.stderr, re.M) and
           re.search(r"^cudnnspy:   fwd %s$" % re.escape(SIG_LEGACY), p.stderr, re.M) and
           re.search(r"^cudnnspy:     %sIMPLICIT_PRECOMP_GEMM +4 calls, 0 failed, host .*, workspace 0 \(needs 0\)$"
                     % FWD, p.stderr, re.M) and

@@ -213,7 +213,7 @@ def compare():
     check(rows["cudnnConvolutionForward"][-1] == "0.63", "B/A of the convolutions (2.01 ms / 3.21 ms)", t)
     check(rows["cudnnBackendExecute"][1:3] == ["0", "8"] and rows["cudnnBackendExecute"][-1] == "-",
           "a function only B called", t)
-    check("Convolution signatures" not in t, "no signature section without algo records", t)
+    check("Convolution and graph signatures" not in t, "no signature section without algo records", t)
     j = report(["--compare", "--json", fixture("run-8907"), fixture("run-91900")])
     ok(j)
     golden("compare.json", j.stdout)
@@ -228,7 +228,7 @@ def compare():
     # The hook shows up with algo records.
     a = report(["--compare", fixture("run-91900"), fixture("algo")])
     ok(a)
-    check("\nConvolution signatures: 1, 1 with another choice in B\n  CHANGED legacy fwd x=float:32x64x56x56:NCHW "
+    check("\nConvolution and graph signatures: 1, 1 with another choice in B\n  CHANGED legacy fwd x=float:32x64x56x56:NCHW "
           in a.stdout and "\n    A: not run\n    B: CUDNN_CONVOLUTION_FWD_ALGO_FFT (4 calls, 1.01 ms)\n" in a.stdout,
           "per signature, what each run chose", a.stdout)
 
@@ -563,7 +563,7 @@ def real_findings():
     multi = [i for i, ln in enumerate(f) if ln.startswith("  error runtime-multiple-copies: 2 cuDNN copies")]
     check(multi and f[multi[0] + 1] == "    in rank 3" and f[multi[0] + 2].startswith("    fix: make every part"),
           "the finding, where it came from, its fix", t)
-    conv = [ln for ln in t.splitlines() if ln.startswith("Convolutions: ")]
+    conv = [ln for ln in t.splitlines() if ln.startswith("Convolutions and graphs: ")]
     check(conv, "the per-signature table", t)
     rows = section(t, conv[0])
     check(any("in ranks 0, 1, 2" in ln or "all processes" in ln for ln in rows), "summed over the ranks", t)
@@ -638,7 +638,7 @@ def graph_table():
     spy_run([GRAPH_FRONTEND, "8"], d, {"FAKECUDNN_NONDET_ENGINES": "12", "RANK": "0"})
     spy_run([ATTENTION, "causal"], d, {"RANK": "1"})
     t = report([d]).stdout
-    rows = section(t, [ln for ln in t.splitlines() if ln.startswith("Convolutions: ")][0])
+    rows = section(t, [ln for ln in t.splitlines() if ln.startswith("Convolutions and graphs: ")][0])
     conv = [i for i, ln in enumerate(rows) if ln.startswith("  graph fwd x=float:8x16x32x32")]
     attn = [i for i, ln in enumerate(rows) if ln.startswith("  graph attention-fwd b=2 h=8 s_q=128 s_kv=128 d=64 ")]
     check(conv and ", non-deterministic" in rows[conv[0] + 1] and rows[conv[0] + 1].startswith("    engine 12"),
