@@ -35,7 +35,7 @@ FAKE_HANDWRITTEN = {
     "cudnnFindConvolutionBackwardFilterAlgorithm", "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
     "cudnnGetConvolutionForwardWorkspaceSize",
     "cudnnBackendCreateDescriptor", "cudnnBackendSetAttribute", "cudnnBackendGetAttribute",
-    "cudnnBackendFinalize",
+    "cudnnBackendFinalize", "cudnnBackendExecute",
 }
 
 ARG_FIELD = {

@@ -709,6 +709,30 @@ cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor)
 }
 
 /*
+ * A plan takes FAKECUDNN_ENGINE_US of its engine to run ("12=2000,0=200":
+ * microseconds by engine), as engines differ on a GPU: what a framework's
+ * tuning sweep measures.
+ */
+FAKE_EXPORT cudnnStatus_t
+cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t executionPlan,
+		    cudnnBackendDescriptor_t variantPack)
+{
+	cudnnStatus_t st = fake_enter(_SPY_FN_cudnnBackendExecute);
+	const char *list = getenv("FAKECUDNN_ENGINE_US");
+	int64_t index = -1;
+
+	(void)handle;
+	(void)variantPack;
+	if (st != 0 || !list || !fake_plan_engine(fake_be(executionPlan), &index))
+		return st;
+	for (const char *p = list; *p; p += strcspn(p, ","), p += *p == ',')
+		if (*p >= '0' && *p <= '9' && atoll(p) == index && strchr(p, '=') &&
+		    strchr(p, '=') < p + strcspn(p, ","))
+			usleep((useconds_t)atoll(strchr(p, '=') + 1));
+	return st;
+}
+
+/*
  * The names libcudnn.so.9 exports without a declaration: the spy forwards
  * them by jump stubs, blind to their arguments. The fake gives them a
  * signature with every kind of argument register, so a test can see that

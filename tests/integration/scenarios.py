@@ -2463,6 +2463,26 @@ def attention_graph_real():
 
 
 @scenario
+def graph_sweep_timing():
+    """A tuning sweep over engines that take different times (the fake's FAKECUDNN_ENGINE_US): each engine's
+    calls and host time in its own algo record and summary line, so the table shows which engine is fastest;
+    a sweep, so no untuned-graph."""
+    env = {"LD_LIBRARY_PATH": FAKE9, "LD_PRELOAD": PRELOAD, "FAKECUDNN_ENGINE_US": "12=20000,0=300,7=600"}
+    p = run([prog("graph-frontend"), "40", "sweep"], env)
+    a = {x["engine"]: x for x in events(p.records, "algo") if x["api"] == "graph"}
+    check(sorted(a) == [0, 7, 12] and [a[e]["calls"] for e in (12, 0, 7)] == [3, 2, 2] and
+          all(a[e]["timed"] == a[e]["calls"] for e in a), "each engine the sweep ran, counted and timed", repr(a))
+    per = {e: a[e]["host_ns"] / a[e]["calls"] for e in a}
+    # Lower bounds only (a sleep takes at least its time); the kept engine is many times slower than the others.
+    check(per[12] >= 20000e3 and per[7] >= 600e3 and per[0] >= 300e3 and per[12] > 4 * max(per[0], per[7]),
+          "each engine's time per call as it took", repr(per))
+    check(re.search(r"graph engine 0 knobs swizzle=2 +2 calls, 0 failed, host [0-9.]+ us$", p.stderr, re.M) and
+          re.search(r"graph engine 12 knobs split_k=1,tile_size=3 +3 calls, 0 failed, host [0-9.]+ ms, workspace "
+                    r"4096$", p.stderr, re.M), "the summary section, engine by engine", p.stderr)
+    check(not findings(p), "a sweep seen: no untuned-graph", repr(findings(p)))
+
+
+@scenario
 def nondeterministic_engine():
     """nondeterministic-engine: a graph plan whose engine cuDNN notes as non-deterministic (the spy reads the notes
     itself), or a legacy algorithm the program's own search marked so; information, a warning when the job asked
