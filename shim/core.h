@@ -141,8 +141,12 @@ void spy_summary_crash(int fd, int sig);
 /* In a child forked while other threads were inside cuDNN: says so, once. */
 void spy_fork_hazard_check(void);
 int spy_init(void);		/* resolves once; 0 when the real library is there */
+
+/* phase.c: where the process stands (init.c moves it on). */
 int spy_resolved(void);		/* 1 once the resolution has run, found or not */
 int spy_exiting(void);		/* 1 once the exit handler has started */
+void spy_phase_resolved_set(void);
+int spy_phase_exit_begin(void);	/* the exit begins; 1 when it had begun already */
 /* cudnnspy run's marker: an empty PID.WHAT file in CUDNNSPY_RUN_DIR ("loaded", "called"); silent on failure. */
 void spy_run_marker(const char *what);
 

@@ -19,23 +19,19 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-__thread struct spy_tls spy_tls __attribute__((tls_model("initial-exec")));
-
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
 static int resolved_ok;
-static int resolve_done;
-static int exit_done;
 
 static void
 at_exit(void)
 {
 	int saved = errno;
 
-	if (__atomic_exchange_n(&exit_done, 1, __ATOMIC_ACQ_REL))
+	if (spy_phase_exit_begin())
 		return;
 	spy_sink_seal();
-	/* Another thread may have resolved: resolve_done (acquire) makes its resolved_ok visible here. */
+	/* Another thread may have resolved: spy_resolved() (acquire) makes its resolved_ok visible here. */
 	if (spy_resolved() && resolved_ok)
 		spy_audit();
 	spy_gpu_drain();
@@ -109,22 +105,6 @@ spy_fork_hazard_check(void)
 	spy_audit_finding("fork-inside-cudnn", "warning", message, NULL);
 }
 
-void
-spy_run_marker(const char *what)
-{
-	char path[PATH_MAX + 48];
-	int saved = errno, fd;
-
-	if (spy_config.run_dir[0] != '/')
-		return;
-	snprintf(path, sizeof(path), "%s/%d.%s", spy_config.run_dir, (int)getpid(), what);
-	/* Never through a link, never over a file: the directory is the launcher's own. */
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd >= 0)
-		close(fd);
-	errno = saved;
-}
-
 static void
 load_config(void)
 {
@@ -184,21 +164,9 @@ resolve(void)
 	resolved_ok = spy_resolve() == 0;
 	spy_run_marker("called");
 	banner();
-	__atomic_store_n(&resolve_done, 1, __ATOMIC_RELEASE);
+	spy_phase_resolved_set();
 	spy_audit();
 	spy_tls.resolving = 0;
-}
-
-int
-spy_exiting(void)
-{
-	return __atomic_load_n(&exit_done, __ATOMIC_ACQUIRE);
-}
-
-int
-spy_resolved(void)
-{
-	return __atomic_load_n(&resolve_done, __ATOMIC_ACQUIRE);
 }
 
 int

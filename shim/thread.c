@@ -1,5 +1,5 @@
 /*
- * Per-thread counters. Each thread gets its own block so that no cache
+ * Per-thread state (spy_tls) and counters. Each thread gets its own block so that no cache
  * line is shared on the fast path; blocks are kept on a list for the exit
  * summary and reused by new threads once their thread has exited.
  */
@@ -9,6 +9,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+__thread struct spy_tls spy_tls __attribute__((tls_model("initial-exec")));
 
 static struct spy_thread *threads;
 static pthread_key_t key;
