@@ -105,8 +105,7 @@ spy_copy_for(void *base, const char *fname, const void *caller)
 	unsigned n, k;
 	void *h;
 
-	/* Copy 0 first: the exported definitions' copy is settled before any other. */
-	spy_init();
+	/* The caller ran spy_init() first: copy 0, the exported definitions' copy, is settled before any other. */
 	if (spy_lib.handle && base == spy_lib.base)
 		return 0;
 	n = __atomic_load_n(&nextra, __ATOMIC_ACQUIRE);

@@ -96,7 +96,8 @@ extern struct spy_real_lib spy_copies[SPY_MAX_COPIES];
 unsigned spy_copy_count(void);
 /*
  * The copy id of the dispatcher mapped at `base` (file `fname`), registering
- * it at its first use: -1 when every slot is taken (said once).
+ * it at its first use: -1 when every slot is taken (said once). The caller
+ * runs spy_init() first, so that copy 0 is settled before any other.
  */
 int spy_copy_for(void *base, const char *fname, const void *caller);
 /* The cuDNN major of a copy: 8 or 9; the spy's own flavor's when not known. */

@@ -106,6 +106,7 @@ spy_dlsym_hook(void *handle, const char *name, void *caller)
 	if (is_cudnn_object(caller))
 		return sym;
 	/* The wrapper bound to the copy behind this handle; past the last slot, the real function. */
+	spy_init();	/* copy 0 first: the exported definitions' copy is settled before any other */
 	copy = spy_copy_for(di.dli_fbase, di.dli_fname, caller);
 	if (copy < 0 || !spy_copy_wrapper[copy][id])
 		return sym;

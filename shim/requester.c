@@ -650,7 +650,8 @@ note_opener(void)
 	struct search s = { .name = NULL };
 	void *ips[SPY_STACK_MAX];
 	uintptr_t ldso = (uintptr_t)getauxval(AT_BASE), libc = object_base((void *)gnu_get_libc_version);
-	uintptr_t libdl = object_base((void *)dlopen);
+	/* dlerror lives where dlopen does (libc, or libdl before glibc 2.34), and the spy exports no dlerror. */
+	uintptr_t libdl = object_base((void *)dlerror);
 	int self = -1, r = -1, n, needed = 0, saved = errno;
 
 	if (strcmp(spy_flavor.name, "drop-in") != 0)

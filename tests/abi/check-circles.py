@@ -119,7 +119,7 @@ def main(argv):
             continue
         for comp in found:
             if known and set(comp) <= known:
-                print("%s: the known circle, %d files (was %d): %s" % (name, len(comp), len(known), " ".join(comp)))
+                print("%s: a known circle, %d files (of %d known): %s" % (name, len(comp), len(known), " ".join(comp)))
                 continue
             bad = 1
             print("%s: a circle of %d files:" % (name, len(comp)))
