@@ -7,7 +7,6 @@
  * answered by the copy the program reached, as it would be without the spy.
  */
 #include "core.h"
-#include "audit.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -146,8 +145,6 @@ spy_copy_for(void *base, const char *fname, const void *caller)
 	__atomic_store_n(&nextra, k, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&lock);
 	copy_banner(k);
-	/* The audit names which copy each library record is, and who reaches which copy. */
-	spy_audit();
 	return (int)k;
 }
 

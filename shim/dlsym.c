@@ -76,6 +76,7 @@ spy_dlsym_hook(void *handle, const char *name, void *caller)
 	void *sym;
 	Dl_info di;
 	int id, copy;
+	unsigned known;
 
 	if (!spy_real_dlsym_ptr) {
 		spy_real_dlsym_ptr = spy_dlsym_real_fn();
@@ -107,7 +108,11 @@ spy_dlsym_hook(void *handle, const char *name, void *caller)
 		return sym;
 	/* The wrapper bound to the copy behind this handle; past the last slot, the real function. */
 	spy_init();	/* copy 0 first: the exported definitions' copy is settled before any other */
+	known = spy_copy_count();
 	copy = spy_copy_for(di.dli_fbase, di.dli_fname, caller);
+	/* A new copy: the audit names which copy each library record is, and who reaches which copy. */
+	if (spy_copy_count() != known)
+		spy_audit();
 	if (copy < 0 || !spy_copy_wrapper[copy][id])
 		return sym;
 	return (void *)spy_copy_wrapper[copy][id];

@@ -590,6 +590,8 @@ spy_thread_buf(struct spy_thread *th)
 
 	/* Only its thread allocates it; published with release for the exit flush of another thread. */
 	if (!b) {
+		/* A thread that buffers gets its buffer flushed when it ends. */
+		spy_thread_set_exit_hook(spy_sink_flush);
 		b = calloc(1, sizeof(*b));
 		__atomic_store_n(&th->buf, b, __ATOMIC_RELEASE);
 	}

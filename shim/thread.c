@@ -4,7 +4,6 @@
  * summary and reused by new threads once their thread has exited.
  */
 #include "core.h"
-#include "sink.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -20,13 +19,24 @@ static int key_ok;
 static struct spy_thread fallback = { .in_use = 1 };
 static int fallback_listed;
 
+/* What the writer does with a block whose thread ends (sink.c sets it: the writer owns its buffers). */
+static void (*exit_hook)(struct spy_thread *);
+
+void
+spy_thread_set_exit_hook(void (*fn)(struct spy_thread *))
+{
+	__atomic_store_n(&exit_hook, fn, __ATOMIC_RELEASE);
+}
+
 static void
 thread_exit(void *p)
 {
 	struct spy_thread *th = p;
+	void (*hook)(struct spy_thread *) = __atomic_load_n(&exit_hook, __ATOMIC_ACQUIRE);
 
 	/* What this thread buffered goes out before another thread takes the block. */
-	spy_sink_flush(th);
+	if (hook)
+		hook(th);
 	/*
 	 * The thread may still call: from a destructor of the program's that runs
 	 * after this one. It then claims a block afresh (spy_thread_get), which
