@@ -19,7 +19,6 @@
 #include "core.h"
 #include "algo.h"
 #include "audit.h"
-#include "backend.h"
 #include "objects.h"
 #include "sink.h"
 
@@ -28,7 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #define MAX_SIGS 1024
@@ -111,11 +109,6 @@ static const struct {
 	  "dyDesc" },
 };
 
-static const char *const backend_watched[] = {
-	"cudnnBackendCreateDescriptor", "cudnnBackendDestroyDescriptor", "cudnnBackendSetAttribute",
-	"cudnnBackendGetAttribute", "cudnnBackendFinalize", "cudnnBackendExecute",
-};
-
 static struct conv_fn conv_fns[_SPY_FN_COUNT];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sig sigs[MAX_SIGS];
@@ -147,194 +140,6 @@ static struct {
 } cache[CACHE];
 static int cache_ready;
 
-/* ---- Text ---- */
-
-void
-spy_text_init(struct spy_text *t, char *buf, size_t cap)
-{
-	t->p = buf;
-	t->len = 0;
-	t->cap = cap;
-	t->cut = 0;
-	buf[0] = 0;
-}
-
-void
-spy_text_add(struct spy_text *t, const char *s)
-{
-	size_t n = strlen(s);
-
-	if (t->len + n >= t->cap) {
-		n = t->cap - 1 - t->len;
-		t->cut = 1;
-	}
-	memcpy(t->p + t->len, s, n);
-	t->len += n;
-	t->p[t->len] = 0;
-}
-
-void
-spy_text_mark_cut(struct spy_text *t)
-{
-	if (t->cut && t->cap > 4 && t->len >= 3) {
-		memcpy(t->p + t->len - 3, "...", 3);
-		t->p[t->len] = 0;
-	}
-}
-
-void
-spy_text_i64(struct spy_text *t, int64_t v)
-{
-	char b[24];
-
-	snprintf(b, sizeof(b), "%lld", (long long)v);
-	spy_text_add(t, b);
-}
-
-static void
-text_lower(struct spy_text *t, const char *s, const char *prefix)
-{
-	char b[96];
-	size_t n = strlen(prefix), i;
-
-	if (!s) {
-		spy_text_add(t, "?");
-		return;
-	}
-	if (strncmp(s, prefix, n) == 0)
-		s += n;
-	for (i = 0; s[i] && i < sizeof(b) - 1; i++)
-		b[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i]);
-	b[i] = 0;
-	spy_text_add(t, b);
-}
-
-void
-spy_text_dtype(struct spy_text *t, int64_t dtype)
-{
-	text_lower(t, spy_enum_name(_SPY_ENUM_cudnnDataType_t, dtype, 0), "CUDNN_DATA_");
-}
-
-static void
-text_dims(struct spy_text *t, int n, const int64_t *v)
-{
-	for (int i = 0; i < n; i++) {
-		if (i)
-			spy_text_add(t, "x");
-		spy_text_i64(t, v[i]);
-	}
-}
-
-/* NCHW-like names for a packed layout of `nd` dimensions, channels first or last. */
-static const char *
-layout_name(int channels_last, int nd)
-{
-	static const char *const first[] = { "NC", "NCW", "NCHW", "NCDHW" };
-	static const char *const last[] = { "NC", "NWC", "NHWC", "NDHWC" };
-
-	if (nd < 2 || nd > 5)
-		return channels_last ? "channels-last" : "packed";
-	return channels_last ? last[nd - 2] : first[nd - 2];
-}
-
-/* Whether the strides describe a packed layout, channels first (NCHW) or last (NHWC). */
-static int
-packed(int nd, const int64_t *dims, const int64_t *strides, int channels_last)
-{
-	int64_t want[SPY_OBJ_MAX_ARRAY], acc = 1;
-
-	if (nd < 1 || nd > SPY_OBJ_MAX_ARRAY)
-		return 0;
-	if (!channels_last || nd < 3) {
-		if (channels_last)
-			return 0;
-		for (int i = nd - 1; i >= 0; i--) {
-			want[i] = acc;
-			acc *= dims[i];
-		}
-	} else {
-		want[1] = 1;
-		acc = dims[1];
-		for (int i = nd - 1; i >= 2; i--) {
-			want[i] = acc;
-			acc *= dims[i];
-		}
-		want[0] = acc;
-	}
-	/* A dimension of size 1 may have any stride. */
-	for (int i = 0; i < nd; i++)
-		if (strides[i] != want[i] && dims[i] != 1)
-			return 0;
-	return 1;
-}
-
-void
-spy_text_tensor(struct spy_text *t, int64_t dtype, int nd, const int64_t *dims, const int64_t *strides,
-		const char *format)
-{
-	spy_text_dtype(t, dtype);
-	spy_text_add(t, ":");
-	text_dims(t, nd, dims);
-	if (format) {
-		spy_text_add(t, ":");
-		spy_text_add(t, format);
-	} else if (strides) {
-		spy_text_add(t, ":");
-		if (packed(nd, dims, strides, 0))
-			spy_text_add(t, layout_name(0, nd));
-		else if (packed(nd, dims, strides, 1))
-			spy_text_add(t, layout_name(1, nd));
-		else {
-			spy_text_add(t, "strides=");
-			text_dims(t, nd, strides);
-		}
-	}
-}
-
-static int
-same(int n, const int64_t *a, const int64_t *b)
-{
-	for (int i = 0; i < n; i++)
-		if (a[i] != b[i])
-			return 0;
-	return 1;
-}
-
-void
-spy_text_conv(struct spy_text *t, int nd, const int64_t *pre, const int64_t *post, const int64_t *stride,
-	      const int64_t *dilation, int64_t mode, int64_t compute)
-{
-	spy_text_add(t, "pad=");
-	text_dims(t, nd, pre);
-	if (post && !same(nd, pre, post)) {
-		spy_text_add(t, " post_pad=");
-		text_dims(t, nd, post);
-	}
-	spy_text_add(t, " stride=");
-	text_dims(t, nd, stride);
-	spy_text_add(t, " dilation=");
-	text_dims(t, nd, dilation);
-	spy_text_add(t, " mode=");
-	text_lower(t, spy_enum_name(_SPY_ENUM_cudnnConvolutionMode_t, mode, 0), "CUDNN_");
-	spy_text_add(t, " compute=");
-	spy_text_dtype(t, compute);
-}
-
-const char *
-spy_op_name(int op)
-{
-	static const char *const names[] = { "fwd", "bwd-data", "bwd-filter", "bias-act", "graph" };
-
-	return op >= 0 && op < SPY_OP_COUNT ? names[op] : "?";
-}
-
-int
-spy_algo_tid(void)
-{
-	if (!spy_tls.tid)
-		spy_tls.tid = (int)syscall(SYS_gettid);
-	return spy_tls.tid;
-}
 
 /* ---- Legacy descriptors into signature text ---- */
 
@@ -357,9 +162,9 @@ format_name(int64_t format, int nd)
 {
 	/* CUDNN_TENSOR_NCHW and NHWC stand for channels first or last whatever the rank. */
 	if (format == 0)
-		return layout_name(0, nd);
+		return spy_text_layout_name(0, nd);
 	if (format == 1)
-		return layout_name(1, nd);
+		return spy_text_layout_name(1, nd);
 	return format == 2 ? "NCHW_VECT_C" : "?";
 }
 
@@ -440,7 +245,7 @@ legacy_conv(struct spy_text *t, const void *desc)
 	spy_text_add(t, " groups=");
 	spy_text_i64(t, spy_obj_attr(&o, _SPY_FN_cudnnSetConvolutionGroupCount, 1));
 	spy_text_add(t, " math=");
-	text_lower(t, spy_enum_name(_SPY_ENUM_cudnnMathType_t,
+	spy_text_lower(t, spy_enum_name(_SPY_ENUM_cudnnMathType_t,
 				    spy_obj_attr(&o, _SPY_FN_cudnnSetConvolutionMathType, 0), 0), "CUDNN_");
 }
 
@@ -464,7 +269,7 @@ legacy_signature(const struct conv_fn *f, const union spy_arg *args, char *out)
 
 		spy_text_add(&t, " act=");
 		if (spy_obj_get(args[f->act].p, &o) && o.set_fn - 1 == _SPY_FN_cudnnSetActivationDescriptor)
-			text_lower(&t, spy_enum_name(_SPY_ENUM_cudnnActivationMode_t, o.args[1].i, 0),
+			spy_text_lower(&t, spy_enum_name(_SPY_ENUM_cudnnActivationMode_t, o.args[1].i, 0),
 				   "CUDNN_ACTIVATION_");
 		else
 			spy_text_add(&t, "?");
@@ -547,8 +352,8 @@ choice_find(int sig, int api, int op, int algo, const struct spy_graph_run *g)
 		if (!g)
 			return i;
 		if (c->engine == g->engine && c->nknobs == g->nknobs &&
-		    (g->nknobs <= 0 || (same(g->nknobs, c->knob_type, g->knob_type) &&
-					same(g->nknobs, c->knob_value, g->knob_value))))
+		    (g->nknobs <= 0 || (spy_same_i64(g->nknobs, c->knob_type, g->knob_type) &&
+					spy_same_i64(g->nknobs, c->knob_value, g->knob_value))))
 			return i;
 	}
 	if (nchoices >= MAX_CHOICES) {
@@ -596,7 +401,7 @@ count_call(struct choice *ch, int idx, const struct spy_call *c, long status)
 	if (c->pre && c->gpu_slot >= 0 && c->t0) {
 		unsigned p = pending_pos++ % PENDING;
 
-		pending[p].tid = spy_algo_tid();
+		pending[p].tid = spy_tid();
 		pending[p].t_ns = c->t0;
 		pending[p].choice = idx;
 	}
@@ -679,7 +484,7 @@ search_record(const struct spy_call *c, const struct conv_fn *f, const union spy
 	spy_line_lit(l, "{\"event\":\"search\",\"fn\":");
 	spy_line_name(l, spy_fn_info[c->id].name);
 	spy_line_lit(l, ",\"tid\":");
-	spy_line_i64(l, spy_algo_tid());
+	spy_line_i64(l, spy_tid());
 	spy_line_lit(l, ",\"t_ns\":");
 	spy_line_u64(l, c->t0 ? c->t0 : spy_now_ns());
 	spy_line_lit(l, ",\"op\":");
@@ -1156,7 +961,6 @@ param_index(const struct spy_fn_info *f, const char *name)
 static void
 fork_prepare(void)
 {
-	spy_backend_fork(0);
 	pthread_mutex_lock(&lock);
 }
 
@@ -1164,7 +968,6 @@ static void
 fork_parent(void)
 {
 	pthread_mutex_unlock(&lock);
-	spy_backend_fork(1);
 }
 
 static void
@@ -1182,7 +985,6 @@ fork_child(void)
 	for (int p = 0; p < PENDING; p++)
 		pending[p].choice = -1;
 	pthread_mutex_unlock(&lock);
-	spy_backend_fork(2);
 }
 
 void
@@ -1219,12 +1021,6 @@ spy_algo_flags_init(void)
 		c->kind = conv_names[i].kind;
 		spy_fn_flags[id] |= SPY_FN_WATCH;
 	}
-	for (size_t i = 0; i < sizeof(backend_watched) / sizeof(backend_watched[0]); i++) {
-		int id = spy_fn_lookup(backend_watched[i]);
-
-		if (id >= 0)
-			spy_fn_flags[id] |= SPY_FN_WATCH;
-	}
 }
 
 void
@@ -1245,8 +1041,6 @@ spy_algo_call(struct spy_call *c, long status, const union spy_arg *args)
 			legacy_workspace(f, args);
 		return;
 	}
-	if (strncmp(spy_fn_info[c->id].name, "cudnnBackend", 12) == 0)
-		spy_backend_call(c, status, args);
 }
 
 void
@@ -1390,7 +1184,6 @@ spy_algo_records(void)
 		if (choices[i].calls)
 			algo_record(&choices[i]);
 	pthread_mutex_unlock(&lock);
-	spy_backend_records();
 }
 
 void
@@ -1464,7 +1257,7 @@ spy_algo_print(void)
 					for (int n = 0; n < ch->nknobs && n < SPY_KNOBS_MAX; n++) {
 						if (n)
 							spy_text_add(&t, ",");
-						text_lower(&t, spy_enum_name(_SPY_ENUM_cudnnBackendKnobType_t,
+						spy_text_lower(&t, spy_enum_name(_SPY_ENUM_cudnnBackendKnobType_t,
 									     ch->knob_type[n], 0), "CUDNN_KNOB_TYPE_");
 						spy_text_add(&t, "=");
 						spy_text_i64(&t, ch->knob_value[n]);

@@ -9,44 +9,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sigtext.h"
 #include "spy.h"
 
-/* A signature's text is cut at this many bytes (the cut text is still a fine key). */
-#define SPY_SIG_LEN 448
-#define SPY_KNOBS_MAX 12
-
-/* A bounded text being built: appends past the end are dropped, never overflow. */
-struct spy_text {
-	char *p;
-	size_t len, cap;
-	int cut;		/* something was dropped */
-};
-
-void spy_text_init(struct spy_text *t, char *buf, size_t cap);
-void spy_text_add(struct spy_text *t, const char *s);
-/* When something was dropped, the text ends in "..." instead, so that a cut signature says it is one. */
-void spy_text_mark_cut(struct spy_text *t);
-void spy_text_i64(struct spy_text *t, int64_t v);
-/* "float", "half", "bfloat16": a cudnnDataType_t in lower case, without CUDNN_DATA_. */
-void spy_text_dtype(struct spy_text *t, int64_t dtype);
-/* A tensor in a signature: "float:8x16x32x32:NCHW". `format` names the layout; without one, it comes from the strides. */
-void spy_text_tensor(struct spy_text *t, int64_t dtype, int nd, const int64_t *dims, const int64_t *strides,
-		     const char *format);
-/* The convolution part: "pad=1x1 stride=1x1 dilation=1x1 mode=cross_correlation compute=float". */
-void spy_text_conv(struct spy_text *t, int nd, const int64_t *pre, const int64_t *post, const int64_t *stride,
-		   const int64_t *dilation, int64_t mode, int64_t compute);
-
-enum spy_conv_op { SPY_OP_FWD, SPY_OP_BWD_DATA, SPY_OP_BWD_FILTER, SPY_OP_BIAS_ACT, SPY_OP_GRAPH, SPY_OP_COUNT };
-/* "fwd", "bwd-data", "bwd-filter", "bias-act", "graph". */
-const char *spy_op_name(int op);
-
-/* record.c, once: flags the functions whose successes the spy watches (SPY_FN_WATCH). */
+/* record.c, once: flags the convolution functions whose successes the spy watches (SPY_FN_WATCH). */
 void spy_algo_flags_init(void);
-/* record.c: a watched call returned (any status), before its record is written. */
+/* record.c: a watched convolution call returned (any status), before its record is written. */
 void spy_algo_call(struct spy_call *c, long status, const union spy_arg *args);
 /* gpu.c: the GPU time of the call of `fn` by thread `tid` that started at `t_ns`. */
 void spy_algo_gpu_time(unsigned fn, int tid, uint64_t t_ns, uint64_t ns);
-/* summary.c, at exit: the `algo` and `heuristics` records, before the summary record. */
+/* summary.c, at exit: the `algo` records, before the summary record. */
 void spy_algo_records(void);
 /* summary.c, at exit: the per-signature section of the stderr summary. */
 void spy_algo_print(void);
@@ -76,7 +48,5 @@ void spy_algo_exit_findings(void);
 /* backend.c: a plan of this graph was finalized (planning took `ns`, 0 when not timed). */
 void spy_algo_graph_planned(const struct spy_graph_run *g, uint64_t ns);
 
-/* The calling thread's kernel id (cached). */
-int spy_algo_tid(void);
 
 #endif

@@ -5,7 +5,6 @@
  * that cuDNN rejected is never followed.
  */
 #include "core.h"
-#include "backend.h"
 #include "objects.h"
 
 #include <errno.h>
@@ -15,6 +14,25 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
+
+/* The backend's untyped attribute arrays: decoded by backend.c, which sets this at its start. */
+static int (*backend_decoder)(struct spy_line *, unsigned, const union spy_arg *, int, unsigned);
+
+void
+spy_args_set_backend_decoder(int (*fn)(struct spy_line *l, unsigned fn, const union spy_arg *args, int i,
+				       unsigned mode))
+{
+	__atomic_store_n(&backend_decoder, fn, __ATOMIC_RELEASE);
+}
+
+static int
+backend_array(struct spy_line *l, unsigned fn, const union spy_arg *args, int i, unsigned mode)
+{
+	int (*f)(struct spy_line *, unsigned, const union spy_arg *, int, unsigned) =
+		__atomic_load_n(&backend_decoder, __ATOMIC_ACQUIRE);
+
+	return f && f(l, fn, args, i, mode);
+}
 
 #define MAX_VALUES 16
 
@@ -516,7 +534,7 @@ spy_args_json(struct spy_line *l, unsigned fn, const union spy_arg *args, unsign
 		}
 		/* The backend's untyped arrays: their type is another argument's value. */
 		if ((fn == _SPY_FN_cudnnBackendSetAttribute || fn == _SPY_FN_cudnnBackendGetAttribute) &&
-		    spy_backend_arg_json(l, fn, args, i, mode))
+		    backend_array(l, fn, args, i, mode))
 			continue;
 		if (text_buffer(l, f, i, args, mode) || scaling_factor(l, f, i, args, mode) ||
 		    padding_fill(l, f, i, args, mode))

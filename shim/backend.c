@@ -1039,44 +1039,6 @@ resolve_plan(const struct slot *plan, struct spy_graph_run *r)
 	}
 }
 
-void
-spy_backend_id_json(struct spy_line *l, unsigned num)
-{
-	char b[32];
-
-	if (!num) {
-		spy_line_lit(l, "null");
-		return;
-	}
-	snprintf(b, sizeof(b), "backend#%u", num);
-	spy_line_name(l, b);
-}
-
-void
-spy_backend_knobs_json(struct spy_line *l, const int64_t *kinds, const int64_t *values, int n)
-{
-	if (n < 0) {
-		spy_line_lit(l, "null");
-		return;
-	}
-	spy_line_char(l, '[');
-	for (int k = 0; k < n; k++) {
-		const char *name = spy_enum_name(_SPY_ENUM_cudnnBackendKnobType_t, kinds[k], 0);
-
-		if (k)
-			spy_line_char(l, ',');
-		spy_line_lit(l, "{\"type\":");
-		if (name)
-			spy_line_name(l, name);
-		else
-			spy_line_i64(l, kinds[k]);
-		spy_line_lit(l, ",\"value\":");
-		spy_line_i64(l, values[k]);
-		spy_line_char(l, '}');
-	}
-	spy_line_char(l, ']');
-}
-
 /* "engine", "knobs", "config", "graph", "signature" of a plan, after a comma. */
 static void
 run_json(struct spy_line *l, const struct spy_graph_run *r)
@@ -1403,7 +1365,7 @@ static void
 graph_record(const struct spy_call *c, const struct slot *g)
 {
 	struct spy_thread *th;
-	struct spy_line *l = record_begin(&th, "graph", spy_algo_tid(), c->t0 ? c->t0 : spy_now_ns());
+	struct spy_line *l = record_begin(&th, "graph", spy_tid(), c->t0 ? c->t0 : spy_now_ns());
 	const struct attr *ops = attr_of(g, CUDNN_ATTR_OPERATIONGRAPH_OPS);
 	char sig[SPY_SIG_LEN];
 	int op;
@@ -1431,7 +1393,7 @@ graph_record(const struct spy_call *c, const struct slot *g)
 	spy_line_lit(l, "]}");
 	if (l->overflow) {
 		/* A graph too big for one line: say what it is without its operations. */
-		l = record_begin(&th, "graph", spy_algo_tid(), c->t0 ? c->t0 : spy_now_ns());
+		l = record_begin(&th, "graph", spy_tid(), c->t0 ? c->t0 : spy_now_ns());
 		spy_line_lit(l, ",\"id\":");
 		spy_backend_id_json(l, g->num);
 		spy_line_lit(l, ",\"op\":");
@@ -1476,7 +1438,7 @@ static void
 plan_record(const struct spy_call *c, const void *ptr, const struct spy_graph_run *r, int with_json)
 {
 	struct spy_thread *th;
-	struct spy_line *l = record_begin(&th, "plan", spy_algo_tid(), c->t0 ? c->t0 : spy_now_ns());
+	struct spy_line *l = record_begin(&th, "plan", spy_tid(), c->t0 ? c->t0 : spy_now_ns());
 	int64_t size = -1;
 	long len = -1;
 
@@ -1569,7 +1531,7 @@ heuristics_results(const struct spy_call *c, struct slot *heur, const union spy_
 	q = &queries[nqueries];
 	memset(q, 0, sizeof(*q));
 	q->heur = heur->num;
-	q->tid = spy_algo_tid();
+	q->tid = spy_tid();
 	q->t_ns = c->t0 ? c->t0 : spy_now_ns();
 	q->mode = -1;
 	int_attr(heur, CUDNN_ATTR_ENGINEHEUR_MODE, &q->mode);
@@ -1927,16 +1889,44 @@ spy_backend_call(struct spy_call *c, long status, const union spy_arg *args)
 	}
 }
 
-void
-spy_backend_fork(int phase)
+/* fork: the child must not find a lock held by a thread it does not have; the queries before it are the parent's. */
+static void
+fork_prepare(void)
 {
-	if (phase == 0) {
-		pthread_mutex_lock(&json_lock);
-		pthread_mutex_lock(&lock);
-		return;
-	}
-	if (phase == 2)
-		queries_from = nqueries;
+	pthread_mutex_lock(&json_lock);
+	pthread_mutex_lock(&lock);
+}
+
+static void
+fork_parent(void)
+{
 	pthread_mutex_unlock(&lock);
 	pthread_mutex_unlock(&json_lock);
+}
+
+static void
+fork_child(void)
+{
+	queries_from = nqueries;
+	fork_parent();
+}
+
+void
+spy_backend_flags_init(void)
+{
+	static const char *const watched[] = {
+		"cudnnBackendCreateDescriptor", "cudnnBackendDestroyDescriptor", "cudnnBackendSetAttribute",
+		"cudnnBackendGetAttribute", "cudnnBackendFinalize", "cudnnBackendExecute",
+	};
+
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	/* The describers of arguments and objects hand backend descriptors and attribute arrays to this file. */
+	spy_obj_set_backend_describer(spy_backend_describe);
+	spy_args_set_backend_decoder(spy_backend_arg_json);
+	for (size_t i = 0; i < sizeof(watched) / sizeof(watched[0]); i++) {
+		int id = spy_fn_lookup(watched[i]);
+
+		if (id >= 0)
+			spy_fn_flags[id] |= SPY_FN_WATCH;
+	}
 }

@@ -9,13 +9,13 @@
 #include "buf.h"
 #include "spy.h"
 
-/* algo.c: a watched backend call returned (any status). */
+/* record.c: a watched backend call returned (any status). */
 void spy_backend_call(struct spy_call *c, long status, const union spy_arg *args);
-/* objects.c: what the spy knows of a backend descriptor, inside its JSON object (or as [text]). */
+/* What the spy knows of a backend descriptor, inside its JSON object (or as [text]): objects.c's describer. */
 void spy_backend_describe(struct spy_line *l, const void *ptr, unsigned mode);
 /*
- * args.c: argument `i` of cudnnBackendSetAttribute/GetAttribute when it is
- * the array of elements, decoded by the attribute type; 0 when not handled.
+ * Argument `i` of cudnnBackendSetAttribute/GetAttribute when it is
+ * the array of elements, decoded by the attribute type; 0 when not handled (args.c's decoder).
  */
 int spy_backend_arg_json(struct spy_line *l, unsigned fn, const union spy_arg *args, int i, unsigned mode);
 /*
@@ -28,13 +28,8 @@ int spy_backend_arg_json(struct spy_line *l, unsigned fn, const union spy_arg *a
 int spy_backend_is_probe(unsigned fn, long status, long not_supported, const union spy_arg *args);
 /* At exit: one `heuristics` record per results query. */
 void spy_backend_records(void);
-/* Around fork (algo.c): 0 before (takes the locks), 1 after in the parent, 2 after in the child. */
-void spy_backend_fork(int phase);
+/* record.c, once: flags the backend functions the spy watches (SPY_FN_WATCH), and keeps its locks across fork. */
+void spy_backend_flags_init(void);
 
-/* A backend descriptor's id as JSON ("backend#3"), or null for 0. */
-void spy_backend_id_json(struct spy_line *l, unsigned num);
-
-/* Knob choices as JSON: [{"type": name, "value": n}, ...], or null when n < 0. */
-void spy_backend_knobs_json(struct spy_line *l, const int64_t *kinds, const int64_t *values, int n);
 
 #endif

@@ -122,6 +122,8 @@ void spy_foreach_dir(const char *list, void (*fn)(const char *dir, void *arg), v
 
 /* thread.c: per-thread counters. */
 struct spy_thread *spy_thread_get(void);
+/* The calling thread's kernel id (cached). */
+int spy_tid(void);
 /* What to do with a thread's block when the thread ends, before another thread may take it (sink.c: flush). */
 void spy_thread_set_exit_hook(void (*fn)(struct spy_thread *));
 struct spy_thread *spy_thread_list(void);

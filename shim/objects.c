@@ -10,7 +10,6 @@
  * reader on another thread never prints a half-written state.
  */
 #include "core.h"
-#include "backend.h"
 #include "objects.h"
 
 #include <pthread.h>
@@ -47,6 +46,23 @@ struct slot {
 };
 
 static struct slot slots[SLOTS];
+/* What backend.c knows of a backend descriptor: it keeps their attributes, and sets this at its start. */
+static void (*backend_describer)(struct spy_line *, const void *, unsigned);
+
+void
+spy_obj_set_backend_describer(void (*fn)(struct spy_line *l, const void *ptr, unsigned mode))
+{
+	__atomic_store_n(&backend_describer, fn, __ATOMIC_RELEASE);
+}
+
+static void
+describe_backend(struct spy_line *l, const void *ptr, unsigned mode)
+{
+	void (*fn)(struct spy_line *, const void *, unsigned) = __atomic_load_n(&backend_describer, __ATOMIC_ACQUIRE);
+
+	if (fn)
+		fn(l, ptr, mode);
+}
 static const char *kinds[MAX_KINDS];
 static unsigned kind_count, kind_next[MAX_KINDS];
 static int full_said;
@@ -658,7 +674,7 @@ spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int stat
 	if (text) {
 		id_text(l, &copy);
 		if (state && backend)
-			spy_backend_describe(l, ptr, mode);
+			describe_backend(l, ptr, mode);
 		if (state && copy.set_fn) {
 			size_t mark = l->len;
 
@@ -740,7 +756,7 @@ spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int stat
 	}
 attrs:
 	if (backend)
-		spy_backend_describe(l, ptr, mode);
+		describe_backend(l, ptr, mode);
 	for (int i = 0; i < 3; i++) {
 		const struct spy_fn_info *f;
 		union spy_arg v = { .i = copy.attr[i] };

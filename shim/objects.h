@@ -75,4 +75,10 @@ int64_t spy_arg_count(unsigned fn, int i, const union spy_arg *args, unsigned mo
 /* One struct of the description's `struct` blocks, as a JSON object (or name=value text). */
 void spy_struct_json(struct spy_line *l, int struct_id, const void *at, unsigned mode);
 
+/* backend.c, at its start: how a backend descriptor is described (its attributes are kept there). */
+void spy_obj_set_backend_describer(void (*fn)(struct spy_line *l, const void *ptr, unsigned mode));
+/* backend.c, at its start: how cudnnBackendSet/GetAttribute's untyped array is decoded; 0 when not handled. */
+void spy_args_set_backend_decoder(int (*fn)(struct spy_line *l, unsigned fn, const union spy_arg *args, int i,
+					    unsigned mode));
+
 #endif

@@ -74,6 +74,17 @@ spy_state_flags_init(void)
 			spy_fn_flags[i] |= SPY_FN_STATE;
 	}
 	spy_algo_flags_init();
+	spy_backend_flags_init();
+}
+
+/* A watched call returned: the legacy convolutions to algo.c, the graph API to backend.c (which tells algo.c what ran). */
+static void
+watched(struct spy_call *c, long status, const union spy_arg *args)
+{
+	if (strncmp(spy_fn_info[c->id].name, "cudnnBackend", 12) == 0)
+		spy_backend_call(c, status, args);
+	else
+		spy_algo_call(c, status, args);
 }
 
 static void
@@ -462,7 +473,7 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 		track_state(c->id, args);
 	/* Before the GPU timing is resolved (spy_gpu_post), which may hand its time to the algorithm at once. */
 	if ((flags & SPY_FN_WATCH) && args && !destroy)
-		spy_algo_call(c, status, args);
+		watched(c, status, args);
 	if (c->pre && (c->gpu_slot >= 0 || (flags & SPY_FN_SYNC)))
 		cuda_err = spy_gpu_post(c);
 	failed = status != 0 || cuda_err != 0;
@@ -555,7 +566,7 @@ out:
 		if ((flags & SPY_FN_STATE) && status == 0)
 			track_state(c->id, args);
 		if (flags & SPY_FN_WATCH)
-			spy_algo_call(c, status, args);
+			watched(c, status, args);
 	}
 	errno = saved;
 }

@@ -5,6 +5,7 @@
  */
 #include "core.h"
 #include "algo.h"
+#include "backend.h"
 #include "gpu.h"
 #include "sink.h"
 
@@ -378,6 +379,7 @@ spy_summary_print(void)
 	if (spy_sink_path() || (nrows > 0 && spy_sink_enabled())) {
 		/* What ran for each convolution, before the summary: the summary stays the last line. */
 		spy_algo_records();
+		spy_backend_records();
 		summary_record(rows, nrows, &total);
 	}
 	/* A process that never called cuDNN (a shell the launcher went through) says nothing. */

@@ -8,8 +8,18 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 __thread struct spy_tls spy_tls __attribute__((tls_model("initial-exec")));
+
+int
+spy_tid(void)
+{
+	if (!spy_tls.tid)
+		spy_tls.tid = (int)syscall(SYS_gettid);
+	return spy_tls.tid;
+}
 
 static struct spy_thread *threads;
 static pthread_key_t key;
