@@ -25,6 +25,7 @@
 struct fsym {
 	uint64_t value, size;
 	uint32_t name;
+	int quality;		/* among aliases at one address, the higher names it (sorted last) */
 };
 
 struct module {
@@ -62,7 +63,20 @@ by_value(const void *a, const void *b)
 {
 	const struct fsym *x = a, *y = b;
 
-	return x->value < y->value ? -1 : x->value > y->value;
+	if (x->value != y->value)
+		return x->value < y->value ? -1 : 1;
+	return (x->quality > y->quality) - (x->quality < y->quality);
+}
+
+/* Aliases at one address: a global name before a weak one before a local one, fewer leading underscores first. */
+static int
+name_quality(const ElfW(Sym) *sym, const char *name)
+{
+	int bind = ELF64_ST_BIND(sym->st_info), q = bind == STB_GLOBAL ? 32 : bind == STB_WEAK ? 16 : 0, u = 0;
+
+	while (name[u] == '_' && u < 15)
+		u++;
+	return q - u;
 }
 
 /* The function symbols of one file; an empty table when it has none or cannot be read. */
@@ -137,6 +151,7 @@ load(struct module *m)
 			m->syms[k].value = raw[j].st_value;
 			m->syms[k].size = raw[j].st_size;
 			m->syms[k].name = raw[j].st_name;
+			m->syms[k].quality = name_quality(&raw[j], m->strs + raw[j].st_name);
 			k++;
 		}
 		qsort(m->syms, k, sizeof(*m->syms), by_value);
