@@ -792,7 +792,12 @@ header(int f)
 	spy_line_lit(l, ",\"start_mono_ns\":");
 	spy_line_u64(l, (uint64_t)mono.tv_sec * 1000000000u + (uint64_t)mono.tv_nsec);
 	spy_line_lit(l, ",\"library\":");
-	if (spy_lib.handle) {
+	/*
+	 * Other threads call while copy 0 is being resolved: its fields are
+	 * whole only once the resolution is done (spy_resolved, acquire). A
+	 * header written before says null; the library record says it all.
+	 */
+	if (spy_resolved() && spy_lib.handle) {
 		spy_line_lit(l, "{\"path\":");
 		spy_line_str(l, spy_lib.path);
 		spy_line_lit(l, ",\"version\":");
