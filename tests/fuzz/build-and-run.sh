@@ -89,7 +89,7 @@ for t in $targets; do
 		continue
 	fi
 	bin="$work/fuzz-$t"
-	# fuzz-records reads records with the command's reader (cli/report.c, jansson); its seeds are larger.
+	# fuzz-records reads records with the command's reader (cli/report*.c, jansson); its seeds are larger.
 	extra="" maxlen=8192
 	if [ "$t" = records ]; then
 		if ! printf '#include <jansson.h>\n' | "$clang" -E -x c - >/dev/null 2>&1; then
@@ -97,7 +97,11 @@ for t in $targets; do
 			skipped=$((skipped + 1))
 			continue
 		fi
-		extra="-I$root/cli $root/cli/report.c $root/cli/cli-util.c -ljansson"
+		extra="-I$root/cli"
+		for f in report report-read report-chrome report-model report-text report-compare report-render report-util cli-util; do
+			extra="$extra $root/cli/$f.c"
+		done
+		extra="$extra -ljansson"
 		maxlen=65536
 	fi
 	# shellcheck disable=SC2086

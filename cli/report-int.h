@@ -1,0 +1,289 @@
+/*
+ * What the files of `cudnnspy report` share: the per-process structures the
+ * reader fills and the model reads, and the functions one file calls in
+ * another. Every name outside a file is prefixed report_, because the
+ * command links the spy's core and the other commands as well.
+ *
+ * The calls go one way (tests/abi/check-circles.py): report.c calls the
+ * reader, the printers and the comparison; the reader calls the Chrome
+ * trace; the printers and the comparison call the model, and the
+ * comparison prints with some of the text's printers; the reader and the
+ * trace render arguments with report-render.c; all of them call
+ * report-util.c, and report-util.c calls none.
+ */
+#ifndef CUDNNSPY_REPORT_INT_H
+#define CUDNNSPY_REPORT_INT_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "report.h"
+
+/* The schema this reader was written for (docs/output-format.md). */
+#define SCHEMA_KNOWN 1
+
+/*
+ * The longest strings kept from a record (names, messages, signatures):
+ * the reader cuts them there, and the model keys its aggregates by them.
+ */
+#define SIG_CAP 1024
+#define STR_CAP 256
+#define MSG_CAP 1024
+
+/* ---- a growable string with a limit ---- */
+
+struct sbuf {
+	char *p;
+	size_t len, cap, limit;
+	int cut;
+};
+
+/* ---- a string-keyed hash map ---- */
+
+struct map_ent {
+	char *key;
+	size_t klen;
+	uint64_t hash;
+	void *val;
+};
+
+struct map {
+	struct map_ent *ents;
+	size_t cap, n;
+};
+
+/* ---- a set of integers with a cap (thread ids, Chrome process ids) ---- */
+
+struct llset {
+	long long *v;
+	unsigned char *used;
+	size_t cap, n;
+};
+
+/* ---- what one file holds ---- */
+
+struct fnstat {
+	char *fn;
+	/* From the summary record. */
+	int in_summary, s_have_gpu;
+	long long s_calls, s_failures, s_internal, s_timed, s_total, s_p50, s_p99, s_gpu, s_first;
+	int s_have_first;		/* the summary said each thread's first call apart (first_ns) */
+	int s_steady_unknown;		/* and that the calls after it were not measured (steady_ns null) */
+	/* From call and failure records. */
+	int r_have_gpu;
+	long long r_calls, r_failures, r_timed, r_total, r_gpu, r_p50, r_p99;
+	uint64_t *hist;			/* freed when the file is done (fnstat_done) */
+};
+
+struct fgroup {
+	char *fn, *status_name, *message;	/* message NULL when the record had none */
+	long long status, count;
+	json_t *first;				/* see first_occurrence() */
+	int have_wall;
+	long long wall_ns;			/* when it happened, on the wall clock */
+};
+
+struct proc {
+	char *path;
+	size_t order;				/* input order, for ties */
+	/* The header. */
+	int have_header, have_pid, have_rank, have_ppid, have_clock, have_library, lib_null;
+	long long schema, pid, ppid, rank, start_unix_ns, start_mono_ns;
+	char *program, *host, *spy, *mode, *lib_path, *lib_how;
+	int have_lib_version, have_lib_cudart;
+	long long lib_version, lib_cudart;
+	/* Lines. */
+	long long lines, blank, too_long, bad_json, wrong_type, cut, bad_entries, extra_headers;
+	long long calls_rec, failures_rec, algo_rec, other_rec, lazy_calls;
+	int read_error, pass2;
+	/* The summary. */
+	int have_summary;
+	long long calls, failures, internal, dropped;
+	/* Aggregates. */
+	struct map fns;
+	size_t fns_over;			/* records of functions past MAX_FNS */
+	struct map groups;
+	long long groups_over;			/* failures past MAX_GROUPS kinds */
+	/* Chrome. */
+	int chrome_meta;
+	long long chrome_pid, chrome_first_t, chrome_skipped;
+	int chrome_have_first_t;
+	struct llset tids;
+	/* Findings, once per (id, message), and convolution choices per (api, op, signature, choice). */
+	struct map findings;
+	long long findings_over;
+	struct map sigs;
+	long long sigs_over;
+	/* The answering copy's file, from its library record: one build reached by several names is one. */
+	char *lib_real, *lib_build_id;
+	/* Where report_build_model put it, for lists of processes. */
+	size_t sorted;
+};
+
+struct pfinding {
+	char *id, *severity, *message, *fix;
+};
+
+struct psig {
+	char *api, *op, *signature, *choice;
+	long long calls, failures, timed, host_ns, gpu_timed, gpu_ns, ws_min, ws_max;
+	int have_ws;
+	int nondet;	/* the spy found cuDNN calls it non-deterministic */
+};
+
+struct report {
+	struct proc **procs;
+	size_t nprocs, cap;
+	FILE *warn;
+	int full;
+	FILE *chrome;
+	long long chrome_base, chrome_events, chrome_next_pid;
+	int chrome_first;
+	char *chrome_buf;
+	size_t chrome_cap;
+	struct llset chrome_pids;
+};
+
+/* ---- report-util.c: memory, strings, a map and a set, fields ---- */
+
+/* "cudnnspy: " and the message on OUT, a line; nothing when OUT is NULL. */
+void
+report_warn_to(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Out of memory is not bad input: says so and ends the command (exit 1). */
+void
+report_out_of_memory(void);
+
+void *
+report_xcalloc(size_t n, size_t size);
+
+void *
+report_xrealloc(void *p, size_t size);
+
+char *
+report_xstrdup(const char *s);
+
+/* A json_t that must exist (jansson returns NULL only when out of memory), set or appended. */
+json_t *
+report_must(json_t *j);
+
+void
+report_jset(json_t *obj, const char *key, json_t *value);
+
+void
+report_jpush(json_t *arr, json_t *value);
+
+/* A sum that stops at LLONG_MAX or LLONG_MIN. */
+long long
+report_sat_add(long long a, long long b);
+
+/* A copy that is valid UTF-8 without control characters, cut to CAP bytes with "...". */
+char *
+report_clean_dup(const char *s, size_t len, size_t cap);
+
+char *
+report_clean_str(const char *s, size_t cap);
+
+void
+report_sb_init(struct sbuf *b, size_t limit);
+
+void
+report_sb_add(struct sbuf *b, const char *s, size_t n);
+
+void
+report_sb_puts(struct sbuf *b, const char *s);
+
+void
+report_sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* map_put copies KEY, which must not be there yet; map_values are in no order. */
+void *
+report_map_get(struct map *m, const char *key, size_t klen);
+
+void
+report_map_put(struct map *m, const char *key, size_t klen, void *val);
+
+void **
+report_map_values(struct map *m);
+
+void
+report_map_free(struct map *m, void (*free_val)(void *));
+
+/* 1 when X is new, 0 when it was there, -1 when the set is at LIMIT. */
+int
+report_llset_add(struct llset *s, long long x, size_t limit);
+
+void
+report_llset_free(struct llset *s);
+
+/* A record's fields: a wrong type reads as absent (0, NULL); a count is not negative. */
+int
+report_get_int(json_t *o, const char *key, long long *out);
+
+int
+report_get_count(json_t *o, const char *key, long long *out);
+
+const char *
+report_get_str(json_t *o, const char *key);
+
+char *
+report_get_clean(json_t *o, const char *key, size_t cap);
+
+/* The file name of PATH; a cuDNN version number as 9.1.0 (freed by the caller). */
+const char *
+report_base_name(const char *path);
+
+char *
+report_version_string(long long v);
+
+/* The model's fields: an absent one reads as 0 or DEF. */
+long long
+report_jget_int(json_t *o, const char *key);
+
+const char *
+report_jget_str(json_t *o, const char *key, const char *def);
+
+/* ---- report-render.c: arguments for a person ---- */
+
+/* V into B, short (DEPTH: how deep V is already); ARGS as name=value, ..., the first MAX (0: all). */
+void
+report_render_value(struct sbuf *b, json_t *v, int depth);
+
+char *
+report_render_args(json_t *args, int max);
+
+/* ---- report-read.c (also report.h's report_new ... report_read_path) ---- */
+
+/* The header's start_unix_ns of a file, from its first line only. */
+int
+report_path_header_start(const char *path, long long *start_unix_ns);
+
+/* ---- report-chrome.c: the reader's calls, while R->chrome is set ---- */
+
+/* A file's track, also for a file without records; one event per call or failure record. */
+void
+report_chrome_process(struct report *r, struct proc *p);
+
+void
+report_chrome_record(struct report *r, struct proc *p, json_t *rec, const char *fn, int failure);
+
+/* ---- report-model.c ---- */
+
+/* The whole report as JSON, what --json prints (docs/report.md); the caller frees it. */
+json_t *
+report_build_model(struct report *r);
+
+/* ---- report-text.c: what report-compare.c prints the same way ---- */
+
+/* A duration in a unit that keeps 3 or 4 digits; a library's version and path; 0, or -1 after a message. */
+void
+report_fmt_ns(char *buf, size_t size, long long ns);
+
+void
+report_print_library(FILE *out, json_t *lib);
+
+int
+report_finish_output(FILE *out);
+
+#endif

@@ -1,0 +1,423 @@
+/*
+ * The model for a person, and as one JSON document. The text is printed
+ * from the model alone, never from the records, so that it cannot say
+ * something --json does not.
+ */
+#include "report-int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli-util.h"
+
+/* What the text shows of a first occurrence. */
+#define STACK_SHOW 6
+#define RECENT_SHOW 8
+#define LIST_SHOW 16
+
+/* ---- the model as text ---- */
+
+/* A duration for a person, in a unit that keeps 3 or 4 digits. */
+void
+report_fmt_ns(char *buf, size_t size, long long ns)
+{
+	if (ns < 1000)
+		snprintf(buf, size, "%lld ns", ns);
+	else if (ns < 1000000)
+		snprintf(buf, size, "%.1f us", (double)ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, size, "%.2f ms", (double)ns / 1e6);
+	else
+		snprintf(buf, size, "%.3f s", (double)ns / 1e9);
+}
+
+static void
+print_who(FILE *out, json_t *who)
+{
+	size_t n = json_array_size(who), i;
+	int ranks = n > 0;
+	json_t *w;
+
+	json_array_foreach(who, i, w) {
+		const char *s = json_string_value(w);
+		char *end;
+
+		if (!s || strncmp(s, "rank ", 5) != 0)
+			ranks = 0;
+		else {
+			strtoll(s + 5, &end, 10);
+			if (*end)
+				ranks = 0;
+		}
+	}
+	if (ranks)
+		fputs(n == 1 ? "rank " : "ranks ", out);
+	json_array_foreach(who, i, w) {
+		if (i >= LIST_SHOW) {
+			fprintf(out, " and %zu more", n - i);
+			break;
+		}
+		fprintf(out, "%s%s", i ? ", " : "", json_string_value(w) + (ranks ? 5 : 0));
+	}
+}
+
+void
+report_print_library(FILE *out, json_t *lib)
+{
+	if (!json_is_object(lib)) {
+		fputs("no cuDNN found", out);
+		return;
+	}
+	if (json_is_integer(json_object_get(lib, "version")))
+		fprintf(out, "cuDNN %s (%lld)", report_jget_str(lib, "version_string", "?"), report_jget_int(lib, "version"));
+	else
+		fputs("cuDNN of unknown version", out);
+	fprintf(out, " %s", report_jget_str(lib, "path", "(no path)"));
+}
+
+static void
+print_processes(FILE *out, json_t *model)
+{
+	json_t *procs = json_object_get(model, "processes"), *p;
+	size_t i;
+
+	fprintf(out, "\nProcesses\n");
+	json_array_foreach(procs, i, p) {
+		json_t *lib = json_object_get(p, "library"), *rec = json_object_get(p, "records");
+		json_t *sk = json_object_get(p, "skipped");
+
+		fprintf(out, "  %s: ", report_jget_str(p, "label", "?"));
+		if (json_is_true(json_object_get(p, "header"))) {
+			fprintf(out, "%s", report_jget_str(p, "program", "?"));
+			if (json_is_integer(json_object_get(p, "pid")))
+				fprintf(out, ", pid %lld", report_jget_int(p, "pid"));
+			fprintf(out, " on %s", report_jget_str(p, "host", "?"));
+			if (!json_is_integer(json_object_get(p, "rank")))
+				fputs(", no rank", out);
+			if (json_integer_value(json_object_get(p, "schema")) > SCHEMA_KNOWN)
+				fprintf(out, " (schema %lld)", report_jget_int(p, "schema"));
+			fputs("\n    ", out);
+			report_print_library(out, lib);
+			if (json_is_object(lib)) {
+				if (json_is_integer(json_object_get(lib, "cudart")))
+					fprintf(out, ", cudart %lld", report_jget_int(lib, "cudart"));
+				if (json_is_string(json_object_get(lib, "how")))
+					fprintf(out, " [%s]", report_jget_str(lib, "how", ""));
+			}
+			fputc('\n', out);
+		} else {
+			fputs("no header: program, host and cuDNN unknown\n", out);
+		}
+		fprintf(out, "    %lld call%s, %lld failure%s", report_jget_int(p, "calls"), report_jget_int(p, "calls") == 1 ? "" : "s",
+			report_jget_int(p, "failures"), report_jget_int(p, "failures") == 1 ? "" : "s");
+		if (json_is_true(json_object_get(p, "summary")))
+			fprintf(out, ", %lld internal, %lld dropped\n", report_jget_int(p, "internal"),
+				report_jget_int(p, "dropped"));
+		else
+			fputs(" (no summary: the process did not exit normally? counts from the records)\n",
+			      out);
+		fprintf(out, "    %s: %lld lines", report_jget_str(p, "file", "?"), report_jget_int(rec, "lines"));
+		if (report_jget_int(sk, "total"))
+			fprintf(out, ", %lld skipped", report_jget_int(sk, "total"));
+		fputc('\n', out);
+	}
+}
+
+static void
+print_cudnn(FILE *out, json_t *model)
+{
+	json_t *c = json_object_get(model, "cudnn"), *vars = json_object_get(c, "variants"), *v;
+	size_t nproc = json_array_size(json_object_get(model, "processes")), i;
+
+	fprintf(out, "\ncuDNN\n");
+	if (json_array_size(vars) == 1 && json_is_true(json_object_get(json_array_get(vars, 0), "known"))) {
+		fprintf(out, "  %s: ", nproc == 1 ? "the process" : nproc == 2 ? "both processes" : "all processes");
+		report_print_library(out, json_object_get(json_array_get(vars, 0), "library"));
+		fputc('\n', out);
+		return;
+	}
+	if (json_is_true(json_object_get(c, "differ")))
+		fprintf(out, "  DIFFERENT cuDNN builds across processes (library path or version):\n");
+	json_array_foreach(vars, i, v) {
+		long long np = report_jget_int(v, "processes");
+
+		fprintf(out, "    %lld process%s: ", np, np == 1 ? "" : "es");
+		if (json_is_true(json_object_get(v, "known")))
+			report_print_library(out, json_object_get(v, "library"));
+		else
+			fputs("unknown (no header)", out);
+		fputs(": ", out);
+		print_who(out, json_object_get(v, "who"));
+		fputc('\n', out);
+	}
+}
+
+static void
+print_first(FILE *out, json_t *first)
+{
+	json_t *stack = json_object_get(first, "stack"), *recent = json_object_get(first, "recent"), *x;
+	long long frames = report_jget_int(first, "stack_frames"), calls = report_jget_int(first, "recent_calls");
+	size_t i, nr = json_array_size(recent);
+	const char *args = report_jget_str(first, "args", "");
+
+	fprintf(out, "     first: %s", report_jget_str(first, "process", "?"));
+	if (json_is_integer(json_object_get(first, "tid")))
+		fprintf(out, ", tid %lld", report_jget_int(first, "tid"));
+	fprintf(out, " (%s:%lld)\n", report_jget_str(first, "file", "?"), report_jget_int(first, "line"));
+	fprintf(out, "       args: %s\n", args[0] ? args : "(none)");
+	if (json_array_size(stack)) {
+		fputs("       stack:", out);
+		json_array_foreach(stack, i, x) {
+			const char *sym = report_jget_str(x, "symbol", NULL);
+
+			if (i >= STACK_SHOW)
+				break;
+			fputs(i ? " <" : "", out);
+			if (sym)
+				fprintf(out, " %s (%s+%s)", sym, report_jget_str(x, "module", "?"),
+					report_jget_str(x, "offset", "?"));
+			else
+				fprintf(out, " %s+%s", report_jget_str(x, "module", "?"), report_jget_str(x, "offset", "?"));
+		}
+		if (frames > (long long)i)
+			fprintf(out, " < ... (%lld frames)", frames);
+		fputc('\n', out);
+	}
+	if (nr) {
+		size_t from = nr > RECENT_SHOW ? nr - RECENT_SHOW : 0;
+
+		fputs("       recent:", out);
+		if (calls > (long long)(nr - from))
+			fprintf(out, " ... %lld earlier,", calls - (long long)(nr - from));
+		for (i = from; i < nr; i++) {
+			x = json_array_get(recent, i);
+			fprintf(out, "%s %s", i > from ? "," : "", report_jget_str(x, "fn", "?"));
+			if (report_jget_int(x, "status"))
+				fprintf(out, "=%lld", report_jget_int(x, "status"));
+		}
+		fputc('\n', out);
+	}
+}
+
+static void
+print_failures(FILE *out, json_t *model)
+{
+	json_t *f = json_object_get(model, "failures"), *groups = json_object_get(f, "groups"), *g;
+	size_t i, some = 0;
+
+	fprintf(out, "\nFailures: %lld", report_jget_int(f, "total"));
+	if (json_array_size(groups))
+		fprintf(out, " in %zu group%s", json_array_size(groups), json_array_size(groups) == 1 ? "" : "s");
+	fputc('\n', out);
+	if (report_jget_int(f, "not_grouped"))
+		fprintf(out, "  (%lld failures of too many kinds are not grouped)\n", report_jget_int(f, "not_grouped"));
+	json_array_foreach(groups, i, g) {
+		const char *msg = report_jget_str(g, "message", NULL);
+
+		fprintf(out, "  %lldx %s: %s (%lld)", report_jget_int(g, "count"), report_jget_str(g, "fn", "?"),
+			report_jget_str(g, "status_name", "status"), report_jget_int(g, "status"));
+		if (msg)
+			fprintf(out, " \"%s\"", msg);
+		fputc('\n', out);
+		if (json_is_true(json_object_get(g, "only_some"))) {
+			fprintf(out, "     on %lld of %lld processes: ", report_jget_int(g, "processes"), report_jget_int(g, "of"));
+			print_who(out, json_object_get(g, "who"));
+			fputc('\n', out);
+			some++;
+		} else if (report_jget_int(g, "of") > 1) {
+			fprintf(out, report_jget_int(g, "of") == 2 ? "     on both processes\n" : "     on all %lld processes\n",
+				report_jget_int(g, "of"));
+		}
+		print_first(out, json_object_get(g, "first"));
+	}
+	if (!some)
+		return;
+	fprintf(out, "\nFailures on some processes only\n");
+	json_array_foreach(groups, i, g) {
+		if (!json_is_true(json_object_get(g, "only_some")))
+			continue;
+		fprintf(out, "  %s: %s (%lld): ", report_jget_str(g, "fn", "?"), report_jget_str(g, "status_name", "status"),
+			report_jget_int(g, "status"));
+		print_who(out, json_object_get(g, "who"));
+		fputs(" only\n", out);
+	}
+}
+
+/* Each finding once, with where it came from and its fix. */
+static void
+print_findings(FILE *out, json_t *model)
+{
+	json_t *fs = json_object_get(model, "findings"), *f;
+	size_t i, n = 0;
+
+	json_array_foreach(fs, i, f)
+		n += json_is_string(json_object_get(f, "id"));
+	if (!json_array_size(fs))
+		return;
+	fprintf(out, "\nFindings: %zu\n", n);
+	json_array_foreach(fs, i, f) {
+		long long np = report_jget_int(f, "processes"), of = report_jget_int(f, "of");
+
+		if (!json_is_string(json_object_get(f, "id"))) {
+			fprintf(out, "  (%lld more not kept)\n", report_jget_int(f, "not_kept"));
+			continue;
+		}
+		fprintf(out, "  %s %s: %s\n", report_jget_str(f, "severity", "?"), report_jget_str(f, "id", "?"),
+			report_jget_str(f, "message", ""));
+		if (of > 1) {
+			fputs(np == of ? (of == 2 ? "    in both processes" : "    in all processes") : "    in ", out);
+			if (np != of)
+				print_who(out, json_object_get(f, "who"));
+			fputc('\n', out);
+		}
+		if (json_is_string(json_object_get(f, "fix")))
+			fprintf(out, "    fix: %s\n", report_jget_str(f, "fix", ""));
+	}
+	fprintf(out, "  (causes and longer fixes: docs/conflicts.md, installed under share/doc/cudnnspy)\n");
+}
+
+/* The per-signature table: which algorithm or engine ran for each convolution, how often, how long. */
+static void
+print_signatures(FILE *out, json_t *model)
+{
+	json_t *sigs = json_object_get(model, "signatures"), *g;
+	size_t i, nproc = json_array_size(json_object_get(model, "processes"));
+	char host[32], gpu[32];
+
+	if (!json_array_size(sigs))
+		return;
+	fprintf(out, "\nConvolutions and graphs: %zu (signature, choice) pair%s, by time\n", json_array_size(sigs),
+		json_array_size(sigs) == 1 ? "" : "s");
+	json_array_foreach(sigs, i, g) {
+		report_fmt_ns(host, sizeof(host), report_jget_int(g, "host_ns"));
+		if (report_jget_int(g, "gpu_timed"))
+			report_fmt_ns(gpu, sizeof(gpu), report_jget_int(g, "gpu_ns"));
+		else
+			snprintf(gpu, sizeof(gpu), "-");
+		/* The signature starts with its operation (fwd, bwd-data, graph ...). */
+		fprintf(out, "  %s %s\n    %s: %lld call%s", report_jget_str(g, "api", "?"), report_jget_str(g, "signature", "?"),
+			report_jget_str(g, "choice", "?"), report_jget_int(g, "calls"), report_jget_int(g, "calls") == 1 ? "" : "s");
+		if (report_jget_int(g, "failures"))
+			fprintf(out, ", %lld failed", report_jget_int(g, "failures"));
+		fprintf(out, ", host %s, GPU %s", host, gpu);
+		if (json_is_integer(json_object_get(g, "workspace_max"))) {
+			long long lo = report_jget_int(g, "workspace_min"), hi = report_jget_int(g, "workspace_max");
+
+			if (lo == hi)
+				fprintf(out, ", workspace %lld", lo);
+			else
+				fprintf(out, ", workspace %lld..%lld", lo, hi);
+		}
+		if (json_is_true(json_object_get(g, "nondeterministic")))
+			fputs(", non-deterministic", out);
+		if (nproc > 1) {
+			fputs(", in ", out);
+			if ((size_t)report_jget_int(g, "processes") == nproc)
+				fputs(nproc == 2 ? "both processes" : "all processes", out);
+			else
+				print_who(out, json_object_get(g, "who"));
+		}
+		fputc('\n', out);
+	}
+}
+
+static void
+print_functions(FILE *out, json_t *model, int top)
+{
+	json_t *fns = json_object_get(model, "functions"), *f;
+	int gpu = json_is_true(json_object_get(model, "gpu_times"));
+	int first = json_is_true(json_object_get(model, "first_times"));
+	size_t n = json_array_size(fns), i;
+	char t[32], g[32], p50[32], p99[32];
+
+	if (!n)
+		return;
+	fprintf(out, "\nTop functions by total time");
+	if (top > 0 && (size_t)top < n)
+		fprintf(out, " (%d of %zu)", top, n);
+	fputc('\n', out);
+	fprintf(out, "  %-44s %10s %9s %12s", "function", "calls", "failures", first ? "steady" : "total");
+	if (first)
+		fprintf(out, " %10s", "first");
+	if (gpu)
+		fprintf(out, " %12s", "gpu");
+	fprintf(out, " %10s %10s\n", "p50", "p99");
+	json_array_foreach(fns, i, f) {
+		if (top > 0 && i >= (size_t)top)
+			break;
+		/* Only cuDNN's own internal calls: nothing the program spent time on. */
+		if (report_jget_int(f, "calls") == 0)
+			continue;
+		/* With the first calls apart, the total is the steady state's and the first calls have a column. */
+		if (!first)
+			report_fmt_ns(t, sizeof(t), report_jget_int(f, "total_ns"));
+		else if (json_is_integer(json_object_get(f, "steady_ns")))
+			report_fmt_ns(t, sizeof(t), report_jget_int(f, "steady_ns"));
+		else
+			snprintf(t, sizeof(t), "-");
+		report_fmt_ns(p50, sizeof(p50), report_jget_int(f, "p50_ns"));
+		report_fmt_ns(p99, sizeof(p99), report_jget_int(f, "p99_ns"));
+		fprintf(out, "  %-44s %10lld %9lld %12s", report_jget_str(f, "fn", "?"), report_jget_int(f, "calls"),
+			report_jget_int(f, "failures"), t);
+		if (first) {
+			char fs[32];
+
+			if (json_is_integer(json_object_get(f, "first_ns")))
+				report_fmt_ns(fs, sizeof(fs), report_jget_int(f, "first_ns"));
+			else
+				snprintf(fs, sizeof(fs), "-");
+			fprintf(out, " %10s", fs);
+		}
+		if (gpu) {
+			if (json_is_integer(json_object_get(f, "gpu_ns")))
+				report_fmt_ns(g, sizeof(g), report_jget_int(f, "gpu_ns"));
+			else
+				snprintf(g, sizeof(g), "-");
+			fprintf(out, " %12s", g);
+		}
+		fprintf(out, " %10s %10s\n", p50, p99);
+	}
+	if (json_array_size(json_object_get(model, "processes")) > 1)
+		fprintf(out, "  (p50 and p99: the highest among the processes)\n");
+}
+
+int
+report_finish_output(FILE *out)
+{
+	if (fflush(out) != 0 || ferror(out)) {
+		complain("cannot write the report: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int
+report_write_text(struct report *r, FILE *out, int top)
+{
+	json_t *model = report_build_model(r);
+	size_t np = json_array_size(json_object_get(model, "processes"));
+
+	fprintf(out, "cudnnspy report: %zu process%s", np, np == 1 ? "" : "es");
+	if (report_jget_int(model, "hosts") > 1)
+		fprintf(out, " on %lld hosts", report_jget_int(model, "hosts"));
+	fputc('\n', out);
+	print_processes(out, model);
+	print_cudnn(out, model);
+	print_findings(out, model);
+	print_failures(out, model);
+	print_signatures(out, model);
+	print_functions(out, model, top);
+	json_decref(model);
+	return report_finish_output(out);
+}
+
+int
+report_write_json(struct report *r, FILE *out)
+{
+	json_t *model = report_build_model(r);
+
+	json_dumpf(model, out, JSON_INDENT(2));
+	fputc('\n', out);
+	json_decref(model);
+	return report_finish_output(out);
+}
