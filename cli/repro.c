@@ -3,7 +3,7 @@
  * program needs to replay it (struct repro_plan), then has repro-write.c
  * write the program.
  *
- * The records are streamed line by line (jansson, as in report.c). What a
+ * The records are streamed line by line (jansson, as in report-read.c). What a
  * call needs of the records before it is kept while reading: each live
  * descriptor's Set calls (from traced Set records; a failure record carries
  * them itself), the last traced algorithm search of each kind, the stream
