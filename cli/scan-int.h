@@ -309,6 +309,18 @@ struct scan_result {
 	size_t ntoolkits;
 };
 
+/* scan-places.c: the directories to look at. */
+/* Directories walked below all --root together. */
+#define SCAN_ROOT_BUDGET 200000
+
+struct scan_dir *scan_find_dir(struct scan_result *r, const char *real);
+/* Adds a directory (any spelling) under a source label; missing ones are skipped. */
+void scan_add_dir(struct scan_result *r, const char *path, const char *source);
+/* This machine's usual places. */
+void scan_gather_machine(struct scan_result *r);
+/* Every directory below dir that holds a libcudnn name, without following links to directories. */
+void scan_walk_root(struct scan_result *r, const char *dir, int depth, size_t *budget, const char *label);
+
 /* scan-print.c: the human table and the JSON document. */
 void scan_json_str(FILE *f, const char *s);	/* a JSON string, valid UTF-8 whatever the bytes */
 void scan_human_str(FILE *f, const char *s);	/* bytes a terminal would misread are escaped */
