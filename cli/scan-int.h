@@ -321,6 +321,32 @@ void scan_gather_machine(struct scan_result *r);
 /* Every directory below dir that holds a libcudnn name, without following links to directories. */
 void scan_walk_root(struct scan_result *r, const char *dir, int depth, size_t *budget, const char *label);
 
+/* scan-copies.c: what the directories hold, grouped into copies. */
+extern int scan_no_probe;	/* --no-probe */
+
+/* libcudnn.so[.N...] or libcudnn_SUB.so[...]: 1, with sub ("" for the dispatcher) and the numbers after ".so". */
+int scan_parse_name(const char *name, char *sub, size_t subsz, int ver[4], int *nver);
+const char *scan_base_name(const char *path);
+/* The sub-libraries a dispatcher of that major asks for, NULL-terminated. */
+const char *const *scan_subs_of_major(int major);
+/* The major of a dispatcher's name (libcudnn.so.9), 0 for other names. */
+int scan_dispatcher_major(const char *name);
+/* Reads d's libcudnn files into the copies of r (one per major). */
+void scan_read_dir(struct scan_result *r, const struct scan_dir *d);
+void scan_free_file(struct scan_file *f);
+struct scan_file *scan_file_named(const struct scan_copy *c, const char *name);
+/* The dispatcher, the sub-libraries and the version of c. */
+void scan_analyze_copy(struct scan_copy *c);
+/* A dispatcher or a usable sub-library. */
+int scan_copy_has_content(const struct scan_copy *c);
+/* Reads the directories every file of a copy links into (symlink farms), then, after the ids, names their copies. */
+void scan_find_farms(struct scan_result *r);
+void scan_farm_ids(struct scan_result *r);
+/* The version and the copy of what res found. */
+void scan_describe(struct scan_result *r, struct scan_resolution *res, int dispatcher_major);
+/* Forgets the helper's answers. */
+void scan_forget_probes(void);
+
 /* scan-print.c: the human table and the JSON document. */
 void scan_json_str(FILE *f, const char *s);	/* a JSON string, valid UTF-8 whatever the bytes */
 void scan_human_str(FILE *f, const char *s);	/* bytes a terminal would misread are escaped */
