@@ -347,6 +347,11 @@ void scan_describe(struct scan_result *r, struct scan_resolution *res, int dispa
 /* Forgets the helper's answers. */
 void scan_forget_probes(void);
 
+/* scan-toolkits.c: the CUDA toolkits. */
+void scan_add_toolkit(struct scan_result *r, const char *what, const char *path);
+/* The copy in each toolkit's library directories; the copies must have their ids. */
+void scan_toolkit_copies(struct scan_result *r);
+
 /* scan-print.c: the human table and the JSON document. */
 void scan_json_str(FILE *f, const char *s);	/* a JSON string, valid UTF-8 whatever the bytes */
 void scan_human_str(FILE *f, const char *s);	/* bytes a terminal would misread are escaped */

@@ -605,142 +605,6 @@ for_findings(struct scan_result *r)
 	free(context);
 }
 
-/* At most 64 KiB of a small text file, NUL-terminated; NULL when it cannot be read. */
-static char *
-slurp(const char *path)
-{
-	FILE *f = fopen(path, "re");
-	char *buf;
-	size_t n;
-
-	if (!f)
-		return NULL;
-	buf = scan_xmalloc(65537);
-	n = fread(buf, 1, 65536, f);
-	fclose(f);
-	buf[n] = '\0';
-	return buf;
-}
-
-/* Copies a version ("13.0.96") from p into out: digits and dots only. */
-static int
-take_version(const char *p, char *out, size_t n)
-{
-	size_t len = strspn(p, "0123456789.");
-
-	while (len && p[len - 1] == '.')
-		len--;
-	if (len == 0 || len >= n || p[0] == '.')
-		return 0;
-	memcpy(out, p, len);
-	out[len] = '\0';
-	return 1;
-}
-
-/*
- * The toolkit's version: version.json ("cuda": {"version": ...}, CUDA
- * 11.1 and later), version.txt (older), the runtime's full-version file
- * name, the runtime's dist-info (toolkits assembled from the pip wheels,
- * such as /usr/local/cuda-13.0 here), then CUDART_VERSION in its header.
- */
-static void
-toolkit_version(struct scan_toolkit *t)
-{
-	static const char *const libdirs[] = { "lib64", "lib", "targets/*/lib", NULL };
-	char *file, *text, *p;
-	glob_t g;
-
-	file = scan_xasprintf("%s/version.json", t->path);
-	text = slurp(file);
-	if (text && (p = strstr(text, "\"cuda\"")) && (p = strstr(p, "\"version\"")) && (p = strchr(p + 9, '"')) &&
-	    take_version(p + 1, t->version, sizeof(t->version))) {
-		t->version_from = file;
-		free(text);
-		return;
-	}
-	free(text);
-	free(file);
-	file = scan_xasprintf("%s/version.txt", t->path);
-	text = slurp(file);
-	if (text && (p = strstr(text, "CUDA Version ")) && take_version(p + 13, t->version, sizeof(t->version))) {
-		t->version_from = file;
-		free(text);
-		return;
-	}
-	free(text);
-	free(file);
-	for (size_t i = 0; libdirs[i]; i++) {
-		char *pattern = scan_xasprintf("%s/%s/libcudart.so.*.*", t->path, libdirs[i]);
-
-		memset(&g, 0, sizeof(g));
-		if (glob(pattern, 0, NULL, &g) == 0) {
-			for (size_t k = g.gl_pathc; k-- > 0;) {
-				const char *v = strstr(scan_base_name(g.gl_pathv[k]), ".so.") + 4;
-
-				if (strchr(v, '.') && strspn(v, "0123456789.") == strlen(v) &&
-				    take_version(v, t->version, sizeof(t->version))) {
-					t->version_from = scan_xstrdup(g.gl_pathv[k]);
-					break;
-				}
-				t->version[0] = '\0';
-			}
-		}
-		globfree(&g);
-		free(pattern);
-		if (t->version_from)
-			return;
-	}
-	{
-		char *pattern = scan_xasprintf("%s/dist-info/nvidia_cuda_runtime*-*.dist-info", t->path);
-
-		memset(&g, 0, sizeof(g));
-		if (glob(pattern, 0, NULL, &g) == 0 && g.gl_pathc > 0) {
-			const char *dash = strchr(scan_base_name(g.gl_pathv[g.gl_pathc - 1]), '-');
-
-			if (dash && take_version(dash + 1, t->version, sizeof(t->version)))
-				t->version_from = scan_xstrdup(g.gl_pathv[g.gl_pathc - 1]);
-		}
-		globfree(&g);
-		free(pattern);
-		if (t->version_from)
-			return;
-	}
-	file = scan_xasprintf("%s/include/cuda_runtime_api.h", t->path);
-	text = slurp(file);
-	if (text && (p = strstr(text, "#define CUDART_VERSION"))) {
-		long v = strtol(p + 22, NULL, 10);
-
-		if (v >= 1000 && v < 1000000) {
-			snprintf(t->version, sizeof(t->version), "%ld.%ld", v / 1000, v % 1000 / 10);
-			t->version_from = file;
-			free(text);
-			return;
-		}
-	}
-	free(text);
-	free(file);
-}
-
-static void
-add_toolkit(struct scan_result *r, const char *what, const char *path)
-{
-	struct scan_toolkit *t;
-	struct stat st;
-
-	if (!path || !path[0] || r->ntoolkits >= sizeof(r->toolkits) / sizeof(r->toolkits[0]))
-		return;
-	/* /usr/local/cuda is named only when it is there; a variable is named whatever it says. */
-	if (strcmp(what, "/usr/local/cuda") == 0 && lstat(path, &st) != 0)
-		return;
-	t = &r->toolkits[r->ntoolkits++];
-	memset(t, 0, sizeof(*t));
-	t->what = what;
-	t->path = scan_xstrdup(path);
-	t->real = realpath(path, NULL);
-	if (t->real)
-		toolkit_version(t);
-}
-
 /* 1 when path is one of the --root trees or below one. */
 static int
 under_roots(const struct scan_result *r, const char *path)
@@ -779,24 +643,6 @@ toolkit_findings(struct scan_result *r)
 			    "%s is %s (CUDA %s) but %s is %s (CUDA %s): a build that takes one and a program that loads from the other get different toolkits",
 			    a->what, a->real, a->version[0] ? a->version : "version unknown", b->what, b->real,
 			    b->version[0] ? b->version : "version unknown");
-		}
-	}
-}
-
-static void
-toolkit_copies(struct scan_result *r)
-{
-	for (size_t i = 0; i < r->ntoolkits; i++) {
-		struct scan_toolkit *t = &r->toolkits[i];
-
-		for (size_t k = 0; t->real && k < r->ncopies && !t->copy; k++) {
-			const char *dir = r->copies[k]->dir;
-			size_t n = strlen(t->real);
-
-			if (strncmp(dir, t->real, n) == 0 && dir[n] == '/' &&
-			    (strcmp(dir + n, "/lib64") == 0 || strcmp(dir + n, "/lib") == 0 ||
-			     strncmp(dir + n, "/targets/", 9) == 0) && scan_copy_has_content(r->copies[k]))
-				t->copy = r->copies[k]->id;
 		}
 	}
 }
@@ -976,9 +822,9 @@ cudnnspy_scan_main(int argc, char **argv)
 	for (size_t k = 0; k < r.ndirs; k++)
 		scan_read_dir(&r, &r.dirs[k]);
 	scan_find_farms(&r);
-	add_toolkit(&r, "/usr/local/cuda", "/usr/local/cuda");
-	add_toolkit(&r, "CUDA_HOME", getenv("CUDA_HOME"));
-	add_toolkit(&r, "CUDA_PATH", getenv("CUDA_PATH"));
+	scan_add_toolkit(&r, "/usr/local/cuda", "/usr/local/cuda");
+	scan_add_toolkit(&r, "CUDA_HOME", getenv("CUDA_HOME"));
+	scan_add_toolkit(&r, "CUDA_PATH", getenv("CUDA_PATH"));
 	if (r.ncopies)
 		qsort(r.copies, r.ncopies, sizeof(*r.copies), cmp_copy);
 	for (size_t k = 0; k < r.ncopies; k++) {
@@ -986,7 +832,7 @@ cudnnspy_scan_main(int argc, char **argv)
 		scan_analyze_copy(r.copies[k]);
 	}
 	scan_farm_ids(&r);
-	toolkit_copies(&r);
+	scan_toolkit_copies(&r);
 	for (size_t k = 0; k < r.ncopies; k++) {
 		file_findings(&r, r.copies[k], &seen);
 		copy_findings(&r, r.copies[k]);
