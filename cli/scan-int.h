@@ -137,7 +137,7 @@ struct scan_resolution {
 	struct scan_strv denied;	/* files passed over because the user cannot read them */
 	struct scan_step *steps;
 	size_t nsteps;
-	/* Filled by scan.c: what was found, and for a dispatcher where its sub-libraries come from. */
+	/* Filled by scan-copies.c (what was found) and scan-findings.c (for a dispatcher, where its sub-libraries come from). */
 	char version[32];
 	int copy;		/* id of the scanned copy it is part of, 0 when none */
 	struct scan_subload *subs;
@@ -214,7 +214,7 @@ void scan_resolution_free(struct scan_resolution *r);
 /* The loader's default directories, in its order, NULL-terminated. */
 const char *const *scan_default_dirs(void);
 
-/* scan.c: what was found. */
+/* What was found: the directories (scan-places.c), the copies (scan-copies.c), the findings (scan-findings.c). */
 enum scan_link {
 	SCAN_LINK_NONE,		/* not a symlink */
 	SCAN_LINK_OK,
@@ -351,6 +351,19 @@ void scan_forget_probes(void);
 void scan_add_toolkit(struct scan_result *r, const char *what, const char *path);
 /* The copy in each toolkit's library directories; the copies must have their ids. */
 void scan_toolkit_copies(struct scan_result *r);
+
+/* scan-findings.c: the findings (docs/conflicts.md). */
+/* Links, kinds of file, permissions: once per file (seen), whichever names reach it. */
+void scan_file_findings(struct scan_result *r, const struct scan_copy *c, struct scan_strv *seen);
+void scan_copy_findings(struct scan_result *r, const struct scan_copy *c);
+/* Two majors in one directory; different copies. */
+void scan_global_findings(struct scan_result *r);
+void scan_toolkit_findings(struct scan_result *r);
+/* The sub-libraries the dispatcher res found would take, and what is wrong with them (context starts the message). */
+void scan_resolve_subs(struct scan_result *r, struct scan_resolution *res, int major, const char *context);
+/* libcudnn.so.9 and .8 for a program without paths. */
+void scan_search_path_findings(struct scan_result *r);
+void scan_for_findings(struct scan_result *r);
 
 /* scan-print.c: the human table and the JSON document. */
 void scan_json_str(FILE *f, const char *s);	/* a JSON string, valid UTF-8 whatever the bytes */

@@ -880,11 +880,11 @@ def machine_places():
 
 @scenario
 def conflicts_doc():
-    """Every id the scan can report has its section in docs/conflicts.md, and a test here that triggers it."""
+    """Every id the scan can report (cli/scan-findings.c holds every add_finding) has its section in docs/conflicts.md, and a test here that triggers it."""
     import re
-    with open(E["SCAN_C"]) as f:
+    with open(E["SCAN_FINDINGS_C"]) as f:
         ids = set(re.findall(r'add_finding\(r, "([a-z-]+)"', f.read()))
-    check(len(ids) >= 12, "the ids found in scan.c", sorted(ids))
+    check(len(ids) >= 12, "the ids found in scan-findings.c", sorted(ids))
     with open(E["CONFLICTS_MD"]) as f:
         doc = f.read()
     sections = dict(re.findall(r"^### `([a-z-]+)`\n(.*?)(?=^###? |\Z)", doc, re.M | re.S))
