@@ -543,3 +543,13 @@ spy_args_json(struct spy_line *l, unsigned fn, const union spy_arg *args, unsign
 	}
 	spy_line_char(l, text ? ')' : '}');
 }
+
+void
+spy_args_init(void)
+{
+	static const struct spy_arg_printer printer = {
+		spy_args_json, spy_arg_json, spy_typed_value, spy_arg_count,
+	};
+
+	spy_obj_set_arg_printer(&printer);
+}

@@ -46,6 +46,31 @@ struct slot {
 };
 
 static struct slot slots[SLOTS];
+/* How arguments are decoded (args.c, which describes a descriptor argument through this file): set at the start. */
+static const struct spy_arg_printer *printer;
+
+void
+spy_obj_set_arg_printer(const struct spy_arg_printer *p)
+{
+	__atomic_store_n(&printer, p, __ATOMIC_RELEASE);
+}
+
+static const struct spy_arg_printer *
+arg_printer(void)
+{
+	return __atomic_load_n(&printer, __ATOMIC_ACQUIRE);
+}
+
+static void
+print_arg(struct spy_line *l, const struct spy_param_info *p, const union spy_arg *a, int64_t count, unsigned mode)
+{
+	const struct spy_arg_printer *ap = arg_printer();
+
+	if (ap)
+		ap->arg_json(l, p, a, count, mode);
+	else
+		spy_line_lit(l, "null");
+}
 /* What backend.c knows of a backend descriptor: it keeps their attributes, and sets this at its start. */
 static void (*backend_describer)(struct spy_line *, const void *, unsigned);
 
@@ -268,7 +293,8 @@ spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg 
 
 			s->args[i] = args[i];
 			if (p->is_array && p->dir == SPY_DIR_IN && p->count >= 0 && arrays < 3 && args[i].p) {
-				int64_t n = spy_arg_count(fn, i, args, SPY_ARGS_AFTER_SUCCESS);
+				const struct spy_arg_printer *ap = arg_printer();
+				int64_t n = ap ? ap->arg_count(fn, i, args, SPY_ARGS_AFTER_SUCCESS) : -1;
 
 				if (n < 0)
 					n = 0;
@@ -626,7 +652,7 @@ settings_defaults(struct spy_line *l, const struct slot *s)
 			continue;
 		spy_line_char(l, ',');
 		spy_line_key(l, f->params[1].name);
-		spy_arg_json(l, &f->params[1], &v, -1, SPY_ARGS_STORED);
+		print_arg(l, &f->params[1], &v, -1, SPY_ARGS_STORED);
 	}
 	/* An RNN descriptor's clip: none until cudnnRNNSetClip, and again after each shape Set (as cuDNN resets it). */
 	if (!s->aux_fn && strcmp(kinds[s->kind], "rnn") == 0) {
@@ -637,7 +663,7 @@ settings_defaults(struct spy_line *l, const struct slot *s)
 		for (int i = 1; i < f->nparams && i < AUX_ARGS; i++) {
 			spy_line_char(l, ',');
 			spy_line_key(l, f->params[i].name);
-			spy_arg_json(l, &f->params[i], &zero[i], -1, SPY_ARGS_STORED);
+			print_arg(l, &f->params[i], &zero[i], -1, SPY_ARGS_STORED);
 		}
 	}
 }
@@ -712,7 +738,8 @@ spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int stat
 		spy_line_lit(l, ",\"set\":{\"fn\":");
 		spy_line_name(l, spy_fn_info[copy.set_fn - 1].name);
 		spy_line_lit(l, ",\"args\":");
-		spy_args_json(l, copy.set_fn - 1, copy.args, SPY_ARGS_STORED);
+		if (arg_printer())
+			arg_printer()->args_json(l, copy.set_fn - 1, copy.args, SPY_ARGS_STORED);
 		/* The arrays were copied at the Set call: add them inside the args object. */
 		for (int i = 0; i < 3 && !l->overflow; i++) {
 			if (copy.array_param[i] < 0)
@@ -737,7 +764,7 @@ spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int stat
 			l->len--;
 			spy_line_char(l, ',');
 			spy_line_key(l, f->params[(int)copy.fill_param].name);
-			if (spy_typed_value(l, set_data_type(f, copy.args), &copy.args[(int)copy.fill_param],
+			if (arg_printer() && arg_printer()->typed_value(l, set_data_type(f, copy.args), &copy.args[(int)copy.fill_param],
 					    SPY_ARGS_STORED))
 				spy_line_char(l, '}');
 			else
@@ -767,7 +794,7 @@ attrs:
 
 		spy_line_char(l, ',');
 		spy_line_key(l, f->params[1].name);
-		spy_arg_json(l, &f->params[1], &v, -1, SPY_ARGS_STORED);
+		print_arg(l, &f->params[1], &v, -1, SPY_ARGS_STORED);
 	}
 	if (copy.aux_fn) {
 		const struct spy_fn_info *f = &spy_fn_info[copy.aux_fn - 1];
@@ -775,7 +802,7 @@ attrs:
 		for (int i = 1; i < f->nparams && i < AUX_ARGS; i++) {
 			spy_line_char(l, ',');
 			spy_line_key(l, f->params[i].name);
-			spy_arg_json(l, &f->params[i], &copy.aux[i], -1, SPY_ARGS_STORED);
+			print_arg(l, &f->params[i], &copy.aux[i], -1, SPY_ARGS_STORED);
 		}
 	}
 	if (!backend)

@@ -75,6 +75,23 @@ int64_t spy_arg_count(unsigned fn, int i, const union spy_arg *args, unsigned mo
 /* One struct of the description's `struct` blocks, as a JSON object (or name=value text). */
 void spy_struct_json(struct spy_line *l, int struct_id, const void *at, unsigned mode);
 
+/*
+ * args.c, at the start (spy_args_init): how this file prints a remembered
+ * Set call's arguments when it describes a descriptor. args.c describes a
+ * descriptor argument through this file, so the printing is handed in
+ * rather than called: no circle.
+ */
+struct spy_arg_printer {
+	void (*args_json)(struct spy_line *l, unsigned fn, const union spy_arg *args, unsigned mode);
+	void (*arg_json)(struct spy_line *l, const struct spy_param_info *p, const union spy_arg *a, int64_t count,
+			 unsigned mode);
+	int (*typed_value)(struct spy_line *l, int64_t dt, const void *at, unsigned mode);
+	int64_t (*arg_count)(unsigned fn, int i, const union spy_arg *args, unsigned mode);
+};
+void spy_obj_set_arg_printer(const struct spy_arg_printer *p);
+/* record.c, at the start: hands args.c's printer to objects.c. */
+void spy_args_init(void);
+
 /* backend.c, at its start: how a backend descriptor is described (its attributes are kept there). */
 void spy_obj_set_backend_describer(void (*fn)(struct spy_line *l, const void *ptr, unsigned mode));
 /* backend.c, at its start: how cudnnBackendSet/GetAttribute's untyped array is decoded; 0 when not handled. */

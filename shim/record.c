@@ -73,6 +73,7 @@ spy_state_flags_init(void)
 		if (state_kind[i] != STATE_NONE)
 			spy_fn_flags[i] |= SPY_FN_STATE;
 	}
+	spy_args_init();
 	spy_algo_flags_init();
 	spy_backend_flags_init();
 }

@@ -1,13 +1,12 @@
 #!/usr/bin/env python3
 """No file calls into a file that calls back into it (issue 17's dependency rule), from the object files.
 
-usage: check-circles.py [--known FILE...] NAME=OBJECTS [NAME=OBJECTS ...]
+usage: check-circles.py NAME=OBJECTS [NAME=OBJECTS ...]
 
 OBJECTS is static libraries (.a) and directories of object files (.o), separated by commas; each NAME is one part (the library,
 the command) checked on its own. File A depends on file B when A uses a global symbol that B defines
 (nm). A circle is a set of two or more files each reachable from the others. Exit 1 when a part has a
-circle, unless the part's circle is the known one (--known lists its files, for a part whose circle is
-being taken apart) and no file joined it: then it says how big it still is, and passes.
+circle, with the files and which of them each calls.
 """
 import collections
 import glob
@@ -100,33 +99,18 @@ def circles(files):
 
 
 def main(argv):
-    known, parts, i = set(), [], 0
-    while i < len(argv):
-        if argv[i] == "--known":
-            i += 1
-            while i < len(argv) and "=" not in argv[i]:
-                known.add(argv[i])
-                i += 1
-            continue
-        name, _, objects = argv[i].partition("=")
-        parts.append((name, objects))
-        i += 1
     bad = 0
-    for name, objects in parts:
+    for arg in argv:
+        name, _, objects = arg.partition("=")
         found, edges = circles(members(objects))
         if not found:
             print("%s: no circle among its files" % name)
             continue
+        bad = 1
         for comp in found:
-            if known and set(comp) <= known:
-                print("%s: a known circle, %d files (of %d known): %s" % (name, len(comp), len(known), " ".join(comp)))
-                continue
-            bad = 1
             print("%s: a circle of %d files:" % (name, len(comp)))
             for f in comp:
                 print("  %s -> %s" % (f, " ".join(x for x in edges[f] if x in comp)))
-            if known:
-                print("  new in it: %s" % " ".join(sorted(set(comp) - known)))
     return bad
 
 
