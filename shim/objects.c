@@ -680,6 +680,7 @@ void
 spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int state, unsigned mode)
 {
 	int text = (mode & SPY_ARGS_TEXT) != 0;
+	const struct spy_arg_printer *ap = arg_printer();
 	struct slot copy, *s;
 	int backend;
 
@@ -738,8 +739,8 @@ spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int stat
 		spy_line_lit(l, ",\"set\":{\"fn\":");
 		spy_line_name(l, spy_fn_info[copy.set_fn - 1].name);
 		spy_line_lit(l, ",\"args\":");
-		if (arg_printer())
-			arg_printer()->args_json(l, copy.set_fn - 1, copy.args, SPY_ARGS_STORED);
+		if (ap)
+			ap->args_json(l, copy.set_fn - 1, copy.args, SPY_ARGS_STORED);
 		/* The arrays were copied at the Set call: add them inside the args object. */
 		for (int i = 0; i < 3 && !l->overflow; i++) {
 			if (copy.array_param[i] < 0)
@@ -764,7 +765,7 @@ spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int stat
 			l->len--;
 			spy_line_char(l, ',');
 			spy_line_key(l, f->params[(int)copy.fill_param].name);
-			if (arg_printer() && arg_printer()->typed_value(l, set_data_type(f, copy.args), &copy.args[(int)copy.fill_param],
+			if (ap && ap->typed_value(l, set_data_type(f, copy.args), &copy.args[(int)copy.fill_param],
 					    SPY_ARGS_STORED))
 				spy_line_char(l, '}');
 			else
