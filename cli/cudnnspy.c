@@ -7,6 +7,7 @@
  * (report.c) is the other command, and its report goes to stdout.
  */
 #include "core.h"
+#include "dump.h"
 #include "report.h"
 #include "repro.h"
 #include "run-check.h"
@@ -42,12 +43,14 @@ static const char usage_text[] =
 	"       cudnnspy report --compare [--json] RUN_A RUN_B\n"
 	"       cudnnspy repro [--call N | --failure N | --signature TEXT] [-o FILE] [--fill MODE] [--time]\n"
 	"                      [--cudnn DIR] [--list] RECORDS\n"
+	"       cudnnspy dump FILE_OR_DIR...\n"
 	"       cudnnspy scan [--json] [--for PROGRAM_OR_LIBRARY [--user NAME]] [--root DIR]... [--no-probe]\n"
-	"       cudnnspy help [run|report|repro|scan|env]\n"
+	"       cudnnspy help [run|report|repro|dump|scan|env]\n"
 	"       cudnnspy --help | --version | --help-env\n"
 	"\n"
 	"Runs COMMAND with the cuDNN spy loaded and exits with COMMAND's exit status.\n"
 	"report reads the records the spy wrote (see cudnnspy help report).\n"
+	"dump prints the records of either format as JSON Lines (see cudnnspy help dump).\n"
 	"repro writes a standalone C program that replays one recorded call (see cudnnspy help repro).\n"
 	"scan lists the cuDNN copies on this machine and their conflicts (see cudnnspy help scan).\n"
 	"\n"
@@ -631,6 +634,11 @@ help_command(int argc, char **argv)
 		return EXIT_USAGE;
 #endif
 	}
+	if (strcmp(what, "dump") == 0) {
+		char *sub[] = { help_word, NULL };
+
+		return cudnnspy_dump_main(1, sub);
+	}
 	if (strcmp(what, "scan") == 0) {
 		char *sub[] = { scan_word, help_word, NULL };
 
@@ -646,7 +654,7 @@ help_command(int argc, char **argv)
 		return EXIT_USAGE;
 #endif
 	}
-	return usage_error("help: no command '%s' (run, report, repro, scan, env)", what);
+	return usage_error("help: no command '%s' (run, report, repro, dump, scan, env)", what);
 }
 
 int
@@ -692,6 +700,8 @@ main(int argc, char **argv)
 	}
 	if (strcmp(a, "scan") == 0)
 		return cudnnspy_scan_main(argc - 1, argv + 1);
+	if (strcmp(a, "dump") == 0)
+		return cudnnspy_dump_main(argc - 2, argv + 2);
 	if (a[0] == '-')
 		return usage_error("unknown option '%s'", a);
 	return usage_error("unknown command '%s'", a);

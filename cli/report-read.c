@@ -25,7 +25,26 @@
 #include <sys/types.h>
 #include <unistd.h>
 #include "cli-util.h"
+#include "records.h"
 #include "symtab.h"
+
+/*
+ * Format 2 files (docs/record-format.md) come through records.c, which the
+ * command links. The fuzz targets build the reader without it (and without
+ * the API tables it needs): there a format 2 file reads as lines that are
+ * not JSON. Weak, so that each build takes what it links.
+ */
+extern int rec_is_binary(const void *data, size_t len) __attribute__((weak));
+extern void rec_open_fd(struct rec_reader *r, int fd) __attribute__((weak));
+extern void rec_open_mem(struct rec_reader *r, const void *data, size_t len) __attribute__((weak));
+extern int rec_next(struct rec_reader *r, const char **line, size_t *len, int *flags) __attribute__((weak));
+extern void rec_close(struct rec_reader *r) __attribute__((weak));
+
+static int
+binary_records(const void *data, size_t len)
+{
+	return rec_is_binary && rec_is_binary(data, len);
+}
 
 /* Longer lines are skipped and counted: no record of ours comes near. */
 #define LINE_CAP (1u << 20)
@@ -672,6 +691,7 @@ struct src {
 	char *buf;
 	size_t start, end;
 	int eof, skipping, error;
+	struct rec_reader *rec;	/* format 2: its records as lines */
 };
 
 /*
@@ -681,6 +701,17 @@ struct src {
 static int
 src_next(struct src *s, const char **line, size_t *len, int *flags)
 {
+	if (s->rec) {
+		int f;
+
+		if (!rec_next(s->rec, line, len, &f)) {
+			s->error = s->rec->error;
+			return 0;
+		}
+		/* Damage reads as a line that is not JSON; the tail an ending cut, as a cut line. */
+		*flags = (f & REC_CUT ? LINE_CUT : 0) | (*len > LINE_CAP ? LINE_LONG : 0);
+		return 1;
+	}
 	if (s->mem) {
 		const char *p = s->mem + s->pos, *nl;
 		size_t n;
@@ -920,15 +951,26 @@ report_read_buffer(struct report *r, const char *name, const void *data, size_t 
 {
 	struct proc *p = proc_add(r, name);
 	struct src s = { 0 };
+	struct rec_reader rec;
 
 	s.mem = data ? data : "";
 	s.len = data ? len : 0;
+	if (binary_records(s.mem, s.len)) {
+		rec_open_mem(&rec, s.mem, s.len);
+		s.rec = &rec;
+	}
 	read_lines(r, p, &s, 1);
 	if (needs_pass2(r, p)) {
 		s.pos = 0;
 		p->pass2 = 1;
+		if (s.rec) {
+			rec_close(&rec);
+			rec_open_mem(&rec, s.mem, s.len);
+		}
 		read_lines(r, p, &s, 2);
 	}
+	if (s.rec)
+		rec_close(&rec);
 	if (r->chrome)
 		report_chrome_process(r, p);
 	finish_file(r, p);
@@ -940,8 +982,10 @@ report_read_path(struct report *r, const char *path)
 	struct src s = { 0 };
 	struct stat st;
 	struct proc *p;
-	unsigned char magic[2];
-	int fd, saved_full = r->full;
+	unsigned char magic[16];
+	struct rec_reader rec;
+	ssize_t got;
+	int fd, saved_full = r->full, binary;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
@@ -959,28 +1003,53 @@ report_read_path(struct report *r, const char *path)
 		return -1;
 	}
 	/* Compressed records would only be counted as garbage: say what they are. */
-	if (pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+	got = pread(fd, magic, sizeof(magic), 0);
+	if (got >= 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
 		complain("%s: compressed (gzip); decompress it first", path);
+		close(fd);
+		return -1;
+	}
+	binary = got > 0 && binary_records(magic, (size_t)got);
+	if (binary && !S_ISREG(st.st_mode)) {
+		/* A pipe has been read from already, and the reader takes it from its first byte. */
+		complain("%s: records of format 2 are read from a file, not a pipe: use cudnnspy dump", path);
 		close(fd);
 		return -1;
 	}
 	p = proc_add(r, path);
 	s.fd = fd;
 	s.buf = report_xcalloc(1, READ_BUF);
+	if (binary) {
+		rec_open_fd(&rec, fd);
+		s.rec = &rec;
+	}
 	/* A pipe cannot be read twice: everything is parsed on the first pass. */
 	if (!S_ISREG(st.st_mode))
 		r->full = 1;
 	read_lines(r, p, &s, 1);
 	p->read_error = s.error;
+	if (s.rec && s.rec->damaged)
+		report_warn_to(r->warn, "%s: damaged: %llu bytes in %lld places are no record, the first at byte %llu",
+			       p->path, s.rec->damage_bytes, s.rec->damaged, s.rec->damage_at);
+	if (s.rec && s.rec->unreadable_calls)
+		report_warn_to(r->warn, "%s: %lld packed calls cannot be read%s", p->path, s.rec->unreadable_calls,
+			       s.rec->mismatch ? " (written by a cudnnspy with another function table)" : "");
 	if (needs_pass2(r, p) && lseek(fd, 0, SEEK_SET) == 0) {
 		char *buf = s.buf;	/* the second pass reads into the same buffer */
 
 		memset(&s, 0, sizeof(s));
 		s.fd = fd;
 		s.buf = buf;
+		if (binary) {
+			rec_close(&rec);
+			rec_open_fd(&rec, fd);
+			s.rec = &rec;
+		}
 		p->pass2 = 1;
 		read_lines(r, p, &s, 2);
 	}
+	if (binary)
+		rec_close(&rec);
 	r->full = saved_full;
 	free(s.buf);
 	close(fd);

@@ -131,7 +131,7 @@ scan_dir(struct inputs *in, const char *dir, int depth)
 		struct stat st;
 
 		if (stat(path, &st) == 0) {
-			if (S_ISREG(st.st_mode) && strstr(names[i], ".jsonl")) {
+			if (S_ISREG(st.st_mode) && (strstr(names[i], ".jsonl") || strstr(names[i], ".cudnnspy.rec"))) {
 				inputs_add(in, path, &st);
 				found++;
 			} else if (S_ISDIR(st.st_mode) && depth == 0) {
@@ -157,7 +157,7 @@ add_operand(struct inputs *in, const char *path)
 	}
 	if (S_ISDIR(st.st_mode)) {
 		if (scan_dir(in, path, 0) == 0) {
-			complain("%s: no record files (*.jsonl*) in it or in its subdirectories", path);
+			complain("%s: no record files (*.jsonl*, *.cudnnspy.rec) in it or in its subdirectories", path);
 			return -1;
 		}
 		return 0;

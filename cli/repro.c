@@ -14,6 +14,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli-util.h"
+#include "records.h"
 
 #define EXIT_USAGE 2
 
@@ -854,29 +856,31 @@ take(struct reader *r, json_t *rec)
 static int
 read_file(struct reader *r, const char *path)
 {
-	FILE *in = fopen(path, "r");
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), flags;
+	struct rec_reader in;
+	const char *line;
+	size_t n;
 	int done = 0;
 
-	if (!in) {
+	if (fd < 0) {
 		complain("repro: %s: %s", path, strerror(errno));
 		return -1;
 	}
 	r->file = path;
 	r->line_no = 0;
 	reset_file(r);
-	while (!done && (n = getline(&line, &cap, in)) > 0) {
+	/* Either format: records.c gives format 2's records as the lines format 1 holds. */
+	rec_open_fd(&in, fd);
+	while (!done && rec_next(&in, &line, &n, &flags)) {
 		json_t *rec;
 		json_error_t err;
 
 		r->line_no++;
-		if ((size_t)n > LINE_CAP) {
+		if (n > LINE_CAP || flags) {
 			r->skipped_lines++;
 			continue;
 		}
-		rec = json_loadb(line, (size_t)n, 0, &err);
+		rec = json_loadb(line, n, 0, &err);
 		if (!json_is_object(rec)) {
 			r->skipped_lines++;
 			json_decref(rec);
@@ -885,8 +889,8 @@ read_file(struct reader *r, const char *path)
 		done = take(r, rec);
 		json_decref(rec);
 	}
-	free(line);
-	fclose(in);
+	rec_close(&in);
+	close(fd);
 	return done;
 }
 
@@ -929,7 +933,7 @@ record_files(const char *records, size_t *count)
 		char *path, **bigger;
 		struct stat fst;
 
-		if (!strstr(e->d_name, ".jsonl"))
+		if (!strstr(e->d_name, ".jsonl") && !strstr(e->d_name, ".cudnnspy.rec"))
 			continue;
 		if (asprintf(&path, "%s/%s", records, e->d_name) < 0)
 			break;
@@ -942,7 +946,7 @@ record_files(const char *records, size_t *count)
 	}
 	closedir(dir);
 	if (n == 0) {
-		complain("repro: %s: no record files (*.jsonl) in this directory", records);
+		complain("repro: %s: no record files (*.jsonl, *.cudnnspy.rec) in this directory", records);
 		free(files);
 		return NULL;
 	}

@@ -36,6 +36,17 @@ struct spy_buf {
 	struct spy_line line;
 	char last_error[512];	/* cuDNN's message read at a failure, for the program */
 	int last_error_pending;
+	/* Format 2 (recbin.c, sink.c): the buffer holds a chunk frame; the time of its last call. */
+	int chunk;
+	uint64_t t_prev;
+	/* The argument texts this thread wrote to the file, by object and its state: written once, named by id after. */
+	struct spy_text_slot {
+		const void *ptr;
+		const char *kind;
+		uint64_t stamp;
+		unsigned id;
+		int major;
+	} texts[64];
 };
 
 #include <string.h>

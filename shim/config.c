@@ -81,6 +81,26 @@ parse_flags(const char *value, const char *words, unsigned *out)
 	return 0;
 }
 
+/* One of the comma-separated words: its index. */
+static int
+parse_choice(const char *value, const char *words, long *out)
+{
+	long i = 0;
+
+	for (const char *w = words; *w; i++) {
+		size_t wl = strcspn(w, ",");
+
+		if (strlen(value) == wl && strncmp(value, w, wl) == 0) {
+			*out = i;
+			return 0;
+		}
+		w += wl;
+		if (*w == ',')
+			w++;
+	}
+	return -1;
+}
+
 static int
 parse_int(const char *value, const char *range, long *out)
 {
@@ -115,6 +135,8 @@ set_value(const struct spy_option *o, const char *value)
 		return parse_int(value, o->values, o->target);
 	case SPY_OPT_BOOL:
 		return spy_parse_bool(value, o->target) ? 0 : -1;
+	case SPY_OPT_CHOICE:
+		return parse_choice(value, o->values, o->target);
 	}
 	return -1;
 }
@@ -129,6 +151,8 @@ expected(const struct spy_option *o)
 		return o->values;
 	case SPY_OPT_BOOL:
 		return "1/0, yes/no, on/off or true/false";
+	case SPY_OPT_CHOICE:
+		return o->values;
 	default:
 		return "a value shorter than the limit";
 	}

@@ -254,6 +254,27 @@ fill_size(const struct spy_fn_info *f, const union spy_arg *args)
 	return 0;
 }
 
+/* 1 when a Set of `fn` with `args` would leave the slot as it is: a shape Set without arrays, or one setting. */
+static int
+same_set(const struct slot *s, const struct spy_fn_info *f, unsigned fn, const union spy_arg *args)
+{
+	if (aux_setter(f) || fn == _SPY_FN_cudnnSetTensorTransformDescriptor || f->nparams > MAX_ARGS)
+		return 0;
+	if (f->nparams == 2 && !f->params[1].is_array && f->params[1].kind != SPY_ARG_PTR) {
+		for (int i = 0; i < 3; i++)
+			if (s->attr_fn[i] == fn + 1)
+				return s->attr[i] == args[1].i;
+		return 0;
+	}
+	if (s->set_fn != fn + 1 || s->failed_fn || s->filled_fn || s->aux_fn)
+		return 0;
+	for (int i = 0; i < f->nparams; i++)
+		if (f->params[i].is_array || f->params[i].kind == SPY_ARG_PTR ||
+		    memcmp(&s->args[i], &args[i], sizeof(args[i])) != 0)
+			return 0;
+	return 1;
+}
+
 void
 spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg *args)
 {
@@ -261,6 +282,13 @@ spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg 
 	struct slot *s = ptr ? insert(ptr, kind) : NULL;
 
 	if (!s)
+		return;
+	/*
+	 * The same Set again (a framework sets its descriptors before every
+	 * call): nothing to write, and the state's stamp stays, so that format
+	 * 2 names the descriptor by the text it wrote already.
+	 */
+	if (same_set(s, f, fn, args))
 		return;
 	write_begin(s);
 	if (aux_setter(f)) {
@@ -529,6 +557,23 @@ snapshot(const struct slot *s, struct slot *copy)
 		copy->from_create = 0;	/* nor is it known to be unset */
 		return 0;
 	}
+	return 1;
+}
+
+int
+spy_obj_stamp(const void *ptr, uint64_t *stamp)
+{
+	const struct slot *s = ptr ? find(ptr) : NULL;
+	unsigned seq;
+
+	*stamp = 0;
+	if (!s)
+		return 1;
+	seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+	/* Being written; and a backend descriptor's text is backend.c's, which changes without a Set here. */
+	if ((seq & 1) || strcmp(kinds[s->kind], "backend") == 0)
+		return 0;
+	*stamp = (uint64_t)(s - slots + 1) << 32 | seq;
 	return 1;
 }
 

@@ -98,4 +98,12 @@ void spy_obj_set_backend_describer(void (*fn)(struct spy_line *l, const void *pt
 void spy_args_set_backend_decoder(int (*fn)(struct spy_line *l, unsigned fn, const union spy_arg *args, int i,
 					    unsigned mode));
 
+/*
+ * What the description of `ptr` depends on, as a number that changes
+ * whenever it does (its slot and that slot's write count; 0 for an object
+ * the spy does not know). 0 when the description cannot be kept: the slot
+ * is being written, or it is a backend descriptor (backend.c's state).
+ */
+int spy_obj_stamp(const void *ptr, uint64_t *stamp);
+
 #endif

@@ -64,5 +64,9 @@ const struct spy_option spy_options[] = {
 	  "Set by `cudnnspy run`: an absolute directory where each process leaves an empty file saying that the spy "
 	  "was loaded in it and whether it called cuDNN, so that run can say afterwards when it was not.",
 	  FIELD(run_dir) },
+	{ "CUDNNSPY_FORMAT", SPY_OPT_CHOICE, "json", "json,binary",
+	  "How records are written: `json` (JSON Lines, format 1) or `binary` (format 2: traced calls as packed "
+	  "frames among JSON lines, about a fifth of the bytes; read with `cudnnspy dump` or `cudnnspy report`).",
+	  FIELD(format) },
 	{ NULL, 0, NULL, NULL, NULL, NULL, 0 },
 };

@@ -11,6 +11,7 @@
 #include "gpu.h"
 #include "inject.h"
 #include "objects.h"
+#include "recbin.h"
 #include "sink.h"
 #include "stack.h"
 
@@ -74,6 +75,7 @@ spy_state_flags_init(void)
 			spy_fn_flags[i] |= SPY_FN_STATE;
 	}
 	spy_args_init();
+	spy_recbin_init();
 	spy_algo_flags_init();
 	spy_backend_flags_init();
 }
@@ -519,6 +521,8 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 	} else if (flags & SPY_FN_BACKTRACE) {
 		nips = spy_stack_capture(ips, SPY_STACK_MAX);
 	}
+	if (sink && !failed && !nips && spy_config.format == SPY_FORMAT_BINARY && spy_recbin_call(th, c, status, args))
+		sink = 0;	/* written packed */
 	if (sink) {
 		spy_line_reset(l);
 		common_fields(l, failed ? "failure" : "call", c, status);

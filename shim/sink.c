@@ -12,6 +12,7 @@
  * program may close every descriptor and open its own under that number).
  */
 #include "core.h"
+#include "recfmt.h"
 #include "sink.h"
 
 #include <errno.h>
@@ -127,7 +128,7 @@ spy_sink_expand(const char *o, int is_dir, const char *prog, const char *host, c
 			append(out, size, &len, ".r");
 			append(out, size, &len, r);
 		}
-		append(out, size, &len, ".cudnnspy.jsonl");
+		append(out, size, &len, spy_config.format == SPY_FORMAT_BINARY ? ".cudnnspy.rec" : ".cudnnspy.jsonl");
 	} else {
 		/* A pattern. */
 		for (const char *p = o; *p; p++) {
@@ -232,13 +233,42 @@ open_directory(const char *file, int *dirfd, const char **base, char *why, size_
 	return NULL;
 }
 
+/* Format 2 (CUDNNSPY_FORMAT=binary): whole frames, which JSON lines are among. */
+static int
+binary(void)
+{
+	return spy_config.format == SPY_FORMAT_BINARY;
+}
+
+/* How many whole records `data` begins with in its first `room` bytes, and how many bytes they take. */
+static size_t
+whole_records(const char *data, size_t len, size_t room, unsigned long long *records)
+{
+	size_t pos = 0, n;
+
+	*records = 0;
+	if (!binary()) {
+		for (size_t i = 0; i < len; i++)
+			if (data[i] == '\n') {
+				if (i < room)
+					pos = i + 1;
+				++*records;
+			}
+		return pos;
+	}
+	while (pos < len && spy_rec_frame((const uint8_t *)data, len, pos, &n) == SPY_REC_WHOLE && pos + n <= room) {
+		pos += n;
+		++*records;
+	}
+	return pos;
+}
+
 static unsigned long long
 lines_in(const char *data, size_t len)
 {
-	unsigned long long lines = 0;
+	unsigned long long lines;
 
-	for (size_t i = 0; i < len; i++)
-		lines += data[i] == '\n';
+	whole_records(data, len, len, &lines);
 	return lines;
 }
 
@@ -389,8 +419,9 @@ put(int f, const struct stat *st, const char *data, size_t len, int how)
 		pthread_sigmask(SIG_BLOCK, &xfsz, &old);
 		had_xfsz = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
 		if (len > room) {
-			for (n = (size_t)room; n > 0 && data[n - 1] != '\n'; n--)
-				;
+			unsigned long long fit;
+
+			n = whole_records(data, len, (size_t)room, &fit);
 			drop(data + n, len - n);
 			__atomic_store_n(&full, 1, __ATOMIC_RELAXED);
 			if (!in_handler)
@@ -624,6 +655,7 @@ flush_locked(struct spy_buf *b)
 	else
 		__atomic_add_fetch(&dropped, lines_in(b->out, b->len), __ATOMIC_RELAXED);
 	b->len = 0;
+	b->chunk = 0;
 }
 
 void
@@ -683,6 +715,58 @@ spy_sink_commit(struct spy_thread *th, struct spy_line *l, int now)
 }
 
 void
+spy_sink_commit_frame(struct spy_thread *th, unsigned tag, const uint8_t *body, size_t n, uint64_t t_ns)
+{
+	struct spy_buf *b = th->buf;
+	uint8_t head[2 + 2 * 10 + 1 + 10 + 10];
+	size_t h = 0, t = 0, need;
+	uint8_t when[10];
+
+	if (n > SPY_REC_FRAME_MAX - 10) {
+		__atomic_add_fetch(&dropped, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	if (!__atomic_load_n(&opened, __ATOMIC_ACQUIRE) && spy_resolved())
+		sink_fd();
+	lock(b);
+	need = 1 + 10 + 10 + n + 2 + 2 * 10 + 1;
+	if (b->len + need > sizeof(b->out))
+		flush_locked(b);
+	if (tag == SPY_REC_CALL) {
+		/* A call's time is a delta from the one before it in this buffer, which begins with the thread and a base. */
+		if (!b->chunk) {
+			uint8_t k[20];
+			size_t kn = spy_rec_put_uv(k, (uint64_t)spy_tid());
+
+			kn += spy_rec_put_uv(k + kn, t_ns);
+			head[h++] = SPY_REC_CHUNK;
+			h += spy_rec_put_uv(head + h, kn);
+			memcpy(head + h, k, kn);
+			h += kn;
+			b->chunk = 1;
+			b->t_prev = t_ns;
+		}
+		t = spy_rec_put_uv(when, spy_rec_zigzag((int64_t)(t_ns - b->t_prev)));
+		b->t_prev = t_ns;
+	}
+	head[h++] = (uint8_t)tag;
+	h += spy_rec_put_uv(head + h, t + n);
+	if (b->len + h + t + n > sizeof(b->out)) {
+		/* Never: need counted more. */
+		__atomic_add_fetch(&dropped, 1, __ATOMIC_RELAXED);
+		unlock(b);
+		return;
+	}
+	memcpy(b->out + b->len, head, h);
+	memcpy(b->out + b->len + h, when, t);
+	memcpy(b->out + b->len + h + t, body, n);
+	b->len += h + t + n;
+	if (b->len > sizeof(b->out) * 3 / 4)
+		flush_locked(b);
+	unlock(b);
+}
+
+void
 spy_sink_seal(void)
 {
 	/* Under the write lock: a write of another thread is then either whole in the file or not begun. */
@@ -727,6 +811,9 @@ spy_sink_fork_child(void)
 		if (th->buf) {
 			th->buf->len = 0;
 			th->buf->lock = 0;
+			th->buf->chunk = 0;
+			/* The child's file has none of the texts the parent's holds. */
+			memset(th->buf->texts, 0, sizeof(th->buf->texts));
 		}
 	}
 	pthread_mutex_init(&open_lock, NULL);
@@ -811,6 +898,25 @@ header(int f)
 		spy_line_lit(l, "null");
 	}
 	spy_line_lit(l, "}\n");
+	if (binary() && fstat(f, &st) == 0) {
+		/* Format 2 begins with what the function ids of its packed calls mean. */
+		uint8_t m[2 + 8 + 2 + 4 + 4];
+		uint32_t h = 2166136261u, count = _SPY_FN_COUNT;
+		uint16_t v = SPY_REC_VERSION;
+
+		for (unsigned i = 0; i < _SPY_FN_COUNT; i++)
+			h = spy_rec_hash_step(h, spy_fn_info[i].name);
+		m[0] = SPY_REC_FILE;
+		m[1] = sizeof(m) - 2;
+		memcpy(m + 2, SPY_REC_MAGIC, 8);
+		m[10] = (uint8_t)v;
+		m[11] = (uint8_t)(v >> 8);
+		for (int i = 0; i < 4; i++) {
+			m[12 + i] = (uint8_t)(count >> (8 * i));
+			m[16 + i] = (uint8_t)(h >> (8 * i));
+		}
+		put(f, &st, (const char *)m, sizeof(m), PUT_HEADER);
+	}
 	if (!l->overflow && fstat(f, &st) == 0)
 		put(f, &st, l->data, l->len, PUT_HEADER);
 	spy_line_free(l);

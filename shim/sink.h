@@ -8,6 +8,12 @@
 int spy_sink_enabled(void);
 /* Appends a finished line to the thread's buffer; writes it out when full or when `now`. */
 void spy_sink_commit(struct spy_thread *th, struct spy_line *l, int now);
+/*
+ * Format 2: appends a binary frame (recfmt.h) to the thread's buffer. A
+ * call (SPY_REC_CALL) gets its time as a delta put before `body`, and the
+ * buffer's chunk frame first when it is the buffer's first call.
+ */
+void spy_sink_commit_frame(struct spy_thread *th, unsigned tag, const uint8_t *body, size_t n, uint64_t t_ns);
 /* Writes out one thread's buffer. */
 void spy_sink_flush(struct spy_thread *th);
 /* The file's path, or NULL when there is none (yet). */

@@ -26,7 +26,7 @@ def options(text):
 man_text = open(man).read().replace("\\-", "-").replace("\\fB", "").replace("\\fR", "").replace("\\fI", "")
 md_text = open(md).read()
 top = out("--help")
-for cmd in ("run", "report", "repro", "scan"):
+for cmd in ("run", "report", "repro", "dump", "scan"):
     own = out(cmd, "--help")
     if not own:
         problems.append("%s --help prints nothing" % cmd)

@@ -4,6 +4,7 @@
 usage: scenarios.py NAME     (meson passes the paths in the environment)
 Exit 0 pass, 1 fail, 77 skip (only when the real cuDNN is absent).
 """
+import difflib
 import json
 import os
 import re
@@ -31,6 +32,10 @@ REAL = E.get("REAL_CUDNN_DIR", "")
 PROGS = E.get("PROGRAMS_DIR", "")
 EXAMPLES = E.get("EXAMPLES_DIR", "")
 HERE = os.path.dirname(os.path.abspath(__file__))
+# SPY_TEST_FORMAT=binary: every run writes record format 2 unless its test chose, read back through dump.
+TEST_FORMAT = E.get("SPY_TEST_FORMAT", "")
+# The end of the name of a record file in a CUDNNSPY_OUTPUT directory.
+RECORD_EXT = ".cudnnspy.rec" if TEST_FORMAT == "binary" else ".cudnnspy.jsonl"
 
 SCENARIOS = {}
 
@@ -61,6 +66,8 @@ def run(argv, env=None, check_rc=True, complete=True, preexec=None, signal_ok=Fa
     base = {k: v for k, v in E.items() if not k.startswith("CUDNNSPY_") and k not in ("LD_PRELOAD",)}
     base.pop("LD_LIBRARY_PATH", None)
     base.update(env or {})
+    if TEST_FORMAT and "CUDNNSPY_FORMAT" not in base:
+        base["CUDNNSPY_FORMAT"] = TEST_FORMAT
     sanitizer.child_env(base)   # sanitizer builds only: the runtime first in LD_PRELOAD, its options
     tmp = None
     if "CUDNNSPY_OUTPUT" not in base:
@@ -89,7 +96,7 @@ def records_in(directory, complete=True):
     for name in sorted(os.listdir(directory)):
         path = os.path.join(directory, name)
         # Files a test planted (links, other files) are not the spy's.
-        if os.path.islink(path) or ".jsonl" not in name:
+        if os.path.islink(path) or (".jsonl" not in name and ".cudnnspy.rec" not in name):
             continue
         recs, errors = schema.read_file(os.path.join(directory, name), complete)
         check(not errors, "records break the documented schema", *errors[:10])
@@ -641,7 +648,7 @@ def output_pattern():
     with tempfile.TemporaryDirectory() as d:
         run([prog("host-calls")], spied_env({"CUDNNSPY_OUTPUT": d, "RANK": "7"}))
         names = os.listdir(d)
-        check(len(names) == 1 and re.match(r"^host-calls\..+\.\d+\.r7\.cudnnspy\.jsonl$", names[0]),
+        check(len(names) == 1 and re.match(r"^host-calls\..+\.\d+\.r7" + re.escape(RECORD_EXT) + "$", names[0]),
               "directory naming with the rank", repr(names))
 
 
@@ -1029,13 +1036,12 @@ def threads_stress():
         check("threads 8 calls 200000 fails 0" in p.stdout, "ran", p.stdout)
         per_tid, total = {}, 0
         for name in os.listdir(d):
-            with open(os.path.join(d, name), "rb") as f:
-                for line in f:
-                    if b'"event":"call"' not in line:
-                        continue
-                    r = json.loads(line)
-                    per_tid[r["tid"]] = per_tid.get(r["tid"], 0) + 1
-                    total += 1
+            for line in schema.record_lines(os.path.join(d, name)):
+                if b'"event":"call"' not in line:
+                    continue
+                r = json.loads(line)
+                per_tid[r["tid"]] = per_tid.get(r["tid"], 0) + 1
+                total += 1
         check(total == 1600000 and sorted(per_tid.values()) == [200000] * 8, "every call, once",
               "%d %r" % (total, per_tid))
         check(summary_row(p.stderr, "cudnnSetTensor4dDescriptor")[:2] == (1600000, 0), "counts", p.stderr)
@@ -2593,10 +2599,16 @@ def hostile(mode, extra=None, args=(), complete=True, check_rc=True, lib=None):
 
 
 def whole_lines(directory):
-    """Every file in the directory ends with a newline: no torn last line."""
+    """Every file in the directory ends with a whole record: no torn last line (format 2: no frame cut)."""
     for name in os.listdir(directory):
         with open(os.path.join(directory, name), "rb") as f:
             data = f.read()
+        if schema.is_binary(data):
+            try:
+                schema.frames(data)
+            except ValueError as e:
+                check(False, "%s: a torn last record (%s)" % (name, e))
+            continue
         check(not data or data.endswith(b"\n"), "%s: a torn last line" % name, repr(data[-200:]))
 
 
@@ -2695,7 +2707,7 @@ def rank_numbers():
             recs = records_in(d)
             check(len(recs) == 1 and list(recs.values())[0][0]["rank"] == want, "RANK=%s: rank %d" % (value, want),
                   repr(recs))
-            check(list(recs)[0].endswith(".r%d.cudnnspy.jsonl" % want), "the file name has the rank", repr(recs))
+            check(list(recs)[0].endswith(".r%d%s" % (want, RECORD_EXT)), "the file name has the rank", repr(recs))
 
 
 @scenario
@@ -2958,6 +2970,204 @@ def real_graph_deviceless():
     statuses = [v[2] for v in read.values()]
     check(len(events(recs, "plan")) == statuses.count(0), "a plan record for each plan finalized", repr(statuses))
     check(not problems, "%d wrong plan or signature fields:\n" % len(problems) + "\n".join(problems))
+
+
+
+# Fields that differ between two runs of one program, whatever the format: times, ids of the process and
+# its threads, addresses.
+RUN_FIELDS = {"t_ns", "dur_ns", "tid", "pid", "ppid", "start_unix_ns", "start_mono_ns", "host_ns", "gpu_ns",
+              "total_ns", "first_ns", "steady_ns", "min_ns", "max_ns", "p50_ns", "p99_ns", "argv"}
+
+
+def run_neutral(v):
+    if isinstance(v, dict):
+        return {k: run_neutral(x) for k, x in v.items() if k not in RUN_FIELDS}
+    if isinstance(v, list):
+        return [run_neutral(x) for x in v]
+    if isinstance(v, str) and re.match(r"^0x[0-9a-f]+$", v):
+        return "0x"
+    return v
+
+
+def both_formats(argv, env):
+    """Runs argv writing format 1 and then format 2; returns ((records, bytes) of each) from the files."""
+    out = []
+    for fmt in ("json", "binary"):
+        with tempfile.TemporaryDirectory() as d:
+            p = run(argv, dict(env, CUDNNSPY_OUTPUT=d, CUDNNSPY_FORMAT=fmt, CUDNNSPY_TRACE="*"))
+            names = os.listdir(d)
+            check(len(names) == 1 and names[0].endswith(".cudnnspy.jsonl" if fmt == "json" else ".cudnnspy.rec"),
+                  "%s: one file, named for its format" % fmt, repr(names))
+            path = os.path.join(d, names[0])
+            with open(path, "rb") as f:
+                data = f.read()
+            recs = records_in(d)[names[0]]
+            out.append((recs, data, p))
+    return out
+
+
+def same_records(label, argv, env, ordered=True):
+    (jrecs, jdata, jp), (brecs, bdata, bp) = both_formats(argv, env)
+    check(jp.stdout == bp.stdout, "%s: the program's output is the same in both formats" % label, jp.stdout,
+          bp.stdout)
+    j = [json.dumps(run_neutral(r), sort_keys=True) for r in jrecs]
+    b = [json.dumps(run_neutral(r), sort_keys=True) for r in brecs]
+    if not ordered:
+        # Threads interleave differently from run to run, and number their descriptors in the order they
+        # create them; each record is still the same.
+        j = sorted(re.sub(r"#\d+", "#", x) for x in j)
+        b = sorted(re.sub(r"#\d+", "#", x) for x in b)
+    bad = [(x, y) for x, y in zip(j, b) if x != y]
+    check(len(j) == len(b) and not bad, "%s: %d format 1 records, %d read back from format 2, %d differ" %
+          (label, len(j), len(b), len(bad)), *["%s\n    %s" % xy for xy in bad[:5]])
+    fr = schema.frames(bdata)
+    calls = sum(1 for t, _, _ in fr if t == schema.TAG_CALL)
+    check(fr[0][0] == schema.TAG_FILE and fr[0][1][:8] == b"cudnnspy", "%s: format 2 begins with its file frame" %
+          label)
+    return jrecs, jdata, bdata, calls
+
+
+@scenario
+def binary_records():
+    """CUDNNSPY_FORMAT=binary (record format 2): read back through cudnnspy dump, the records are those that
+    format 1 writes for the same program, field for field; traced calls are packed frames, a fraction of the
+    bytes. Each program runs once in each format, every call traced."""
+    recs, _, _, calls = same_records("decode-all", [prog("decode-all")], {"LD_PRELOAD": PRELOAD,
+                                                                         "LD_LIBRARY_PATH": FAKE9})
+    traced = len(events({"": recs}, "call"))
+    # Its Set calls without arrays; Create (an out-value), arrays and scaling factors stay JSON for now.
+    check(calls >= 11, "decode-all: %d of its %d traced calls packed" % (calls, traced))
+    recs, jdata, bdata, calls = same_records("threads", [prog("threads"), "2000"],
+                                             {"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": FAKE9}, ordered=False)
+    check(calls >= 16000, "threads: each of the 16,000 calls of cudnnSetTensor4dDescriptor packed (%d)" % calls)
+    per_call = len(bdata) / 16000.0
+    check(per_call <= 64, "threads: %.1f bytes a traced cudnnSetTensor4dDescriptor (format 1: %.0f)" %
+          (per_call, len(jdata) / 16000.0))
+    # Failures, the stderr line's file name, injected statuses: JSON frames among the packed ones.
+    same_records("failures", [prog("failures")], {"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": FAKE9,
+                                                  "CUDNNSPY_INJECT": "cudnnGetVersion=2000@3"})
+    # Two copies, each with its own numbering of enums and its own copy id.
+    same_records("two copies", [prog("load-copies"), os.path.join(FAKE9, "libcudnn.so.9"),
+                                os.path.join(FAKE8, "libcudnn.so.8")], {"LD_PRELOAD": PRELOAD})
+
+
+@scenario
+def binary_records_real():
+    """The same against the real cuDNN 9.19: its host-side calls (host-sweep, conv-legacy), each record of
+    format 2 read back as format 1 writes it."""
+    need_real()
+    env = {"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": REAL}
+    for name in ("host-sweep", "conv-legacy", "decode-odd"):
+        same_records(name, [prog(name)], env)
+
+
+@scenario
+def binary_cut_and_damaged():
+    """cudnnspy dump tells a file an ending cut short (exit 0, the last record named, every whole one printed)
+    from a damaged one (exit 1, the place named, reading goes on at the next chunk or JSON line)."""
+    with tempfile.TemporaryDirectory() as d:
+        run([prog("threads"), "300"], {"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": FAKE9, "CUDNNSPY_OUTPUT": d,
+                                       "CUDNNSPY_FORMAT": "binary", "CUDNNSPY_TRACE": "*"})
+        path = os.path.join(d, os.listdir(d)[0])
+        with open(path, "rb") as f:
+            data = f.read()
+        exe = E["CUDNNSPY_EXE"]
+        whole = subprocess.run([exe, "dump", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        check(whole.returncode == 0 and not whole.stderr, "a whole file dumps cleanly", whole.stderr)
+        lines = whole.stdout.splitlines()
+        # Frame offsets, from the format's description.
+        calls = [at for tag, _, at in schema.frames(data) if tag == schema.TAG_CALL]
+        check(len(calls) > 100, "packed calls to cut into (%d)" % len(calls))
+        # Cut inside a packed call: an ending, not damage.
+        at = calls[len(calls) // 2] + 2
+        cut = os.path.join(d, "cut.cudnnspy.rec")
+        with open(cut, "wb") as f:
+            f.write(data[:at])
+        p = subprocess.run([exe, "dump", cut], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        check(p.returncode == 0 and b"cut short" in p.stderr and b"damaged" not in p.stderr,
+              "cut inside a frame: exit 0, said to be cut short", p.returncode, p.stderr)
+        got = p.stdout.splitlines()
+        check(got == lines[:len(got)] and len(got) > 100, "every whole record before the cut (%d)" % len(got))
+        # A tag byte overwritten in the middle: damage, and the records after it are read again.
+        bad = bytearray(data)
+        at = calls[len(calls) // 3]
+        bad[at] = 0x7F
+        dmg = os.path.join(d, "damaged.cudnnspy.rec")
+        with open(dmg, "wb") as f:
+            f.write(bytes(bad))
+        p = subprocess.run([exe, "dump", dmg], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        check(p.returncode == 1 and b"damaged" in p.stderr and (b"at byte %d" % at) in p.stderr,
+              "damage: exit 1, its place named", p.returncode, p.stderr)
+        got = p.stdout.splitlines()
+        made_up = [g for g in got if g not in lines and b'"text_missing"' not in g]
+        check(not made_up, "nothing made up: every record printed is one of the file's, or one whose argument "
+              "text was in the damaged part and says so", *[m.decode() for m in made_up[:3]])
+        check(len(got) >= len(lines) - 2 * 300 and got[-1] == lines[-1],
+              "reading went on after the damage, to the summary (%d of %d records)" % (len(got), len(lines)))
+        # Not a record file at all, and one of another function table.
+        junk = os.path.join(d, "junk.cudnnspy.rec")
+        with open(junk, "wb") as f:
+            f.write(data[:2] + b"cudnnspy" + data[10:12] + b"\xff\xff\xff\xff" + data[16:])
+        p = subprocess.run([exe, "dump", junk], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        check(p.returncode == 1 and b"another function table" in p.stderr, "another table: said, exit 1",
+              p.returncode, p.stderr)
+        check(b'"event":"call","fn":"cudnnSetTensor4dDescriptor"' not in p.stdout and b'"event":"summary"' in p.stdout,
+              "its packed calls are not guessed at; its JSON records still print")
+        p = subprocess.run([exe, "dump", os.path.join(d, "missing.rec")], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+        check(p.returncode == 1 and b"No such file" in p.stderr, "a missing file: said, exit 1", p.stderr)
+        p = subprocess.run([exe, "dump", d], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        check(p.returncode == 1 and p.stdout.count(b'"event":"header"') == 4, "a directory: each file in it",
+              p.returncode, p.stderr)
+
+
+
+@scenario
+def binary_report():
+    """cudnnspy report and repro read format 2 files directly: the same report, in text and JSON, as for the
+    format 1 file of the same run (times, pids and file names aside), for a whole file and for one of a process
+    that ended with _exit (no summary: its calls are read from the packed frames)."""
+    exe = E["CUDNNSPY_EXE"]
+
+    def reports(d):
+        text = subprocess.run([exe, "report", d], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True)
+        js = subprocess.run([exe, "report", "--json", "--full", d], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            universal_newlines=True)
+        check(text.returncode == 0 and js.returncode == 0, "report reads it", text.stderr, js.stderr)
+        neutral = re.sub(r"\b\d+(\.\d+)? ?(ns|us|ms|s)\b", "T", text.stdout)
+        neutral = re.sub(r"pid \d+|tid \d+|0x[0-9a-f]+|\S+\.cudnnspy\.(jsonl|rec)|\d+ lines", "X", neutral)
+        # Functions ordered by their time, which differs from run to run: the lines, not their order.
+        neutral = "\n".join(sorted(" ".join(l.split()) for l in neutral.splitlines()))
+        return neutral, run_neutral(json.loads(js.stdout))
+
+    for argv, env, kill in (([prog("failures")], {"LD_LIBRARY_PATH": FAKE9, "FAKECUDNN_STATUS": "cudnnCreate=1001"},
+                             False),
+                            ([prog("endings"), "_exit"], {"LD_LIBRARY_PATH": FAKE9,
+                                                          "FAKECUDNN_STATUS": "cudnnCreate=1001"}, True)):
+        got = []
+        for fmt in ("json", "binary"):
+            with tempfile.TemporaryDirectory() as d:
+                run(argv, dict(env, LD_PRELOAD=PRELOAD, CUDNNSPY_OUTPUT=d, CUDNNSPY_FORMAT=fmt,
+                               CUDNNSPY_TRACE="*"), complete=not kill)
+                got.append(reports(d))
+                if fmt == "binary" and not kill:
+                    p = subprocess.run([exe, "repro", "--list", d], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                       universal_newlines=True)
+                    check(p.returncode == 0 and "cudnn" in p.stdout, "repro lists the calls of format 2",
+                          p.stdout, p.stderr)
+        check(got[0][0] == got[1][0], "%s: the same text report" % argv[-1], got[0][0], got[1][0])
+        def unordered(v):
+            # Lists ordered by time (top functions) may differ in order between runs, not in what they hold.
+            if isinstance(v, dict):
+                return {k: unordered(x) for k, x in v.items()}
+            if isinstance(v, list):
+                return sorted((unordered(x) for x in v), key=lambda x: json.dumps(x, sort_keys=True))
+            return v
+        j0, j1 = (re.sub(r"pid \d+|0x[0-9a-f]+|/tmp/\S+\.cudnnspy\.(jsonl|rec)", "X",
+                         json.dumps(unordered(g[1]), sort_keys=True, indent=1)) for g in got)
+        check(j0 == j1, "%s: the same JSON report" % argv[-1],
+              "\n".join(l for l in difflib.unified_diff(j0.splitlines(), j1.splitlines(), lineterm=""))[:3000])
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
 """The record schema of docs/output-format.md, as checks: used on every file any test writes."""
 import json
+import os
+import subprocess
 
 INT = (int,)
 NUM = (int, float)
@@ -222,11 +224,79 @@ def check_record(obj, where):
     return errors
 
 
+def is_binary(data):
+    """Record format 2 (docs/record-format.md) begins with its file frame."""
+    return data[:1] == b"\x01" and data[2:10] == b"cudnnspy"
+
+
+def dumped(path):
+    """Format 2 through `cudnnspy dump`, the only reader of it; (JSON Lines bytes, errors)."""
+    exe = os.environ.get("CUDNNSPY_EXE", "")
+    if not exe:
+        return b"", ["%s: record format 2, and no CUDNNSPY_EXE to dump it with" % path]
+    p = subprocess.run([exe, "dump", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    errors = []
+    if p.returncode != 0 or p.stderr:
+        errors.append("%s: cudnnspy dump exited %d: %s" % (path, p.returncode, p.stderr.decode(errors="replace")))
+    if b"cut short" in p.stderr:
+        errors.append("%s: last line is cut" % path)
+    return p.stdout, errors
+
+
+TAG_FILE, TAG_CHUNK, TAG_TEXT, TAG_CALL = 1, 2, 3, 4
+
+
+def uvarint(data, pos):
+    """(value, next position) of the varint at pos; ValueError when it is cut."""
+    v = shift = 0
+    while True:
+        if pos >= len(data):
+            raise ValueError("cut varint")
+        b = data[pos]
+        pos += 1
+        v |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return v, pos
+
+
+def frames(data):
+    """The frames of a format 2 file, read as docs/record-format.md describes them, apart from the library's
+    reader: [(tag or "json", payload bytes, offset)]; ValueError at anything else."""
+    out, pos = [], 0
+    while pos < len(data):
+        if data[pos] == ord("{"):
+            end = data.index(b"\n", pos)
+            out.append(("json", data[pos:end], pos))
+            pos = end + 1
+            continue
+        tag = data[pos]
+        if tag not in (TAG_FILE, TAG_CHUNK, TAG_TEXT, TAG_CALL):
+            raise ValueError("unknown tag %d at byte %d" % (tag, pos))
+        n, at = uvarint(data, pos + 1)
+        if at + n > len(data):
+            raise ValueError("frame at byte %d runs past the end" % pos)
+        out.append((tag, data[at:at + n], pos))
+        pos = at + n
+    return out
+
+
+def record_lines(path):
+    """A record file's JSON lines, whichever format (format 2 through cudnnspy dump)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if is_binary(data):
+        data, _ = dumped(path)
+    return data.split(b"\n")[:-1] if data.endswith(b"\n") else data.split(b"\n")
+
+
 def read_file(path, complete=True):
-    """Parse and check a record file; returns (records, errors)."""
+    """Parse and check a record file of either format; returns (records, errors)."""
     records, errors = [], []
     with open(path, "rb") as f:
         data = f.read()
+    if is_binary(data):
+        data, errors = dumped(path)
     if data and not data.endswith(b"\n"):
         errors.append("%s: last line is cut" % path)
     for n, raw in enumerate(data.split(b"\n")[:-1], 1):

@@ -355,7 +355,8 @@ def inputs():
           "one missing among others: a report and exit 1", p.stderr)
     os.makedirs(os.path.join(d, "empty"))
     p = report(["empty"], cwd=d)
-    check(p.returncode == 2 and "empty: no record files (*.jsonl*)" in p.stderr, "an empty directory", p.stderr)
+    check(p.returncode == 2 and "empty: no record files (*.jsonl*, *.cudnnspy.rec)" in p.stderr, "an empty directory",
+          p.stderr)
 
 
 @scenario

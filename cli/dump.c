@@ -1,0 +1,220 @@
+/*
+ * `cudnnspy dump FILE|DIR...`: record files as JSON Lines on stdout, the
+ * records of either format (docs/record-format.md) in the documented
+ * schema (docs/output-format.md), for jq and for anything that reads
+ * format 1. What is not a record is said on stderr, telling the tail an
+ * ending cut short from damage.
+ */
+#include "dump.h"
+#include "cli-util.h"
+#include "records.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char help_text[] =
+	"usage: cudnnspy dump FILE_OR_DIR...\n"
+	"\n"
+	"Prints the records of the files (a directory: its *.cudnnspy.rec and *.jsonl files, in name order) as\n"
+	"JSON Lines on stdout, one record a line, in the schema of docs/output-format.md, whichever format the\n"
+	"spy wrote them in (CUDNNSPY_FORMAT=json or binary). Pipe it to jq.\n"
+	"\n"
+	"On stderr, per file: a last record cut short (the process ended while writing it: not printed), bytes\n"
+	"that are no record (damage: skipped up to the next newline, and reading goes on), and records written\n"
+	"by a cudnnspy whose function table differs from this one's (not printed).\n"
+	"\n"
+	"Exit status: 0 when every file was read (a cut last record included), 1 when one could not be read,\n"
+	"was damaged or held records this cudnnspy cannot read, 2 for a usage error.\n";
+
+static int
+is_record_name(const char *name)
+{
+	return strstr(name, ".cudnnspy.rec") || strstr(name, ".jsonl");
+}
+
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Format 1 goes out as it is, byte for byte. */
+static int
+copy_through(int fd, const char *path)
+{
+	char buf[1 << 16];
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			complain("dump: %s: %s", path, strerror(errno));
+			return 1;
+		}
+		fwrite(buf, 1, (size_t)n, stdout);
+	}
+	return 0;
+}
+
+static int
+dump_file(const char *path)
+{
+	struct rec_reader r;
+	unsigned char first[16];
+	const char *line;
+	size_t len;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), flags, rc = 0;
+	ssize_t got;
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		complain("dump: %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		complain("dump: %s: %s", path, strerror(EISDIR));
+		return 1;
+	}
+	got = read(fd, first, sizeof(first));
+	if (got < 0) {
+		complain("dump: %s: %s", path, strerror(errno));
+		close(fd);
+		return 1;
+	}
+	if (!rec_is_binary(first, (size_t)got)) {
+		if (got > 0)
+			fwrite(first, 1, (size_t)got, stdout);
+		rc = copy_through(fd, path);
+		close(fd);
+		return rc;
+	}
+	if (lseek(fd, 0, SEEK_SET) != 0) {
+		complain("dump: %s: cannot read it from the start: %s", path, strerror(errno));
+		close(fd);
+		return 1;
+	}
+	rec_open_fd(&r, fd);
+	while (rec_next(&r, &line, &len, &flags)) {
+		if (flags)
+			continue;
+		fwrite(line, 1, len, stdout);
+		putchar('\n');
+	}
+	if (r.error) {
+		complain("dump: %s: read error at byte %llu: %s", path, r.offset + r.start, strerror(r.error));
+		rc = 1;
+	}
+	if (r.cut)
+		complain("dump: %s: the last record is cut short (%llu bytes at byte %llu): the process ended while "
+			 "writing it; not printed", path, r.cut_bytes, r.cut_at);
+	if (r.damaged) {
+		complain("dump: %s: damaged: %llu bytes in %lld places are no record, the first at byte %llu; "
+			 "reading went on after each", path, r.damage_bytes, r.damaged, r.damage_at);
+		rc = 1;
+	}
+	if (r.mismatch && r.unreadable_calls) {
+		complain("dump: %s: %lld packed calls were written by a cudnnspy with another function table "
+			 "(record format %u): read them with that cudnnspy; not printed", path, r.unreadable_calls,
+			 r.version);
+		rc = 1;
+	} else if (r.unreadable_calls) {
+		complain("dump: %s: %lld packed calls cannot be read (damaged); not printed", path, r.unreadable_calls);
+		rc = 1;
+	}
+	if (r.missing_texts)
+		complain("dump: %s: %lld arguments have no text (it was in a damaged part, or in a buffer the spy "
+			 "could not write): shown by their text id", path, r.missing_texts);
+	rec_close(&r);
+	close(fd);
+	return rc;
+}
+
+static int
+dump_dir(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+
+	if (!d) {
+		complain("dump: %s: %s", path, strerror(errno));
+		return 1;
+	}
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || !is_record_name(e->d_name))
+			continue;
+		if (n == cap) {
+			char **more = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*names));
+
+			if (!more)
+				break;
+			names = more;
+		}
+		if (asprintf(&names[n], "%s/%s", path, e->d_name) >= 0)
+			n++;
+	}
+	closedir(d);
+	if (n == 0) {
+		complain("dump: %s: no record files (*.cudnnspy.rec, *.jsonl) in it", path);
+		rc = 1;
+	}
+	qsort(names, n, sizeof(*names), by_name);
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+
+		if (stat(names[i], &st) == 0 && S_ISREG(st.st_mode))
+			rc |= dump_file(names[i]);
+		free(names[i]);
+	}
+	free(names);
+	return rc;
+}
+
+int
+cudnnspy_dump_main(int argc, char **argv)
+{
+	static char out_buf[1 << 20];
+	int rc = 0, files = 0;
+
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			fputs(help_text, stdout);
+			return 0;
+		}
+		if (argv[i][0] == '-' && argv[i][1]) {
+			complain("dump: unknown option '%s' (see cudnnspy dump --help)", argv[i]);
+			return 2;
+		}
+	}
+	setvbuf(stdout, out_buf, _IOFBF, sizeof(out_buf));
+	for (int i = 0; i < argc; i++) {
+		struct stat st;
+
+		files++;
+		if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode))
+			rc |= dump_dir(argv[i]);
+		else
+			rc |= dump_file(argv[i]);
+	}
+	if (!files) {
+		complain("dump: no file given (see cudnnspy dump --help)");
+		return 2;
+	}
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		complain("dump: cannot write the output: %s", strerror(errno));
+		return 1;
+	}
+	return rc;
+}

@@ -1,0 +1,362 @@
+/*
+ * Format 2's frames back into format 1's JSON lines, with the same
+ * formatters the library uses (buf.c) and the same tables (the API
+ * description): a packed call reads exactly as the JSON record the library
+ * would have written for it (the binary-records test compares the two).
+ */
+#include "records.h"
+#include "recfmt.h"
+#include "spy-api.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A frame or line longer than this is not read whole (SPY_LINE_MAX is the library's own limit). */
+#define READ_MAX ((size_t)SPY_LINE_MAX + 64)
+
+int
+rec_is_binary(const void *data, size_t len)
+{
+	const uint8_t *p = data;
+
+	return len >= 10 && p[0] == SPY_REC_FILE && memcmp(p + 2, SPY_REC_MAGIC, 8) == 0;
+}
+
+static void
+init(struct rec_reader *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+	spy_line_reset(&r->out);
+}
+
+void
+rec_open_fd(struct rec_reader *r, int fd)
+{
+	init(r);
+	r->fd = fd;
+	r->cap = 1u << 20;
+	r->buf = malloc(r->cap);
+	r->owned = 1;
+	if (!r->buf) {
+		r->error = ENOMEM;
+		r->eof = 1;
+		r->cap = 0;
+	}
+}
+
+void
+rec_open_mem(struct rec_reader *r, const void *data, size_t len)
+{
+	init(r);
+	r->buf = (uint8_t *)data;
+	r->end = r->cap = len;
+	r->eof = 1;
+}
+
+void
+rec_close(struct rec_reader *r)
+{
+	for (size_t i = 0; i < r->ntexts; i++)
+		free(r->texts[i]);
+	free(r->texts);
+	free(r->text_len);
+	if (r->owned)
+		free(r->buf);
+	spy_line_free(&r->out);
+	r->texts = NULL;
+	r->buf = NULL;
+}
+
+/* More bytes after buf[end]; 0 when none came (the end, or an error). */
+static int
+fill(struct rec_reader *r)
+{
+	ssize_t got;
+
+	if (r->eof)
+		return 0;
+	if (r->start > 0) {
+		memmove(r->buf, r->buf + r->start, r->end - r->start);
+		r->offset += r->start;
+		r->end -= r->start;
+		r->start = 0;
+	}
+	if (r->end == r->cap) {
+		size_t cap = r->cap * 2 > READ_MAX ? READ_MAX : r->cap * 2;
+		uint8_t *b = cap > r->cap ? realloc(r->buf, cap) : NULL;
+
+		if (!b) {
+			/* Past READ_MAX, or out of memory: what is held is given as it is. */
+			return 0;
+		}
+		r->buf = b;
+		r->cap = cap;
+	}
+	do
+		got = read(r->fd, r->buf + r->end, r->cap - r->end);
+	while (got < 0 && errno == EINTR);
+	if (got < 0)
+		r->error = errno;
+	if (got <= 0) {
+		r->eof = 1;
+		return 0;
+	}
+	r->end += (size_t)got;
+	return 1;
+}
+
+static void
+keep_text(struct rec_reader *r, uint64_t id, const uint8_t *s, size_t n)
+{
+	char *t;
+
+	if (id == 0 || id > (1u << 28))
+		return;
+	if (id >= r->ntexts) {
+		size_t want = r->ntexts ? r->ntexts : 64;
+		char **texts;
+		size_t *lens;
+
+		while (want <= id)
+			want *= 2;
+		texts = realloc(r->texts, want * sizeof(*texts));
+		if (!texts)
+			return;
+		r->texts = texts;
+		lens = realloc(r->text_len, want * sizeof(*lens));
+		if (!lens)
+			return;
+		r->text_len = lens;
+		memset(r->texts + r->ntexts, 0, (want - r->ntexts) * sizeof(*texts));
+		memset(r->text_len + r->ntexts, 0, (want - r->ntexts) * sizeof(*lens));
+		r->ntexts = want;
+	}
+	t = malloc(n + 1);
+	if (!t)
+		return;
+	memcpy(t, s, n);
+	t[n] = 0;
+	free(r->texts[id]);
+	r->texts[id] = t;
+	r->text_len[id] = n;
+}
+
+static void
+file_frame(struct rec_reader *r, const uint8_t *p, size_t n)
+{
+	uint32_t count = 0, hash = 0, h = 2166136261u;
+
+	r->have_file = 1;
+	if (n < 18 || memcmp(p, SPY_REC_MAGIC, 8) != 0) {
+		r->mismatch = 1;
+		return;
+	}
+	r->version = p[8] | (unsigned)p[9] << 8;
+	for (int i = 0; i < 4; i++) {
+		count |= (uint32_t)p[10 + i] << (8 * i);
+		hash |= (uint32_t)p[14 + i] << (8 * i);
+	}
+	for (unsigned i = 0; i < _SPY_FN_COUNT; i++)
+		h = spy_rec_hash_step(h, spy_fn_info[i].name);
+	/* Ids mean functions of the writer's table: another table's are not guessed at. */
+	r->mismatch = r->version != SPY_REC_VERSION || count != _SPY_FN_COUNT || hash != h;
+}
+
+static void
+enum_value(struct spy_line *l, int enum_id, int64_t v)
+{
+	const char *name = spy_enum_name(enum_id, v, 0);
+
+	if (name)
+		spy_line_name(l, name);
+	else
+		spy_line_i64(l, v);
+}
+
+/* A packed call as record.c writes the JSON record of a traced call that succeeded; 0 when it is not one. */
+static int
+call_frame(struct rec_reader *r, const uint8_t *p, size_t n)
+{
+	struct spy_line *l = &r->out;
+	size_t pos = 0;
+	uint64_t dt, fn, status, dur, v;
+	const struct spy_fn_info *f;
+	unsigned copy;
+
+	if (r->mismatch || !r->chunk || !spy_rec_get_uv(p, n, &pos, &dt) || !spy_rec_get_uv(p, n, &pos, &fn) ||
+	    fn >= _SPY_FN_COUNT || pos + 2 > n)
+		return 0;
+	f = &spy_fn_info[fn];
+	copy = p[pos++];
+	spy_names_major = p[pos++];
+	if (!spy_rec_get_uv(p, n, &pos, &status) || !spy_rec_get_uv(p, n, &pos, &dur))
+		return 0;
+	r->t_prev += (uint64_t)spy_rec_unzigzag(dt);
+	spy_line_reset(l);
+	spy_line_lit(l, "{\"event\":\"call\",\"fn\":");
+	spy_line_name(l, f->name);
+	spy_line_lit(l, ",\"status\":");
+	spy_line_i64(l, spy_rec_unzigzag(status));
+	spy_line_lit(l, ",\"status_name\":");
+	spy_line_name(l, f->ret == SPY_RET_STATUS ? spy_status_name(spy_rec_unzigzag(status)) : NULL);
+	spy_line_lit(l, ",\"copy\":");
+	spy_line_u64(l, copy);
+	spy_line_lit(l, ",\"tid\":");
+	spy_line_u64(l, r->tid);
+	spy_line_lit(l, ",\"t_ns\":");
+	spy_line_u64(l, r->t_prev);
+	spy_line_lit(l, ",\"dur_ns\":");
+	if (dur)
+		spy_line_u64(l, dur - 1);
+	else
+		spy_line_lit(l, "null");
+	spy_line_lit(l, ",\"args\":{");
+	for (int i = 0; i < f->nparams; i++) {
+		const struct spy_param_info *a = &f->params[i];
+		double d;
+
+		if (i)
+			spy_line_char(l, ',');
+		spy_line_key(l, a->name);
+		if (a->kind == SPY_ARG_DOUBLE) {
+			if (pos + 8 > n)
+				return 0;
+			memcpy(&d, p + pos, 8);
+			pos += 8;
+			spy_line_double(l, d);
+			continue;
+		}
+		if (!spy_rec_get_uv(p, n, &pos, &v))
+			return 0;
+		switch (a->kind) {
+		case SPY_ARG_INT:
+			spy_line_i64(l, spy_rec_unzigzag(v));
+			break;
+		case SPY_ARG_UINT:
+			spy_line_u64(l, v);
+			break;
+		case SPY_ARG_ENUM:
+			enum_value(l, a->enum_id, spy_rec_unzigzag(v));
+			break;
+		case SPY_ARG_HANDLE:
+		case SPY_ARG_DESC:
+			if (v == 0) {
+				spy_line_lit(l, "null");
+			} else if (v < r->ntexts && r->texts[v]) {
+				spy_line_mem(l, r->texts[v], r->text_len[v]);
+			} else {
+				/* Its text was in a buffer that was dropped (a full disk): the id is all there is. */
+				r->missing_texts++;
+				spy_line_lit(l, "{\"id\":null,\"text_missing\":");
+				spy_line_u64(l, v);
+				spy_line_char(l, '}');
+			}
+			break;
+		default:
+			if (v)
+				spy_line_hex(l, v);
+			else
+				spy_line_lit(l, "null");
+		}
+	}
+	spy_line_lit(l, "}}");
+	return pos == n && !l->overflow;
+}
+
+/*
+ * Where reading can go on after damage at `pos`: the next JSON line, or the
+ * next chunk frame followed by a whole frame of a call or a text (a chunk
+ * begins a thread's buffer, so times and the thread are known again from
+ * there). The bytes to skip; all of them when there is no such place.
+ */
+static size_t
+resync(const uint8_t *d, size_t len, size_t pos)
+{
+	for (size_t p = pos + 1; p < len; p++) {
+		size_t n, m;
+
+		if (d[p] == '{' && d[p - 1] == '\n')
+			return p - pos;
+		if (d[p] == SPY_REC_CHUNK && spy_rec_frame(d, len, p, &n) == SPY_REC_WHOLE && n <= 22 && p + n < len &&
+		    (d[p + n] == SPY_REC_CALL || d[p + n] == SPY_REC_TEXT) &&
+		    spy_rec_frame(d, len, p + n, &m) == SPY_REC_WHOLE)
+			return p - pos;
+	}
+	return len - pos;
+}
+
+int
+rec_next(struct rec_reader *r, const char **line, size_t *len, int *flags)
+{
+	for (;;) {
+		size_t n, at;
+		enum spy_rec_walk w;
+		const uint8_t *p;
+		uint64_t plen, a, b;
+
+		if (r->start == r->end && !fill(r))
+			return 0;
+		w = spy_rec_frame(r->buf, r->end, r->start, &n);
+		if (w == SPY_REC_DAMAGED)
+			n = resync(r->buf, r->end, r->start);
+		/* Damage is judged with as much after it as can be held: the place to go on may be further. */
+		if ((w == SPY_REC_CUT || (w == SPY_REC_DAMAGED && r->start + n == r->end)) && !r->eof && fill(r))
+			continue;
+		p = r->buf + r->start;
+		*flags = 0;
+		if (w == SPY_REC_CUT) {
+			/* The file ends inside it: what an ending leaves, not damage. */
+			r->cut++;
+			r->cut_at = r->offset + r->start;
+			r->cut_bytes = n;
+			*flags = REC_CUT;
+		} else if (w == SPY_REC_DAMAGED) {
+			if (!r->damaged)
+				r->damage_at = r->offset + r->start;
+			r->damaged++;
+			r->damage_bytes += n;
+			/* A call is read again only after a chunk, which says whose it is and when. */
+			r->chunk = 0;
+			*flags = REC_DAMAGED;
+		}
+		if (w != SPY_REC_WHOLE || p[0] == '{') {
+			r->start += n;
+			*line = (const char *)p;
+			*len = n && p[n - 1] == '\n' ? n - 1 : n;
+			if (w == SPY_REC_WHOLE)
+				r->records++;
+			return 1;
+		}
+		r->start += n;
+		at = 1;
+		spy_rec_get_uv(p, n, &at, &plen);
+		switch (p[0]) {
+		case SPY_REC_FILE:
+			file_frame(r, p + at, n - at);
+			break;
+		case SPY_REC_CHUNK:
+			if (spy_rec_get_uv(p, n, &at, &a) && spy_rec_get_uv(p, n, &at, &b)) {
+				r->tid = a;
+				r->t_prev = b;
+				r->chunk = 1;
+			}
+			break;
+		case SPY_REC_TEXT:
+			if (spy_rec_get_uv(p, n, &at, &a))
+				keep_text(r, a, p + at, n - at);
+			break;
+		case SPY_REC_CALL:
+			r->records++;
+			if (call_frame(r, p + at, n - at)) {
+				*line = r->out.data;
+				*len = r->out.len;
+				return 1;
+			}
+			r->unreadable_calls++;
+			break;
+		}
+	}
+}

@@ -1,0 +1,47 @@
+/*
+ * Reading record files of either format (docs/record-format.md): format 1
+ * is JSON Lines; format 2 mixes JSON lines with binary frames, which this
+ * reader turns back into the JSON records format 1 would have held, so that
+ * `dump`, `report` and `repro` read one stream of lines.
+ */
+#ifndef CUDNNSPY_RECORDS_H
+#define CUDNNSPY_RECORDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+enum { REC_CUT = 1, REC_DAMAGED = 2 };
+
+struct rec_reader {
+	int fd;
+	uint8_t *buf;
+	size_t cap, start, end;
+	int eof, error, owned;
+	unsigned long long offset;	/* of buf[0] in the file */
+	char **texts;
+	size_t *text_len, ntexts;
+	uint64_t tid, t_prev;
+	int chunk, have_file, mismatch;
+	unsigned version;
+	struct spy_line out;
+	/* What was found, for the caller to say. */
+	long long records, cut, damaged, missing_texts, unreadable_calls;
+	unsigned long long cut_at, cut_bytes, damage_at, damage_bytes;
+};
+
+/* 1 when these first bytes begin a format 2 file. */
+int rec_is_binary(const void *data, size_t len);
+void rec_open_fd(struct rec_reader *r, int fd);
+/* Over memory that outlives the reader. */
+void rec_open_mem(struct rec_reader *r, const void *data, size_t len);
+/*
+ * The next record as one JSON line without its newline; 0 at the end.
+ * REC_CUT: the file ends inside it (torn by an ending). REC_DAMAGED: bytes
+ * that are no record (given up to the next newline, where reading goes on).
+ */
+int rec_next(struct rec_reader *r, const char **line, size_t *len, int *flags);
+void rec_close(struct rec_reader *r);
+
+#endif

@@ -1,0 +1,132 @@
+/*
+ * Format 2's packed calls (docs/record-format.md). A traced call that
+ * succeeded, of a function whose arguments are all words (numbers, enums,
+ * handles, descriptors, opaque pointers), goes out as its function id, the
+ * copy, the status, the duration and one varint per argument: no names,
+ * no keys, no decimal digits. A handle or descriptor argument is the text
+ * the JSON record would show for it ("tensor#1" and its shape), written
+ * once as a text frame and named by its id after, for as long as the
+ * object's remembered state does not change (objects.c's stamp). The
+ * command turns the frames back into the JSON records of format 1, byte for
+ * byte (cli/records.c).
+ */
+#include "core.h"
+#include "objects.h"
+#include "recbin.h"
+#include "recfmt.h"
+#include "sink.h"
+
+#include <string.h>
+
+static unsigned char packable[_SPY_FN_COUNT];
+/* Text ids of this process's file; 0 is NULL. */
+static unsigned next_text;
+
+void
+spy_recbin_init(void)
+{
+	for (unsigned i = 0; i < _SPY_FN_COUNT; i++) {
+		const struct spy_fn_info *f = &spy_fn_info[i];
+		int ok = strncmp(f->name, "cudnnBackend", 12) != 0;
+
+		/* Pointers are followed after success (out-values, arrays, scaling factors): those stay JSON. */
+		for (int k = 0; ok && k < f->nparams; k++)
+			ok = f->params[k].kind != SPY_ARG_PTR && !f->params[k].is_array;
+		packable[i] = (unsigned char)ok;
+	}
+}
+
+void
+spy_recbin_fork_child(void)
+{
+	next_text = 0;
+}
+
+/* The text id of a handle or descriptor argument, writing its text first when this thread has not; -1 when none. */
+static long
+text_id(struct spy_thread *th, struct spy_buf *b, const struct spy_param_info *p, const void *ptr)
+{
+	const char *kind = p->kind == SPY_ARG_HANDLE ? "handle" : p->desc_kind ? p->desc_kind : "descriptor";
+	struct spy_text_slot *t = &b->texts[((uintptr_t)ptr >> 4) % (sizeof(b->texts) / sizeof(b->texts[0]))];
+	struct spy_line *l = &b->line;
+	uint8_t body[4096];
+	uint64_t stamp;
+	int keep;
+	unsigned id;
+	size_t n;
+
+	if (!ptr)
+		return 0;
+	keep = spy_obj_stamp(ptr, &stamp);
+	if (keep && t->id && t->ptr == ptr && t->kind == kind && t->stamp == stamp && t->major == spy_names_major)
+		return t->id;
+	spy_line_reset(l);
+	spy_obj_describe(l, ptr, kind, p->kind == SPY_ARG_DESC, SPY_ARGS_AFTER_SUCCESS | SPY_ARGS_BRIEF);
+	if (l->overflow || l->len > sizeof(body) - 10)
+		return -1;
+	id = __atomic_add_fetch(&next_text, 1, __ATOMIC_RELAXED);
+	n = spy_rec_put_uv(body, id);
+	memcpy(body + n, l->data, l->len);
+	spy_sink_commit_frame(th, SPY_REC_TEXT, body, n + l->len, 0);
+	if (keep) {
+		t->ptr = ptr;
+		t->kind = kind;
+		t->stamp = stamp;
+		t->major = spy_names_major;
+		t->id = id;
+	} else {
+		t->id = 0;
+	}
+	return id;
+}
+
+int
+spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args)
+{
+	const struct spy_fn_info *f = &spy_fn_info[c->id];
+	struct spy_buf *b = th->buf;
+	/* At most 64 words of 10 bytes, and the fixed fields. */
+	uint8_t body[16 + 10 * 4 + 10 * 64];
+	size_t n = 0;
+
+	if (!b || !packable[c->id] || f->nparams > 64 || (f->nparams && !args))
+		return 0;
+	n += spy_rec_put_uv(body + n, c->id);
+	body[n++] = (uint8_t)c->copy;
+	body[n++] = (uint8_t)spy_names_major;
+	n += spy_rec_put_uv(body + n, spy_rec_zigzag(status));
+	n += spy_rec_put_uv(body + n, c->t0 ? c->t1 - c->t0 + 1 : 0);
+	for (int i = 0; i < f->nparams; i++) {
+		const struct spy_param_info *p = &f->params[i];
+		long id;
+
+		switch (p->kind) {
+		case SPY_ARG_INT:
+			n += spy_rec_put_uv(body + n, spy_rec_zigzag(args[i].i));
+			break;
+		case SPY_ARG_ENUM:
+			/* As the JSON record reads it: an int in the C ABI (args.c). */
+			n += spy_rec_put_uv(body + n, spy_rec_zigzag((int32_t)args[i].i));
+			break;
+		case SPY_ARG_UINT:
+			n += spy_rec_put_uv(body + n, args[i].u);
+			break;
+		case SPY_ARG_DOUBLE:
+			memcpy(body + n, &args[i].d, 8);
+			n += 8;
+			break;
+		case SPY_ARG_HANDLE:
+		case SPY_ARG_DESC:
+			id = text_id(th, b, p, args[i].p);
+			if (id < 0)
+				return 0;
+			n += spy_rec_put_uv(body + n, (uint64_t)id);
+			break;
+		default:
+			n += spy_rec_put_uv(body + n, (uintptr_t)args[i].p);
+			break;
+		}
+	}
+	spy_sink_commit_frame(th, SPY_REC_CALL, body, n, c->t0 ? c->t0 : spy_now_ns());
+	return 1;
+}

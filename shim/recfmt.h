@@ -1,0 +1,123 @@
+/*
+ * The record file's binary frames (docs/record-format.md), shared by the
+ * writer in the library and the reader in the command: nothing here does
+ * I/O. A record file of format 2 is a sequence of frames. A frame that
+ * begins with '{' is a JSON line, up to and with its newline, exactly as
+ * format 1 writes it; any other frame is a tag byte, its payload's length
+ * as a varint, and the payload. So the library's rare, rich records (the
+ * header, failures, the summary, a crash written from a signal handler in
+ * pieces) stay JSON, and the hot ones (a traced call) are packed words.
+ */
+#ifndef SPY_RECFMT_H
+#define SPY_RECFMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define SPY_REC_VERSION 2
+/* The first frame of a file: tag, length, "cudnnspy", version, function count, the function table's hash. */
+#define SPY_REC_MAGIC "cudnnspy"
+enum spy_rec_tag {
+	SPY_REC_FILE = 0x01,	/* magic[8] u16 version, u32 function count, u32 table hash (little-endian) */
+	SPY_REC_CHUNK = 0x02,	/* a thread's buffer begins: varint tid, varint t_ns (the times after are deltas) */
+	SPY_REC_TEXT = 0x03,	/* varint id, then the text: an argument's JSON, written once, named by id after */
+	SPY_REC_CALL = 0x04,	/* a traced call that succeeded: see docs/record-format.md */
+};
+/* A frame's payload is never longer: a longer length is damage. */
+#define SPY_REC_FRAME_MAX (1u << 20)
+
+static inline size_t
+spy_rec_put_uv(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+static inline uint64_t
+spy_rec_zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static inline int64_t
+spy_rec_unzigzag(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* Reads a varint at *pos below end; 0 when it does not end there (cut) or is over 10 bytes. */
+static inline int
+spy_rec_get_uv(const uint8_t *p, size_t end, size_t *pos, uint64_t *v)
+{
+	uint64_t r = 0;
+
+	for (unsigned shift = 0; shift < 70 && *pos < end; shift += 7) {
+		uint8_t b = p[(*pos)++];
+
+		r |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = r;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* FNV-1a over the function names in table order, each with its NUL: what ids mean. */
+static inline uint32_t
+spy_rec_hash_step(uint32_t h, const char *s)
+{
+	for (;; s++) {
+		h = (h ^ (uint8_t)*s) * 16777619u;
+		if (!*s)
+			return h;
+	}
+}
+
+enum spy_rec_walk { SPY_REC_WHOLE, SPY_REC_CUT, SPY_REC_DAMAGED };
+
+/*
+ * The frame at data[pos]: its length in *n. SPY_REC_CUT when it runs past
+ * len (the end of a file that was being written), SPY_REC_DAMAGED when it
+ * is no frame at all (*n is then the bytes up to the next newline).
+ */
+static inline enum spy_rec_walk
+spy_rec_frame(const uint8_t *data, size_t len, size_t pos, size_t *n)
+{
+	size_t at = pos + 1;
+	uint64_t plen;
+	const uint8_t *nl;
+
+	if (data[pos] == '{') {
+		nl = memchr(data + pos, '\n', len - pos);
+		*n = nl ? (size_t)(nl - (data + pos)) + 1 : len - pos;
+		return nl ? SPY_REC_WHOLE : SPY_REC_CUT;
+	}
+	if (data[pos] >= SPY_REC_FILE && data[pos] <= SPY_REC_CALL) {
+		if (!spy_rec_get_uv(data, len, &at, &plen)) {
+			if (len - pos < 11) {
+				*n = len - pos;
+				return SPY_REC_CUT;
+			}
+		} else if (plen <= SPY_REC_FRAME_MAX) {
+			if (plen > len - at) {
+				*n = len - pos;
+				return SPY_REC_CUT;
+			}
+			*n = at - pos + (size_t)plen;
+			return SPY_REC_WHOLE;
+		}
+	}
+	nl = memchr(data + pos, '\n', len - pos);
+	*n = nl ? (size_t)(nl - (data + pos)) + 1 : len - pos;
+	return SPY_REC_DAMAGED;
+}
+
+#endif
