@@ -1019,7 +1019,7 @@ spy_algo_flags_init(void)
 		    (conv_names[i].kind == K_WORKSPACE && (c->algo < 0 || c->size_out < 0)))
 			continue;
 		c->kind = conv_names[i].kind;
-		spy_fn_flags[id] |= SPY_FN_WATCH;
+		spy_fn_flags[id] |= SPY_FN_WATCH | SPY_FN_TIMED;
 	}
 }
 

@@ -1929,4 +1929,7 @@ spy_backend_flags_init(void)
 		if (id >= 0)
 			spy_fn_flags[id] |= SPY_FN_WATCH;
 	}
+	/* What a plan took to build and an execution to run go into the algorithm records; the rest is bookkeeping. */
+	spy_fn_flags[_SPY_FN_cudnnBackendFinalize] |= SPY_FN_TIMED;
+	spy_fn_flags[_SPY_FN_cudnnBackendExecute] |= SPY_FN_TIMED;
 }

@@ -83,6 +83,7 @@ struct spy_tls {
 	unsigned char copy;		/* the copy of this thread's outermost call in progress */
 	int tid;			/* the kernel's thread id, once read; 0 again in a forked child */
 	struct spy_thread *thread;
+	uint64_t tsc0, ns0;		/* this thread's clock anchor (clock.c); tsc0 0 until the first */
 };
 
 struct spy_call {
@@ -126,6 +127,7 @@ enum spy_fn_flag {
 	SPY_FN_GPU_TIME = 1 << 4,	/* enqueues GPU work, timed with CUDA events */
 	SPY_FN_SYNC = 1 << 5,		/* enqueues GPU work, synchronized after the call */
 	SPY_FN_WATCH = 1 << 6,		/* its successes matter too (algo.c): searches, convolutions, backend */
+	SPY_FN_TIMED = 1 << 7,		/* every call timed: what ran takes its host time (convolutions, Execute) */
 };
 #define SPY_FN_PRE (SPY_FN_INJECT | SPY_FN_GPU_TIME | SPY_FN_SYNC)
 
@@ -133,13 +135,46 @@ enum spy_fn_flag {
 spy_fnptr spy_call_pre(struct spy_call *c, const void *handle);
 extern unsigned char spy_fn_flags[_SPY_FN_COUNT];
 
+/*
+ * CLOCK_MONOTONIC in ns, from the TSC where it is trusted (clock.c): a
+ * traced call reads it twice, and the TSC costs less than half of
+ * clock_gettime.
+ */
+#if defined(__x86_64__)
+#define SPY_HAVE_TSC 1
+static inline uint64_t
+spy_tsc_read(void)
+{
+	return __builtin_ia32_rdtsc();
+}
+#else
+#define SPY_HAVE_TSC 0
+#endif
+/* ns per tick, 32.32 fixed point; 0 while clock_gettime answers (not measured yet, or not trusted). */
+extern uint64_t spy_tsc_mult;
+/* A new anchor for this thread at `tsc`: its time. */
+uint64_t spy_clock_anchor(uint64_t tsc);
+/* clock_gettime, measuring the TSC's rate on the way. */
+uint64_t spy_clock_slow(void);
+/* Ticks after which a thread takes a new anchor: about a tenth of a second. */
+#define SPY_TSC_REANCHOR (1ull << 28)
+
 static inline uint64_t
 spy_now_ns(void)
 {
-	struct timespec ts;
+#if SPY_HAVE_TSC
+	uint64_t mult = __atomic_load_n(&spy_tsc_mult, __ATOMIC_RELAXED);
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	if (SPY_LIKELY(mult)) {
+		struct spy_tls *t = &spy_tls;
+		uint64_t c = spy_tsc_read(), d = c - t->tsc0;
+
+		if (SPY_LIKELY(d < SPY_TSC_REANCHOR && t->tsc0))
+			return t->ns0 + ((d * mult) >> 32);
+		return spy_clock_anchor(c);
+	}
+#endif
+	return spy_clock_slow();
 }
 
 static inline struct spy_counts *
@@ -176,10 +211,11 @@ spy_call_begin(struct spy_call *c, unsigned id, unsigned copy, const void *calle
 		c->pre = 1;
 	/*
 	 * Reading the clock costs more than the rest of the wrapper: time the
-	 * first call and one in 16 after it, and every call of a traced or watched function.
+	 * first call and one in 16 after it, and every call of a traced function or of one whose time the
+	 * slow path keeps (not the backend's bookkeeping: a graph sets hundreds of attributes).
 	 */
 	if (SPY_UNLIKELY(((spy_counts_of(t->thread, copy, id)->calls & 15) == 0 ||
-			  (spy_fn_flags[id] & (SPY_FN_TRACE | SPY_FN_WATCH))) && !c->nested))
+			  (spy_fn_flags[id] & (SPY_FN_TRACE | SPY_FN_TIMED))) && !c->nested))
 		c->t0 = spy_now_ns();
 	return c->real;
 }
