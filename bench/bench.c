@@ -9,6 +9,9 @@
  *   FUNCTION   set4d: cudnnSetTensor4dDescriptor on one descriptor per thread,
  *                     valid arguments (a cheap host call that cuDNN checks)
  *              version: cudnnGetVersion (next to nothing on cuDNN's side)
+ *              setattr: cudnnBackendSetAttribute of a backend tensor descriptor's
+ *                    data type, one descriptor per thread (the graph API's
+ *                    most frequent call)
  *              fail: cudnnSetTensor4dDescriptor with a dimension of 0, which
  *                    cuDNN refuses (BAD_PARAM): every call a failure, the
  *                    spy's failure path
@@ -35,7 +38,7 @@
 
 #define MAX_THREADS 64
 
-enum function { FN_SET4D, FN_VERSION, FN_FAIL };
+enum function { FN_SET4D, FN_VERSION, FN_FAIL, FN_SETATTR };
 
 struct worker {
 	pthread_t thread;
@@ -82,6 +85,9 @@ rss_kib(void)
 	return kib;
 }
 
+/* The thread's backend tensor descriptor, for setattr. */
+static __thread cudnnBackendDescriptor_t backend;
+
 static long
 loop(cudnnTensorDescriptor_t t, long n)
 {
@@ -93,6 +99,12 @@ loop(cudnnTensorDescriptor_t t, long n)
 		for (long i = 0; i < n; i++)
 			failures += cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
 							       32, 3, 224, 224) != CUDNN_STATUS_SUCCESS;
+	} else if (fn == FN_SETATTR) {
+		cudnnDataType_t dt = CUDNN_DATA_FLOAT;
+
+		for (long i = 0; i < n; i++)
+			failures += cudnnBackendSetAttribute(backend, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1,
+							     &dt) != CUDNN_STATUS_SUCCESS;
 	} else if (fn == FN_FAIL) {
 		for (long i = 0; i < n; i++)
 			failures += cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
@@ -117,6 +129,11 @@ run_worker(void *arg)
 		w->failures = 1;
 		t = NULL;
 	}
+	if (fn == FN_SETATTR && cudnnBackendCreateDescriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, &backend) !=
+				    CUDNN_STATUS_SUCCESS) {
+		w->failures = 1;
+		t = NULL;
+	}
 	/*
 	 * Untimed warm-up: lazy binding, the spy's per-thread state, the record
 	 * file and its buffer, the caches. The memory check starts after it, so
@@ -135,13 +152,15 @@ run_worker(void *arg)
 	w->ns_per_call = (double)(t1 - t0) / (double)iterations;
 	if (t)
 		cudnnDestroyTensorDescriptor(t);
+	if (backend)
+		cudnnBackendDestroyDescriptor(backend);
 	return NULL;
 }
 
 static int
 usage(void)
 {
-	fprintf(stderr, "usage: bench set4d|version|fail ITERATIONS [THREADS] [--rss]\n");
+	fprintf(stderr, "usage: bench set4d|version|setattr|fail ITERATIONS [THREADS] [--rss]\n");
 	return 1;
 }
 
@@ -176,6 +195,8 @@ main(int argc, char **argv)
 		fn = FN_SET4D;
 	else if (strcmp(fname, "version") == 0)
 		fn = FN_VERSION;
+	else if (strcmp(fname, "setattr") == 0)
+		fn = FN_SETATTR;
 	else if (strcmp(fname, "fail") == 0)
 		fn = FN_FAIL;
 	else

@@ -9,14 +9,16 @@ prints ns per call, the overhead over the direct call and the ratio to it:
   direct     no spy
   preload    LD_PRELOAD=libcudnnspy.so, default settings (CUDNNSPY_STDERR=none)
   trace      preload, every call recorded: CUDNNSPY_TRACE='*' CUDNNSPY_OUTPUT=<tmpdir>
+  trace-bin  the same in record format 2: CUDNNSPY_FORMAT=binary
   drop-in    the drop-in libcudnn.so.9 first on LD_LIBRARY_PATH, default settings
   cudnn-log  no spy, cuDNN's own API log: CUDNN_LOGLEVEL_DBG=3 CUDNN_LOGDEST_DBG=<tmpfile>
              (real cuDNN only; fewer iterations, the log costs microseconds a call)
 
-then direct, preload and trace again with 2 threads calling at once; the
+then direct, preload, trace and trace-bin again with 2 threads calling at once; the
 slow paths (a call that fails, in default settings and recorded, and a traced
 call that records its stack: CUDNNSPY_BACKTRACE); and a memory check: 10 million cudnnGetVersion calls, every one recorded, and the
-growth of VmRSS measured inside the program.
+growth of VmRSS measured inside the program; and the reading side: `cudnnspy dump` and
+`cudnnspy report` over 10 million records of format 2.
 
 Against the real cuDNN when there is one (--real, else tests/find-real-cudnn.py),
 otherwise against the fake one; the first lines say which. Single-thread runs
@@ -36,11 +38,12 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-FUNCTIONS = [("set4d", "cudnnSetTensor4dDescriptor"), ("version", "cudnnGetVersion")]
+FUNCTIONS = [("set4d", "cudnnSetTensor4dDescriptor"), ("version", "cudnnGetVersion"),
+             ("setattr", "cudnnBackendSetAttribute")]
 
 # Iterations per timed run, each run a fresh process: a few tenths of a second each.
 ITERATIONS = {"direct": 2_000_000, "preload": 2_000_000, "drop-in": 2_000_000,
-              "trace": 200_000, "cudnn-log": 20_000}
+              "trace": 200_000, "trace-bin": 200_000, "cudnn-log": 20_000}
 SLOW_ITERATIONS = 20_000	# the slow paths: microseconds a call before issue 17
 # (configuration, function) of the slow-path runs, each against (direct, function)
 SLOW = [("preload", "fail"), ("record", "fail"), ("stack", "set4d")]
@@ -51,16 +54,22 @@ BUDGET_SLOW_NS = 2000.0
 MEMORY_CALLS = 10_000_000
 RECORD_BYTES = 140	# about one JSON line for cudnnGetVersion: sizes the disk check
 
-BUDGET_DEFAULT_NS = 25.0
-BUDGET_TRACE_NS = 250.0
-BUDGET_VS_LOG = 50.0
-BUDGET_THREADS = 1.5
+# Issue 17's budgets. Default settings: per function.
+BUDGET_DEFAULT_NS = {"set4d": 12.0, "version": 5.0, "setattr": 20.0}
+# Every call recorded (record format 2): per function, and cuDNN's log at least this many times the spy's cost.
+BUDGET_TRACE_NS = {"set4d": 120.0, "version": 60.0}
+BUDGET_VS_LOG = 100.0
+BUDGET_BYTES = 64.0	# on disk per traced cudnnSetTensor4dDescriptor
+BUDGET_THREADS = 1.2
 BUDGET_MEMORY_MIB = 16.0
+BUDGET_DUMP_MBS = 200.0	# JSON written by cudnnspy dump
+BUDGET_REPORT_S = 10.0	# cudnnspy report over READ_RECORDS records
 
 CONFIG_TEXT = {
     "direct": "direct, no spy",
     "preload": "preload, default settings",
     "trace": "preload, every call recorded",
+    "trace-bin": "every call recorded, format 2",
     "drop-in": "drop-in, default settings",
     "cudnn-log": "cuDNN's own API log, no spy",
     "record": "preload, records on, no trace",
@@ -99,7 +108,8 @@ class Bench:
         self.exe = os.path.join(build, "bench", "bench")
         self.spy = os.path.join(build, "shim", "libcudnnspy.so")
         self.dropin = os.path.join(build, "shim", "dropin9")
-        for path in (self.exe, self.spy, os.path.join(self.dropin, "libcudnn.so.9"),
+        self.cli = os.path.join(build, "cli", "cudnnspy")
+        for path in (self.exe, self.spy, self.cli, os.path.join(self.dropin, "libcudnn.so.9"),
                      os.path.join(libdir, "libcudnn.so.9")):
             if not os.path.exists(path):
                 raise BenchError("missing %s: build first (ninja -C %s)" % (path, build))
@@ -117,16 +127,18 @@ class Bench:
     def env(self, config, workdir):
         env = clean_env()
         env["LD_LIBRARY_PATH"] = self.libdir
-        if config in ("preload", "trace", "record", "stack"):
+        if config in ("preload", "trace", "trace-bin", "record", "stack"):
             env["LD_PRELOAD"] = self.spy
         if config == "drop-in":
             # The drop-in first; it finds the real (or fake) copy by searching the same path.
             env["LD_LIBRARY_PATH"] = self.dropin + os.pathsep + self.libdir
-        if config in ("preload", "trace", "drop-in", "record", "stack"):
+        if config in ("preload", "trace", "trace-bin", "drop-in", "record", "stack"):
             env["CUDNNSPY_STDERR"] = "none"
-        if config == "trace":
+        if config in ("trace", "trace-bin"):
             env["CUDNNSPY_TRACE"] = "*"
             env["CUDNNSPY_OUTPUT"] = workdir
+        if config == "trace-bin":
+            env["CUDNNSPY_FORMAT"] = "binary"
         if config in ("record", "stack"):
             env["CUDNNSPY_OUTPUT"] = workdir
         if config == "stack":
@@ -136,9 +148,21 @@ class Bench:
             env["CUDNN_LOGDEST_DBG"] = os.path.join(workdir, "cudnn.log")
         return env
 
-    def run(self, config, fn, iterations, threads=1, rss=False):
+    def records(self, workdir):
+        """Records in the files of workdir, through cudnnspy dump (either format): one per line."""
+        lines = 0
+        p = subprocess.Popen([self.cli, "dump", workdir], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        while True:
+            chunk = p.stdout.read(1 << 22)
+            if not chunk:
+                break
+            lines += chunk.count(b"\n")
+        p.wait()
+        return lines
+
+    def run(self, config, fn, iterations, threads=1, rss=False, keep=None):
         """One process; returns (per-thread ns/call list, parsed key=value facts, bytes it wrote)."""
-        workdir = tempfile.mkdtemp(dir=self.tmp)
+        workdir = keep or tempfile.mkdtemp(dir=self.tmp)
         argv = [self.exe, fn, str(iterations), str(threads)] + (["--rss"] if rss else [])
         env = self.env(config, workdir)
         if fn == "fail" and not self.real:
@@ -167,29 +191,21 @@ class Bench:
             got = os.path.realpath(facts.get("library", "?"))
             if got != want:
                 raise BenchError("%s: the program's calls go to %s, not %s" % (config, got, want))
-            written, lines = 0, 0
-            for name in os.listdir(workdir):
-                path = os.path.join(workdir, name)
-                written += os.path.getsize(path)
-                if config in ("trace", "stack", "record"):
-                    with open(path, "rb") as f:
-                        while True:
-                            chunk = f.read(1 << 24)
-                            if not chunk:
-                                break
-                            lines += chunk.count(b"\n")
+            written = sum(os.path.getsize(os.path.join(workdir, name)) for name in os.listdir(workdir))
+            lines = self.records(workdir) if config in ("trace", "trace-bin", "stack", "record") else 0
             # The timing means nothing if the calls were not recorded (or logged) after all.
-            if config in ("trace", "stack", "record") and lines < threads * iterations:
+            if config in ("trace", "trace-bin", "stack", "record") and lines < threads * iterations:
                 raise BenchError("%s: %d record lines for %d calls" % (config, lines, threads * iterations))
             if config == "cudnn-log" and written == 0:
                 raise BenchError("cudnn-log: cuDNN wrote no log")
             return ns, facts, written
         finally:
-            shutil.rmtree(workdir, ignore_errors=True)
+            if not keep:
+                shutil.rmtree(workdir, ignore_errors=True)
 
     def expected_library(self, config):
         """The file that the program's own cuDNN calls reach in this configuration."""
-        if config in ("preload", "trace", "record", "stack"):
+        if config in ("preload", "trace", "trace-bin", "record", "stack"):
             return os.path.realpath(self.spy)
         if config == "drop-in":
             return os.path.realpath(os.path.join(self.dropin, "libcudnn.so.9"))
@@ -259,8 +275,8 @@ def main():
 
 def report(bench, reps, iterations, memory_calls):
     started = time.monotonic()
-    configs = ["direct", "preload", "trace", "drop-in"] + (["cudnn-log"] if bench.real else [])
-    threaded = ["direct", "preload", "trace"]
+    configs = ["direct", "preload", "trace", "trace-bin", "drop-in"] + (["cudnn-log"] if bench.real else [])
+    threaded = ["direct", "preload", "trace", "trace-bin"]
 
     _, facts, _ = bench.run("direct", "version", 1000)
     v = int(facts.get("version", 0))
@@ -281,11 +297,13 @@ def report(bench, reps, iterations, memory_calls):
     # Reps outermost: a slow spell of the machine hits every configuration alike.
     one = {}	# (config, fn) -> [ns]
     two = {}	# (config, fn) -> [[ns thread 0, ns thread 1]]
+    size = {}	# (config, fn) -> bytes written per call
     for _ in range(reps):
         for fn, _name in FUNCTIONS:
             for config in configs:
-                ns, _, _ = bench.run(config, fn, iterations[config])
+                ns, _, written = bench.run(config, fn, iterations[config])
                 one.setdefault((config, fn), []).append(ns[0])
+                size[(config, fn)] = written / float(iterations[config])
             for config in threaded:
                 ns, _, _ = bench.run(config, fn, iterations[config], threads=2)
                 two.setdefault((config, fn), []).append(ns)
@@ -302,6 +320,10 @@ def report(bench, reps, iterations, memory_calls):
             print("%-28s %-30s %9d %9.1f %10s %7.2fx  %.1f..%.1f" % (
                 name, CONFIG_TEXT[config], iterations[config], m,
                 "-" if config == "direct" else "%+.1f" % (m - base), m / base, min(runs), max(runs)))
+    print()
+    print("Bytes on disk per recorded call")
+    for fn, name in FUNCTIONS:
+        print("%-28s format 1 (JSON) %6.1f   format 2 %6.1f" % (name, size[("trace", fn)], size[("trace-bin", fn)]))
     print()
 
     print("Two threads at once (ns per call in each thread; overhead over direct with 2 threads)")
@@ -353,40 +375,74 @@ def report(bench, reps, iterations, memory_calls):
         calls = max(int(free / (RECORD_BYTES * 1.5)) // 1_000_000 * 1_000_000, 100_000)
         note = " (fewer than %d: only %.1f GiB free in %s for the records)" % (memory_calls, free / 2**30, bench.tmp)
     t = time.monotonic()
-    ns, facts, written = bench.run("trace", "version", calls, rss=True)
+    keep = tempfile.mkdtemp(dir=bench.tmp)
+    ns, facts, written = bench.run("trace-bin", "version", calls, rss=True, keep=keep)
     mem_s = time.monotonic() - t
     growth = (facts["rss_end"] - facts["rss_warm"]) / 1024.0
     growth_start = (facts["rss_end"] - facts["rss_start"]) / 1024.0
-    print("Memory: %d cudnnGetVersion calls, every one recorded%s" % (calls, note))
+    print("Memory: %d cudnnGetVersion calls, every one recorded (format 2)%s" % (calls, note))
     print("  VmRSS %.1f MiB at start, %.1f MiB after the warm-up, %.1f MiB after the loop" % (
         facts["rss_start"] / 1024.0, facts["rss_warm"] / 1024.0, facts["rss_end"] / 1024.0))
     print("  growth over the loop %+.1f MiB (%+.1f MiB from the start); %.1f ns/call; %.0f MB of records; %.1f s" % (
         growth, growth_start, ns[0], written / 1e6, mem_s))
     print()
 
-    print("Budgets (medians; one core unless it says 2 threads)")
+    # Reading (issue 17): dump's JSON throughput and report's time, over the records the memory run left.
+    t = time.monotonic()
+    p = subprocess.Popen([bench.cli, "dump", keep], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    out_bytes = records = 0
+    while True:
+        chunk = p.stdout.read(1 << 22)
+        if not chunk:
+            break
+        out_bytes += len(chunk)
+        records += chunk.count(b"\n")
+    p.wait()
+    dump_s = time.monotonic() - t
+    t = time.monotonic()
+    rep = subprocess.run([bench.cli, "report", keep], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    report_s = time.monotonic() - t
+    t = time.monotonic()
+    rep_full = subprocess.run([bench.cli, "report", "--full", keep], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    full_s = time.monotonic() - t
+    shutil.rmtree(keep, ignore_errors=True)
+    dump_mbs = out_bytes / 1e6 / dump_s if dump_s > 0 else float("inf")
+    print("Reading those %d records (%.0f MB of format 2)" % (records, written / 1e6))
+    print("  cudnnspy dump: %.0f MB of JSON in %.2f s, %.0f MB/s (exit %d)" % (out_bytes / 1e6, dump_s, dump_mbs,
+                                                                               p.returncode))
+    print("  cudnnspy report: %.2f s (exit %d); report --full, every record parsed: %.2f s (exit %d)" % (
+        report_s, rep.returncode, full_s, rep_full.returncode))
+    print()
+
+    print("Budgets (issue 17; medians; one core unless it says 2 threads)")
     lines = []
     for fn, name in FUNCTIONS:
         for config in ("preload", "drop-in"):
             o = med1[(config, fn)] - med1[("direct", fn)]
-            lines.append(("%s, %s: overhead <= %.0f ns" % (CONFIG_TEXT[config], name, BUDGET_DEFAULT_NS),
-                          "%+.1f ns" % o, o <= BUDGET_DEFAULT_NS))
+            lines.append(("%s, %s: overhead <= %.0f ns" % (CONFIG_TEXT[config], name, BUDGET_DEFAULT_NS[fn]),
+                          "%+.1f ns" % o, o <= BUDGET_DEFAULT_NS[fn]))
     for fn, name in FUNCTIONS:
-        o = med1[("trace", fn)] - med1[("direct", fn)]
-        lines.append(("every call recorded, %s: overhead <= %.0f ns" % (name, BUDGET_TRACE_NS),
-                      "%+.1f ns" % o, o <= BUDGET_TRACE_NS))
-    for fn, name in FUNCTIONS:
-        o = med1[("trace", fn)] - med1[("direct", fn)]
+        if fn not in BUDGET_TRACE_NS:
+            continue
+        o = med1[("trace-bin", fn)] - med1[("direct", fn)]
+        lines.append(("%s, %s: overhead <= %.0f ns" % (CONFIG_TEXT["trace-bin"], name, BUDGET_TRACE_NS[fn]),
+                      "%+.1f ns" % o, o <= BUDGET_TRACE_NS[fn]))
         if bench.real:
             log = med1[("cudnn-log", fn)] - med1[("direct", fn)]
             x = log / o if o > 0 else float("inf")
-            lines.append(("every call recorded, %s: >= %.0fx less overhead than cuDNN's log" % (name, BUDGET_VS_LOG),
+            lines.append(("%s, %s: cuDNN's log >= %.0fx its overhead" % (CONFIG_TEXT["trace-bin"], name,
+                                                                         BUDGET_VS_LOG),
                           "%.1fx (%.0f vs %.0f ns)" % (x, o, log), x >= BUDGET_VS_LOG))
         else:
-            lines.append(("every call recorded, %s: >= %.0fx less overhead than cuDNN's log" % (name, BUDGET_VS_LOG),
-                          "no real cuDNN", None))
+            lines.append(("%s, %s: cuDNN's log >= %.0fx its overhead" % (CONFIG_TEXT["trace-bin"], name,
+                                                                         BUDGET_VS_LOG), "no real cuDNN", None))
+    b = size[("trace-bin", "set4d")]
+    lines.append(("%s, cudnnSetTensor4dDescriptor: <= %.0f bytes on disk a call" % (CONFIG_TEXT["trace-bin"],
+                                                                                   BUDGET_BYTES),
+                  "%.1f bytes (format 1: %.1f)" % (b, size[("trace", "set4d")]), b <= BUDGET_BYTES))
     for fn, name in FUNCTIONS:
-        for config in ("preload", "trace"):
+        for config in ("preload", "trace-bin"):
             o1 = med1[(config, fn)] - med1[("direct", fn)]
             o2 = med2[(config, fn)] - med2[("direct", fn)]
             x = o2 / o1 if o1 > 0 else None
@@ -400,6 +456,10 @@ def report(bench, reps, iterations, memory_calls):
                       o <= BUDGET_SLOW_NS))
     lines.append(("memory, %d recorded calls: VmRSS growth < %.0f MiB" % (calls, BUDGET_MEMORY_MIB),
                   "%+.1f MiB" % growth, growth < BUDGET_MEMORY_MIB))
+    lines.append(("cudnnspy dump: >= %.0f MB/s of JSON" % BUDGET_DUMP_MBS, "%.0f MB/s" % dump_mbs,
+                  dump_mbs >= BUDGET_DUMP_MBS))
+    lines.append(("cudnnspy report over %d records: < %.0f s" % (records, BUDGET_REPORT_S), "%.2f s" % report_s,
+                  report_s < BUDGET_REPORT_S and rep.returncode == 0))
     width = max(len(t) for t, _, _ in lines)
     for text, measured, ok in lines:
         print("  %s  %-*s  %s" % (verdict(ok), width, text, measured))
