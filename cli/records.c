@@ -176,6 +176,105 @@ enum_value(struct spy_line *l, int enum_id, int64_t v)
 		spy_line_i64(l, v);
 }
 
+/* A handle's or descriptor's text by its id. */
+static void
+text(struct rec_reader *r, struct spy_line *l, uint64_t v)
+{
+	if (v == 0) {
+		spy_line_lit(l, "null");
+	} else if (v < r->ntexts && r->texts[v]) {
+		spy_line_mem(l, r->texts[v], r->text_len[v]);
+	} else {
+		/* Its text was in a damaged part, or in a buffer the spy could not write: the id is all there is. */
+		r->missing_texts++;
+		spy_line_lit(l, "{\"id\":null,\"text_missing\":");
+		spy_line_u64(l, v);
+		spy_line_char(l, '}');
+	}
+}
+
+/* One element behind a pointer, as args.c shows it; 0 when the frame ends first. */
+static int
+element(struct rec_reader *r, struct spy_line *l, const struct spy_param_info *a, const uint8_t *p, size_t n,
+	size_t *pos)
+{
+	uint64_t v;
+	double d;
+
+	if (a->elem == SPY_ARG_DOUBLE) {
+		if (*pos + 8 > n)
+			return 0;
+		memcpy(&d, p + *pos, 8);
+		*pos += 8;
+		spy_line_double(l, d);
+		return 1;
+	}
+	if (!spy_rec_get_uv(p, n, pos, &v))
+		return 0;
+	switch (a->elem) {
+	case SPY_ARG_INT:
+		spy_line_i64(l, spy_rec_unzigzag(v));
+		return 1;
+	case SPY_ARG_ENUM:
+		enum_value(l, a->enum_id, spy_rec_unzigzag(v));
+		return 1;
+	case SPY_ARG_UINT:
+		spy_line_u64(l, v);
+		return 1;
+	case SPY_ARG_HANDLE:
+	case SPY_ARG_DESC:
+		text(r, l, v);
+		return 1;
+	}
+	return 0;
+}
+
+/* A parameter behind a pointer; 0 when the frame ends first or says what the description does not allow. */
+static int
+pointer_arg(struct rec_reader *r, struct spy_line *l, const struct spy_param_info *a, const uint8_t *p, size_t n,
+	    size_t *pos)
+{
+	enum spy_rec_ptr shape = spy_rec_ptr_shape(a);
+	uint64_t addr, count;
+
+	if (shape == SPY_REC_PTR_NO || !spy_rec_get_uv(p, n, pos, &addr))
+		return 0;
+	if (!addr) {
+		spy_line_lit(l, "null");
+		return 1;
+	}
+	if (shape == SPY_REC_PTR_ADDRESS) {
+		spy_line_hex(l, addr);
+		return 1;
+	}
+	if (a->is_array) {
+		if (!spy_rec_get_uv(p, n, pos, &count) || count > SPY_REC_VALUES + 1)
+			return 0;
+		if (count == 0) {
+			spy_line_hex(l, addr);
+			return 1;
+		}
+		spy_line_lit(l, "{\"ptr\":");
+		spy_line_hex(l, addr);
+		spy_line_lit(l, ",\"values\":[");
+		for (uint64_t k = 0; k + 1 < count; k++) {
+			if (k)
+				spy_line_char(l, ',');
+			if (!element(r, l, a, p, n, pos))
+				return 0;
+		}
+		spy_line_lit(l, "]}");
+		return 1;
+	}
+	spy_line_lit(l, "{\"ptr\":");
+	spy_line_hex(l, addr);
+	spy_line_lit(l, ",\"value\":");
+	if (!element(r, l, a, p, n, pos))
+		return 0;
+	spy_line_char(l, '}');
+	return 1;
+}
+
 /* A packed call as record.c writes the JSON record of a traced call that succeeded; 0 when it is not one. */
 static int
 call_frame(struct rec_reader *r, const uint8_t *p, size_t n)
@@ -229,6 +328,11 @@ call_frame(struct rec_reader *r, const uint8_t *p, size_t n)
 			spy_line_double(l, d);
 			continue;
 		}
+		if (a->kind == SPY_ARG_PTR) {
+			if (!pointer_arg(r, l, a, p, n, &pos))
+				return 0;
+			continue;
+		}
 		if (!spy_rec_get_uv(p, n, &pos, &v))
 			return 0;
 		switch (a->kind) {
@@ -243,17 +347,7 @@ call_frame(struct rec_reader *r, const uint8_t *p, size_t n)
 			break;
 		case SPY_ARG_HANDLE:
 		case SPY_ARG_DESC:
-			if (v == 0) {
-				spy_line_lit(l, "null");
-			} else if (v < r->ntexts && r->texts[v]) {
-				spy_line_mem(l, r->texts[v], r->text_len[v]);
-			} else {
-				/* Its text was in a buffer that was dropped (a full disk): the id is all there is. */
-				r->missing_texts++;
-				spy_line_lit(l, "{\"id\":null,\"text_missing\":");
-				spy_line_u64(l, v);
-				spy_line_char(l, '}');
-			}
+			text(r, l, v);
 			break;
 		default:
 			if (v)

@@ -46,6 +46,7 @@ struct spy_buf {
 		uint64_t stamp;
 		unsigned id;
 		int major;
+		int state;
 	} texts[64];
 };
 

@@ -29,9 +29,9 @@ spy_recbin_init(void)
 		const struct spy_fn_info *f = &spy_fn_info[i];
 		int ok = strncmp(f->name, "cudnnBackend", 12) != 0;
 
-		/* Pointers are followed after success (out-values, arrays, scaling factors): those stay JSON. */
+		/* What a pointer points to is packed as numbers or texts; structs, strings and scaling factors stay JSON. */
 		for (int k = 0; ok && k < f->nparams; k++)
-			ok = f->params[k].kind != SPY_ARG_PTR && !f->params[k].is_array;
+			ok = f->params[k].kind != SPY_ARG_PTR || spy_rec_ptr_shape(&f->params[k]) != SPY_REC_PTR_NO;
 		packable[i] = (unsigned char)ok;
 	}
 }
@@ -42,11 +42,15 @@ spy_recbin_fork_child(void)
 	next_text = 0;
 }
 
-/* The text id of a handle or descriptor argument, writing its text first when this thread has not; -1 when none. */
+/*
+ * The text id of a handle or descriptor, writing its text first when this
+ * thread has not; -1 when none. `state`: with what was set on it (an
+ * argument), or its id alone (an element behind a pointer).
+ */
 static long
-text_id(struct spy_thread *th, struct spy_buf *b, const struct spy_param_info *p, const void *ptr)
+text_id(struct spy_thread *th, struct spy_buf *b, int handle, const char *desc_kind, int state, const void *ptr)
 {
-	const char *kind = p->kind == SPY_ARG_HANDLE ? "handle" : p->desc_kind ? p->desc_kind : "descriptor";
+	const char *kind = handle ? "handle" : desc_kind ? desc_kind : "descriptor";
 	struct spy_text_slot *t = &b->texts[((uintptr_t)ptr >> 4) % (sizeof(b->texts) / sizeof(b->texts[0]))];
 	struct spy_line *l = &b->line;
 	uint8_t body[4096];
@@ -58,10 +62,11 @@ text_id(struct spy_thread *th, struct spy_buf *b, const struct spy_param_info *p
 	if (!ptr)
 		return 0;
 	keep = spy_obj_stamp(ptr, &stamp);
-	if (keep && t->id && t->ptr == ptr && t->kind == kind && t->stamp == stamp && t->major == spy_names_major)
+	if (keep && t->id && t->ptr == ptr && t->kind == kind && t->stamp == stamp && t->major == spy_names_major &&
+	    t->state == state)
 		return t->id;
 	spy_line_reset(l);
-	spy_obj_describe(l, ptr, kind, p->kind == SPY_ARG_DESC, SPY_ARGS_AFTER_SUCCESS | SPY_ARGS_BRIEF);
+	spy_obj_describe(l, ptr, kind, state, SPY_ARGS_AFTER_SUCCESS | SPY_ARGS_BRIEF);
 	if (l->overflow || l->len > sizeof(body) - 10)
 		return -1;
 	id = __atomic_add_fetch(&next_text, 1, __ATOMIC_RELAXED);
@@ -73,6 +78,7 @@ text_id(struct spy_thread *th, struct spy_buf *b, const struct spy_param_info *p
 		t->kind = kind;
 		t->stamp = stamp;
 		t->major = spy_names_major;
+		t->state = state;
 		t->id = id;
 	} else {
 		t->id = 0;
@@ -80,13 +86,53 @@ text_id(struct spy_thread *th, struct spy_buf *b, const struct spy_param_info *p
 	return id;
 }
 
+static int64_t
+load(const void *at, unsigned size, int is_signed)
+{
+	switch (size) {
+	case 1:
+		return is_signed ? *(const signed char *)at : *(const unsigned char *)at;
+	case 2:
+		return is_signed ? *(const short *)at : *(const unsigned short *)at;
+	case 4:
+		return is_signed ? *(const int32_t *)at : (int64_t) * (const uint32_t *)at;
+	}
+	return *(const int64_t *)at;
+}
+
+/* One element behind a pointer into body at n; the new n, or 0 when it cannot be packed. */
+static size_t
+element(struct spy_thread *th, struct spy_buf *b, const struct spy_param_info *p, const void *at, uint8_t *body,
+	size_t n)
+{
+	long id;
+	double d;
+
+	switch (p->elem) {
+	case SPY_ARG_INT:
+	case SPY_ARG_ENUM:
+		return n + spy_rec_put_uv(body + n, spy_rec_zigzag(load(at, p->elem_size, 1)));
+	case SPY_ARG_UINT:
+		return n + spy_rec_put_uv(body + n, (uint64_t)load(at, p->elem_size, 0));
+	case SPY_ARG_DOUBLE:
+		d = p->elem_size == sizeof(float) ? *(const float *)at : *(const double *)at;
+		memcpy(body + n, &d, 8);
+		return n + 8;
+	case SPY_ARG_HANDLE:
+	case SPY_ARG_DESC:
+		id = text_id(th, b, p->elem == SPY_ARG_HANDLE, p->desc_kind, 0, *(void *const *)at);
+		return id < 0 ? 0 : n + spy_rec_put_uv(body + n, (uint64_t)id);
+	}
+	return 0;
+}
+
 int
 spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args)
 {
 	const struct spy_fn_info *f = &spy_fn_info[c->id];
 	struct spy_buf *b = th->buf;
-	/* At most 64 words of 10 bytes, and the fixed fields. */
-	uint8_t body[16 + 10 * 4 + 10 * 64];
+	/* The fixed fields, and per parameter an address, a count and SPY_REC_VALUES elements. */
+	uint8_t body[64 + 64 * (3 * 10 + SPY_REC_VALUES * 10)];
 	size_t n = 0;
 
 	if (!b || !packable[c->id] || f->nparams > 64 || (f->nparams && !args))
@@ -117,10 +163,27 @@ spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, co
 			break;
 		case SPY_ARG_HANDLE:
 		case SPY_ARG_DESC:
-			id = text_id(th, b, p, args[i].p);
+			id = text_id(th, b, p->kind == SPY_ARG_HANDLE, p->desc_kind, p->kind == SPY_ARG_DESC, args[i].p);
 			if (id < 0)
 				return 0;
 			n += spy_rec_put_uv(body + n, (uint64_t)id);
+			break;
+		case SPY_ARG_PTR:
+			n += spy_rec_put_uv(body + n, (uintptr_t)args[i].p);
+			if (!args[i].p || spy_rec_ptr_shape(p) != SPY_REC_PTR_VALUES)
+				break;
+			if (p->is_array) {
+				int64_t count = spy_arg_count(c->id, i, args, SPY_ARGS_AFTER_SUCCESS | SPY_ARGS_BRIEF);
+
+				/* 0: no count known, the address alone. */
+				n += spy_rec_put_uv(body + n, count < 0 ? 0 : (uint64_t)(count > SPY_REC_VALUES ? SPY_REC_VALUES
+												   : count) + 1);
+				for (int64_t k = 0; k < count && k < SPY_REC_VALUES; k++)
+					if (!(n = element(th, b, p, (const char *)args[i].p + k * p->elem_size, body, n)))
+						return 0;
+			} else if (!(n = element(th, b, p, args[i].p, body, n))) {
+				return 0;
+			}
 			break;
 		default:
 			n += spy_rec_put_uv(body + n, (uintptr_t)args[i].p);

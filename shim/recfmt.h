@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "spy-api.h"
+
 #define SPY_REC_VERSION 2
 /* The first frame of a file: tag, length, "cudnnspy", version, function count, the function table's hash. */
 #define SPY_REC_MAGIC "cudnnspy"
@@ -24,6 +26,40 @@ enum spy_rec_tag {
 	SPY_REC_TEXT = 0x03,	/* varint id, then the text: an argument's JSON, written once, named by id after */
 	SPY_REC_CALL = 0x04,	/* a traced call that succeeded: see docs/record-format.md */
 };
+/* At most this many elements of an array argument are shown (args.c's MAX_VALUES): the rest is not written. */
+#define SPY_REC_VALUES 16
+
+/*
+ * How a parameter behind a pointer is shown, from the API description
+ * alone (a call's arguments decide only the count): what the writer packs
+ * and the reader expects. The rules are args.c's for a call that succeeded.
+ */
+enum spy_rec_ptr { SPY_REC_PTR_NO, SPY_REC_PTR_ADDRESS, SPY_REC_PTR_VALUES };
+
+static inline enum spy_rec_ptr
+spy_rec_ptr_shape(const struct spy_param_info *p)
+{
+	int readable;
+
+	/* A text buffer (an out char *) and a struct are JSON's. */
+	if (!p->is_array && p->dir != SPY_DIR_IN && p->elem == SPY_ARG_INT && p->elem_size == 1)
+		return SPY_REC_PTR_NO;
+	if (p->elem == SPY_ARG_STRUCT)
+		return SPY_REC_PTR_NO;
+	readable = p->elem_size && p->elem != SPY_ARG_PTR && p->elem != SPY_ARG_CALLBACK && p->elem != SPY_ARG_OBJECT &&
+		   p->elem != SPY_ARG_CUDA;
+	if (!readable) {
+		/* Scaling factors and a padding fill are shown by the data type beside them: JSON's too. */
+		if (strncmp(p->name, "alpha", 5) == 0 || strncmp(p->name, "beta", 4) == 0 ||
+		    strcmp(p->name, "paddingFill") == 0)
+			return SPY_REC_PTR_NO;
+		return SPY_REC_PTR_ADDRESS;
+	}
+	if (!p->is_array && p->dir == SPY_DIR_IN)
+		return SPY_REC_PTR_ADDRESS;
+	return SPY_REC_PTR_VALUES;
+}
+
 /* A frame's payload is never longer: a longer length is damage. */
 #define SPY_REC_FRAME_MAX (1u << 20)
 

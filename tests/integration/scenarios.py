@@ -3054,11 +3054,12 @@ def binary_records():
 
 @scenario
 def binary_records_real():
-    """The same against the real cuDNN 9.19: its host-side calls (host-sweep, conv-legacy), each record of
-    format 2 read back as format 1 writes it."""
+    """The same against the real cuDNN 9.19: its host-side calls (every legacy descriptor kind, odd values,
+    folded convolutions, a graph up to its plans, and every function of the API description called once),
+    each record of format 2 read back as format 1 writes it."""
     need_real()
     env = {"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": REAL}
-    for name in ("host-sweep", "conv-legacy", "decode-odd"):
+    for name in ("host-sweep", "conv-legacy", "decode-odd", "folded-conv", "conv-graph", "call-every"):
         same_records(name, [prog(name)], env)
 
 
