@@ -247,6 +247,31 @@ pointer_arg(struct rec_reader *r, struct spy_line *l, const struct spy_param_inf
 		spy_line_hex(l, addr);
 		return 1;
 	}
+	if (shape == SPY_REC_PTR_SCALING) {
+		double d;
+		uint8_t how;
+
+		if (*pos >= n)
+			return 0;
+		how = p[(*pos)++];
+		if (how == SPY_REC_SCALING_NONE) {
+			spy_line_hex(l, addr);
+			return 1;
+		}
+		if (how > SPY_REC_SCALING_DOUBLE || *pos + 8 > n)
+			return 0;
+		memcpy(&d, p + *pos, 8);
+		*pos += 8;
+		spy_line_lit(l, "{\"ptr\":");
+		spy_line_hex(l, addr);
+		spy_line_lit(l, ",\"value\":");
+		if (how == SPY_REC_SCALING_DOUBLE)
+			spy_line_double(l, d);
+		else
+			spy_line_float(l, (float)d);
+		spy_line_char(l, '}');
+		return 1;
+	}
 	if (a->is_array) {
 		if (!spy_rec_get_uv(p, n, pos, &count) || count > SPY_REC_VALUES + 1)
 			return 0;

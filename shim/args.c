@@ -97,23 +97,6 @@ pointer(struct spy_line *l, const void *p, int text)
 		spy_line_hex(l, (uintptr_t)p);
 }
 
-/* A float's own shortest digits: 0.9, not 0.89999997615814209. */
-static void
-float_value(struct spy_line *l, float v)
-{
-	char b[32];
-
-	if (!isfinite(v)) {
-		spy_line_double(l, v);
-		return;
-	}
-	for (int prec = 6; prec <= 9; prec++) {
-		snprintf(b, sizeof(b), "%.*g", prec, (double)v);
-		if (strtof(b, NULL) == v)
-			break;
-	}
-	spy_line_raw(l, b);
-}
 
 static void
 field_value(struct spy_line *l, const struct spy_field_info *f, const void *at, int text)
@@ -127,7 +110,7 @@ field_value(struct spy_line *l, const struct spy_field_info *f, const void *at, 
 		break;
 	case SPY_ARG_DOUBLE:
 		if (f->size == sizeof(float))
-			float_value(l, *(const float *)at);
+			spy_line_float(l, *(const float *)at);
 		else
 			spy_line_double(l, *(const double *)at);
 		break;
@@ -457,7 +440,7 @@ spy_typed_value(struct spy_line *l, int64_t dt, const void *at, unsigned mode)
 	if (dt == CUDNN_DATA_DOUBLE)
 		spy_line_double(l, d);
 	else
-		float_value(l, f);
+		spy_line_float(l, f);
 	if (!(mode & (SPY_ARGS_TEXT | SPY_ARGS_STORED)))
 		spy_line_char(l, '}');
 	return 1;

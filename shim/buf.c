@@ -235,3 +235,20 @@ spy_line_key(struct spy_line *l, const char *key)
 	spy_line_name(l, key);
 	spy_line_char(l, ':');
 }
+
+void
+spy_line_float(struct spy_line *l, float v)
+{
+	char b[32];
+
+	if (!isfinite(v)) {
+		spy_line_double(l, v);
+		return;
+	}
+	for (int prec = 6; prec <= 9; prec++) {
+		snprintf(b, sizeof(b), "%.*g", prec, (double)v);
+		if (strtof(b, NULL) == v)
+			break;
+	}
+	spy_line_raw(l, b);
+}

@@ -98,6 +98,8 @@ void spy_line_i64(struct spy_line *l, int64_t v);
 void spy_line_hex(struct spy_line *l, uint64_t v);	/* "0x..." quoted in JSON */
 void spy_line_xdigits(struct spy_line *l, uint64_t v);	/* 0x... bare, for text */
 void spy_line_double(struct spy_line *l, double v);
+/* A float's own shortest digits: 0.9, not 0.89999997615814209. */
+void spy_line_float(struct spy_line *l, float v);
 /* `"key":` */
 void spy_line_key(struct spy_line *l, const char *key);
 

@@ -126,6 +126,38 @@ element(struct spy_thread *th, struct spy_buf *b, const struct spy_param_info *p
 	return 0;
 }
 
+/*
+ * A scaling factor after its address: a float, or a double when the call's
+ * output is double, which cuDNN takes to be the last tensor or filter
+ * descriptor (args.c's rule); SPY_REC_SCALING_NONE when no type is known.
+ */
+static size_t
+scaling(const struct spy_fn_info *f, const union spy_arg *args, int i, uint8_t *body, size_t n)
+{
+	int64_t dt = -1;
+	double d;
+	float v;
+
+	for (int k = f->nparams - 1; k >= 0; k--) {
+		const struct spy_param_info *q = &f->params[k];
+
+		if (q->kind == SPY_ARG_DESC && q->desc_kind &&
+		    (strcmp(q->desc_kind, "tensor") == 0 || strcmp(q->desc_kind, "filter") == 0) &&
+		    spy_obj_data_type(args[k].p, &dt))
+			break;
+	}
+	if (dt < 0 || (dt == CUDNN_DATA_DOUBLE ? spy_safe_copy(&d, args[i].p, sizeof(d)) :
+		       spy_safe_copy(&v, args[i].p, sizeof(v))) != 0) {
+		body[n++] = SPY_REC_SCALING_NONE;
+		return n;
+	}
+	if (dt != CUDNN_DATA_DOUBLE)
+		d = v;
+	body[n++] = dt == CUDNN_DATA_DOUBLE ? SPY_REC_SCALING_DOUBLE : SPY_REC_SCALING_FLOAT;
+	memcpy(body + n, &d, 8);
+	return n + 8;
+}
+
 int
 spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args)
 {
@@ -170,6 +202,10 @@ spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, co
 			break;
 		case SPY_ARG_PTR:
 			n += spy_rec_put_uv(body + n, (uintptr_t)args[i].p);
+			if (args[i].p && spy_rec_ptr_shape(p) == SPY_REC_PTR_SCALING) {
+				n = scaling(f, args, i, body, n);
+				break;
+			}
 			if (!args[i].p || spy_rec_ptr_shape(p) != SPY_REC_PTR_VALUES)
 				break;
 			if (p->is_array) {

@@ -34,7 +34,9 @@ enum spy_rec_tag {
  * alone (a call's arguments decide only the count): what the writer packs
  * and the reader expects. The rules are args.c's for a call that succeeded.
  */
-enum spy_rec_ptr { SPY_REC_PTR_NO, SPY_REC_PTR_ADDRESS, SPY_REC_PTR_VALUES };
+enum spy_rec_ptr { SPY_REC_PTR_NO, SPY_REC_PTR_ADDRESS, SPY_REC_PTR_VALUES, SPY_REC_PTR_SCALING };
+/* A scaling factor's value: how it was read, after its address. */
+enum { SPY_REC_SCALING_NONE, SPY_REC_SCALING_FLOAT, SPY_REC_SCALING_DOUBLE };
 
 static inline enum spy_rec_ptr
 spy_rec_ptr_shape(const struct spy_param_info *p)
@@ -49,9 +51,10 @@ spy_rec_ptr_shape(const struct spy_param_info *p)
 	readable = p->elem_size && p->elem != SPY_ARG_PTR && p->elem != SPY_ARG_CALLBACK && p->elem != SPY_ARG_OBJECT &&
 		   p->elem != SPY_ARG_CUDA;
 	if (!readable) {
-		/* Scaling factors and a padding fill are shown by the data type beside them: JSON's too. */
-		if (strncmp(p->name, "alpha", 5) == 0 || strncmp(p->name, "beta", 4) == 0 ||
-		    strcmp(p->name, "paddingFill") == 0)
+		/* A scaling factor, shown by the data type of the call's output; a padding fill, JSON's. */
+		if (p->dir == SPY_DIR_IN && (strncmp(p->name, "alpha", 5) == 0 || strncmp(p->name, "beta", 4) == 0))
+			return SPY_REC_PTR_SCALING;
+		if (strcmp(p->name, "paddingFill") == 0)
 			return SPY_REC_PTR_NO;
 		return SPY_REC_PTR_ADDRESS;
 	}
