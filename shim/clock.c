@@ -6,13 +6,15 @@
  * as its clock) the spy reads it and scales it to CLOCK_MONOTONIC's
  * nanoseconds.
  *
- * The scale is measured once, from two clock_gettime readings at least
- * CALIBRATE_NS apart, with clock_gettime answering until then. Each thread
- * keeps an anchor, a (TSC, CLOCK_MONOTONIC) pair, and takes a new one when
- * its last is REANCHOR ticks old, so that the times in the records stay
- * within a fraction of a microsecond of CLOCK_MONOTONIC, which the header's
- * start_mono_ns and other processes' records use, however the kernel slews
- * it. A new anchor never goes back from the time the old one gives.
+ * The scale is measured from two clock_gettime readings CALIBRATE_NS
+ * apart, with clock_gettime answering until then (a short run must not pay
+ * clock_gettime throughout), and measured again, closer, REFINE_NS after
+ * the first. Each thread keeps an anchor, a (TSC, CLOCK_MONOTONIC) pair, and
+ * takes a new one when its last is SPY_TSC_REANCHOR ticks old (a few ms),
+ * so that the times in the records stay within a fraction of a microsecond
+ * of CLOCK_MONOTONIC, which the header's start_mono_ns and other processes'
+ * records use, however the kernel slews it. A new anchor taken as the old
+ * one expires never goes back from the time the old one gives.
  */
 #include "core.h"
 
@@ -26,9 +28,12 @@
 
 uint64_t spy_tsc_mult;
 
-#define CALIBRATE_NS 20000000ull	/* 20 ms: the readings' jitter is then a few parts per million */
+/* 2 ms: the readings' jitter (tens of ns) is then tens of parts per million, a few ns over an anchor's life */
+#define CALIBRATE_NS 2000000ull
+/* 200 ms: a fraction of a part per million */
+#define REFINE_NS 200000000ull
 
-enum { CAL_NONE, CAL_BUSY, CAL_STARTED, CAL_DONE };
+enum { CAL_NONE, CAL_BUSY, CAL_STARTED, CAL_ROUGH, CAL_DONE };
 static int state;
 static uint64_t cal_tsc, cal_ns;
 
@@ -63,6 +68,37 @@ tsc_trusted(void)
 }
 #endif
 
+#if SPY_HAVE_TSC
+/* The scale from the first readings to now; then the state `next`. */
+static void
+calibrate(int next)
+{
+	uint64_t t = spy_tsc_read(), now = mono_ns();
+	uint64_t ticks = t - cal_tsc, span = now - cal_ns;
+	/* ns per tick in 32.32 fixed point; under 4 (a TSC of 250 MHz and more) keeps ticks * mult in 64 bits. */
+	uint64_t mult = ticks ? (uint64_t)(((unsigned __int128)span << 32) / ticks) : 0;
+
+	if (mult > 0 && mult < (4ull << 32))
+		__atomic_store_n(&spy_tsc_mult, mult, __ATOMIC_RELEASE);
+	else
+		next = CAL_DONE;
+	__atomic_store_n(&state, next, __ATOMIC_RELEASE);
+}
+#endif
+
+/* Until the scale is refined: the anchors of every thread call here when they are renewed. */
+static void
+refine(void)
+{
+#if SPY_HAVE_TSC
+	int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+
+	if (s == CAL_ROUGH && mono_ns() - __atomic_load_n(&cal_ns, __ATOMIC_RELAXED) >= REFINE_NS &&
+	    __atomic_compare_exchange_n(&state, &s, CAL_BUSY, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		calibrate(CAL_DONE);
+#endif
+}
+
 uint64_t
 spy_clock_slow(void)
 {
@@ -79,16 +115,10 @@ spy_clock_slow(void)
 		cal_tsc = spy_tsc_read();
 		cal_ns = mono_ns();
 		__atomic_store_n(&state, CAL_STARTED, __ATOMIC_RELEASE);
-	} else if (s == CAL_STARTED && ns - __atomic_load_n(&cal_ns, __ATOMIC_RELAXED) >= CALIBRATE_NS &&
+	} else if ((s == CAL_STARTED || s == CAL_ROUGH) &&
+		   ns - __atomic_load_n(&cal_ns, __ATOMIC_RELAXED) >= (s == CAL_STARTED ? CALIBRATE_NS : REFINE_NS) &&
 		   __atomic_compare_exchange_n(&state, &s, CAL_BUSY, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		uint64_t t = spy_tsc_read(), now = mono_ns();
-		uint64_t ticks = t - cal_tsc, span = now - cal_ns;
-		/* ns per tick in 32.32 fixed point; under 4 (a TSC of 250 MHz and more) keeps ticks * mult in 64 bits. */
-		uint64_t mult = ticks ? (uint64_t)(((unsigned __int128)span << 32) / ticks) : 0;
-
-		if (mult > 0 && mult < (4ull << 32))
-			__atomic_store_n(&spy_tsc_mult, mult, __ATOMIC_RELEASE);
-		__atomic_store_n(&state, CAL_DONE, __ATOMIC_RELEASE);
+		calibrate(s == CAL_STARTED ? CAL_ROUGH : CAL_DONE);
 	}
 #endif
 	return ns;
@@ -99,19 +129,31 @@ spy_clock_anchor(uint64_t tsc)
 {
 #if SPY_HAVE_TSC
 	struct spy_tls *t = &spy_tls;
-	uint64_t mult = __atomic_load_n(&spy_tsc_mult, __ATOMIC_RELAXED);
-	uint64_t ns = mono_ns(), after = spy_tsc_read();
+	uint64_t mult, ns, before, after, at;
 
-	/* The time the old anchor gives now: a new one never goes back from it. */
-	if (t->tsc0) {
-		uint64_t old = t->ns0 + (uint64_t)(((unsigned __int128)(tsc - t->tsc0) * mult) >> 32);
+	refine();
+	mult = __atomic_load_n(&spy_tsc_mult, __ATOMIC_RELAXED);
+	/* The pair taken tightly: the clock between two ticks, paired with their middle. */
+	before = spy_tsc_read();
+	ns = mono_ns();
+	after = spy_tsc_read();
+	at = before + (after - before) / 2;
+	/*
+	 * The time the old anchor gives then: a new one taken just after it never
+	 * goes back from it. After a longer gap the clock alone answers: the
+	 * thread's last time is from an anchor's life ago, and the old anchor's
+	 * error has grown with the gap.
+	 */
+	if (t->tsc0 && at - t->tsc0 < 2 * SPY_TSC_REANCHOR) {
+		uint64_t old = t->ns0 + (((at - t->tsc0) * mult) >> 32);
 
 		if (old > ns)
 			ns = old;
 	}
-	t->tsc0 = tsc + (after - tsc) / 2;
+	t->tsc0 = at;
 	t->ns0 = ns;
-	return ns;
+	/* The time of `tsc`, the call's own tick, read before all this. */
+	return ns - (((at - tsc) * mult) >> 32);
 #else
 	(void)tsc;
 	return mono_ns();

@@ -156,8 +156,8 @@ extern uint64_t spy_tsc_mult;
 uint64_t spy_clock_anchor(uint64_t tsc);
 /* clock_gettime, measuring the TSC's rate on the way. */
 uint64_t spy_clock_slow(void);
-/* Ticks after which a thread takes a new anchor: about a tenth of a second. */
-#define SPY_TSC_REANCHOR (1ull << 28)
+/* Ticks after which a thread takes a new anchor: a few ms (6 at 2.6 GHz). */
+#define SPY_TSC_REANCHOR (1ull << 24)
 
 static inline uint64_t
 spy_now_ns(void)

@@ -1,8 +1,8 @@
 /*
  * The times in the records against CLOCK_MONOTONIC, read by the program
  * around each call: cudnnGetVersion traced for long enough that the spy
- * reads the TSC (clock.c measures its rate over the first 20 ms: a call, a
- * pause, a call), then
+ * reads the TSC (clock.c measures its rate over the first 2 ms, and again
+ * over 200 ms: a call, a pause, a call), then
  * CALLS calls, each printed as "BEFORE AFTER" in ns, and a pause past a
  * re-anchoring between two of them.
  * usage: clock-check [CALLS]
@@ -28,8 +28,8 @@ main(int argc, char **argv)
 {
 	long calls = argc > 1 ? strtol(argv[1], NULL, 10) : 1000;
 	uint64_t b, a;
-	struct timespec pause = { 0, 150000000 };	/* past SPY_TSC_REANCHOR's tenth of a second */
-	struct timespec calibrate = { 0, 25000000 };
+	struct timespec pause = { 0, 210000000 };	/* past a re-anchoring, and the refined scale */
+	struct timespec calibrate = { 0, 3000000 };
 
 	cudnnGetVersion();
 	nanosleep(&calibrate, NULL);
