@@ -2,7 +2,8 @@
 # One entry point for a fresh Debian machine:
 #   ./dev.sh demo   install what is missing, build, run the demo under the spy
 #   ./dev.sh test   install what is missing, build, run the whole test suite, then
-#                   the call-stack tests again in build-unwind (-Dlibunwind=enabled)
+#                   the call-stack tests again in build-unwind (-Dlibunwind=enabled),
+#                   and the scenarios again with records in format 2
 #   ./dev.sh sanitize   the tests again in build-asan (AddressSanitizer+UBSan) and
 #                   build-tsan (ThreadSanitizer: the thread tests)
 #   ./dev.sh fuzz   install clang, run each fuzz target for a while (exit 77 without clang)
@@ -69,6 +70,13 @@ unwind() {
 	fi
 	quietly meson compile -C build-unwind
 	meson test -C build-unwind --print-errorlogs $unwind_tests
+}
+
+# The scenarios again with every record in format 2 (CUDNNSPY_FORMAT=binary, docs/record-format.md),
+# which each test then reads through cudnnspy dump: the records must be the same whatever the format.
+binary() {
+	echo "== test: the integration and real-cudnn suites again, records in format 2, read through cudnnspy dump"
+	SPY_TEST_FORMAT=binary meson test -C "$build" --no-rebuild --print-errorlogs --suite integration --suite real-cudnn
 }
 
 # Sanitizer builds (docs/reliability.md): what runs under each sanitizer, in its own build
@@ -173,6 +181,7 @@ test)
 	rc=0
 	meson test -C "$build" --print-errorlogs || rc=1
 	unwind || rc=1
+	binary || rc=1
 	exit "$rc"
 	;;
 sanitize)

@@ -7,6 +7,7 @@ usage: check_records.py DIR [--expect-gpu-time] [--expect-calls] [--expect-findi
 import glob
 import json
 import os
+import subprocess
 import sys
 
 d = sys.argv[1]
@@ -17,11 +18,22 @@ want_findings = [sys.argv[i + 1] for i, a in enumerate(sys.argv[:-1]) if a == "-
 no_findings = [sys.argv[i + 1] for i, a in enumerate(sys.argv[:-1]) if a == "--expect-no-finding"]
 want_sigs = [sys.argv[i + 1] for i, a in enumerate(sys.argv[:-1]) if a == "--expect-signature"]
 graphs = []
-files = glob.glob(os.path.join(d, "*.jsonl*"))
+files = glob.glob(os.path.join(d, "*.jsonl*")) + glob.glob(os.path.join(d, "*.cudnnspy.rec"))
+# Record format 2 (CUDNNSPY_FORMAT=binary) is read through cudnnspy dump, next to this script's build.
+CLI = os.environ.get("CUDNNSPY_CLI", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build",
+                                                   "cli", "cudnnspy"))
+
+
+def lines(path):
+    if path.endswith(".rec"):
+        return subprocess.run([CLI, "dump", path], stdout=subprocess.PIPE).stdout.splitlines()
+    return open(path, "rb")
+
+
 problems = []
 libs, findings, gpu, calls, failures, summaries = [], [], [], 0, [], []
 for f in files:
-    for line in open(f, "rb"):
+    for line in lines(f):
         try:
             r = json.loads(line)
         except ValueError:

@@ -18,6 +18,8 @@ fi
 ninja -C "$build" shim/libcudnnspy.so shim/dropin9/libcudnn.so.9 cli/cudnnspy >/tmp/gpu-build.log 2>&1 \
 	|| { cat /tmp/gpu-build.log; exit 1; }
 spy=$PWD/$build/shim/libcudnnspy.so
+# check_records.py reads record format 2 through it.
+export CUDNNSPY_CLI=$PWD/$build/cli/cudnnspy
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | sed 's/^/  gpu: /'
 wheel_cudnn=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], "lib"))' 2>/dev/null)
 echo "  cuDNN wheel: ${wheel_cudnn:-not found}"
