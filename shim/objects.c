@@ -254,10 +254,37 @@ fill_size(const struct spy_fn_info *f, const union spy_arg *args)
 	return 0;
 }
 
+/*
+ * How many parameters a shape Set of words only has (none behind a pointer,
+ * more than the two of a single setting, not cudnnRNNSetClip's, not a
+ * tensor transform's); 0 for any other function. Worked out once per function.
+ */
+static int
+plain_set_args(unsigned fn)
+{
+	static signed char known[_SPY_FN_COUNT];	/* 0 unknown, -1 not one, else nparams */
+	signed char k = __atomic_load_n(&known[fn], __ATOMIC_RELAXED);
+	const struct spy_fn_info *f = &spy_fn_info[fn];
+
+	if (k)
+		return k > 0 ? k : 0;
+	k = f->nparams > 2 && f->nparams <= MAX_ARGS && !aux_setter(f) && fn != _SPY_FN_cudnnSetTensorTransformDescriptor
+		    ? (signed char)f->nparams : -1;
+	for (int i = 0; k > 0 && i < f->nparams; i++)
+		if (f->params[i].is_array || f->params[i].kind == SPY_ARG_PTR)
+			k = -1;
+	__atomic_store_n(&known[fn], k, __ATOMIC_RELAXED);
+	return k > 0 ? k : 0;
+}
+
 /* 1 when a Set of `fn` with `args` would leave the slot as it is: a shape Set without arrays, or one setting. */
 static int
 same_set(const struct slot *s, const struct spy_fn_info *f, unsigned fn, const union spy_arg *args)
 {
+	/* A shape Set of words only (cudnnSetTensor4dDescriptor): the comparison is one memcmp. */
+	if (s->set_fn == fn + 1 && f->params[0].kind == SPY_ARG_DESC && f->nparams == plain_set_args(fn))
+		return !s->failed_fn && !s->filled_fn && !s->aux_fn &&
+		       memcmp(s->args, args, (size_t)f->nparams * sizeof(args[0])) == 0;
 	if (aux_setter(f) || fn == _SPY_FN_cudnnSetTensorTransformDescriptor || f->nparams > MAX_ARGS)
 		return 0;
 	if (f->nparams == 2 && !f->params[1].is_array && f->params[1].kind != SPY_ARG_PTR) {

@@ -468,6 +468,17 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 	/* A destroyed object is forgotten after its record, which names it by its own id. */
 	int destroy = state_kind[c->id] == STATE_DESTROY;
 
+	/*
+	 * The most frequent slow path of all, a Set that succeeded and is neither
+	 * traced nor watched (a framework sets its descriptors before every call):
+	 * remembered, and nothing else to do.
+	 */
+	if (SPY_LIKELY(flags == SPY_FN_STATE && status == 0 && state_kind[c->id] == STATE_SET && args)) {
+		spy_obj_set(args[0].p, spy_fn_info[c->id].params[0].desc_kind, c->id, args);
+		errno = saved;
+		return;
+	}
+
 	/* Only the first byte: the slow path runs on every remembered Set, and a whole buffer costs a memset. */
 	why[0] = 0;
 	/* Enums in the numbering of the copy that answered (names.c). */
