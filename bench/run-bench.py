@@ -250,6 +250,7 @@ def main():
     ap.add_argument("--reps", type=int, default=5, help="runs per configuration; the median is reported")
     ap.add_argument("--fake", action="store_true", help="the fake cuDNN even when a real one is found")
     ap.add_argument("--quick", action="store_true", help="a tenth of the iterations (a smoke test)")
+    ap.add_argument("--no-callgrind", action="store_true", help="leave out the instruction counts (valgrind)")
     args = ap.parse_args()
 
     if args.reps < 1:
@@ -265,7 +266,7 @@ def main():
         print("run-bench: %s" % e, file=sys.stderr)
         return 1
     try:
-        return report(bench, args.reps, iterations, MEMORY_CALLS // scale)
+        return report(bench, args.reps, iterations, MEMORY_CALLS // scale, not args.no_callgrind)
     except BenchError as e:
         print("run-bench: %s" % e, file=sys.stderr)
         return 1
@@ -273,7 +274,26 @@ def main():
         bench.close()
 
 
-def report(bench, reps, iterations, memory_calls):
+def instructions(bench, config, fn):
+    """Instructions per call under callgrind: the difference of two runs 100,000 calls apart (the same warm-up)."""
+    counts = []
+    for n in (100_000, 200_000):
+        workdir = tempfile.mkdtemp(dir=bench.tmp)
+        out = os.path.join(workdir, "callgrind.out")
+        env = bench.env(config, workdir)
+        if fn == "fail" and not bench.real:
+            env["FAKECUDNN_STATUS"] = "cudnnSetTensor4dDescriptor=2000"
+        p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, bench.exe, fn, str(n)],
+                           env=env, capture_output=True, text=True, timeout=600)
+        m = re.search(r"Collected : (\d+)", p.stderr)
+        shutil.rmtree(workdir, ignore_errors=True)
+        if p.returncode != 0 or not m:
+            return None
+        counts.append(int(m.group(1)))
+    return (counts[1] - counts[0]) / 100_000.0
+
+
+def report(bench, reps, iterations, memory_calls, callgrind=True):
     started = time.monotonic()
     configs = ["direct", "preload", "trace", "trace-bin", "drop-in"] + (["cudnn-log"] if bench.real else [])
     threaded = ["direct", "preload", "trace", "trace-bin"]
@@ -414,6 +434,24 @@ def report(bench, reps, iterations, memory_calls):
     print("  cudnnspy report: %.2f s (exit %d); report --full, every record parsed: %.2f s (exit %d)" % (
         report_s, rep.returncode, full_s, rep_full.returncode))
     print()
+
+    # Instructions beside the times: they do not drift with the machine's load.
+    if callgrind and shutil.which("valgrind"):
+        print("Instructions per call (callgrind; the difference of two runs 100,000 calls apart)")
+        print("%-28s %-30s %10s %10s" % ("function", "configuration", "instr", "overhead"))
+        for fn, name in FUNCTIONS:
+            base = instructions(bench, "direct", fn)
+            for config in ("direct", "preload", "trace", "trace-bin"):
+                n = base if config == "direct" else instructions(bench, config, fn)
+                if n is None or base is None:
+                    print("%-28s %-30s %10s" % (name, CONFIG_TEXT[config], "n/a"))
+                    continue
+                print("%-28s %-30s %10.0f %10s" % (name, CONFIG_TEXT[config], n,
+                                                   "-" if config == "direct" else "%+.0f" % (n - base)))
+        print()
+    elif callgrind:
+        print("Instructions per call: no valgrind here (apt-get install valgrind), left out")
+        print()
 
     print("Budgets (issue 17; medians; one core unless it says 2 threads)")
     lines = []

@@ -478,6 +478,18 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 		errno = saved;
 		return;
 	}
+	/* The next most frequent with records in format 2: a traced call that succeeded, packed (recbin.c). */
+	if ((flags == SPY_FN_TRACE || (flags == (SPY_FN_TRACE | SPY_FN_STATE) && state_kind[c->id] == STATE_SET)) &&
+	    status == 0 && !c->pre && spy_config.format == SPY_FORMAT_BINARY && sink && th && spy_thread_buf(th)) {
+		spy_names_major = __atomic_load_n(&spy_copies[c->copy].major, __ATOMIC_RELAXED);
+		if (flags & SPY_FN_STATE)
+			track_state(c->id, args);
+		if (spy_recbin_call(th, c, status, args)) {
+			errno = saved;
+			return;
+		}
+		/* Not packed: the JSON record, after the state it already remembered (a same Set changes nothing). */
+	}
 
 	/* Only the first byte: the slow path runs on every remembered Set, and a whole buffer costs a memset. */
 	why[0] = 0;

@@ -718,20 +718,20 @@ void
 spy_sink_commit_frame(struct spy_thread *th, unsigned tag, const uint8_t *body, size_t n, uint64_t t_ns)
 {
 	struct spy_buf *b = th->buf;
-	uint8_t head[2 + 2 * 10 + 1 + 10 + 10];
-	size_t h = 0, t = 0, need;
-	uint8_t when[10];
+	uint8_t *o, when[10];
+	size_t t = 0;
 
-	if (n > SPY_REC_FRAME_MAX - 10) {
+	if (n + 64 > sizeof(b->out)) {
 		__atomic_add_fetch(&dropped, 1, __ATOMIC_RELAXED);
 		return;
 	}
 	if (!__atomic_load_n(&opened, __ATOMIC_ACQUIRE) && spy_resolved())
 		sink_fd();
 	lock(b);
-	need = 1 + 10 + 10 + n + 2 + 2 * 10 + 1;
-	if (b->len + need > sizeof(b->out))
+	/* The frame, a chunk frame before it, and their tags and lengths. */
+	if (b->len + n + 64 > sizeof(b->out))
 		flush_locked(b);
+	o = (uint8_t *)b->out + b->len;
 	if (tag == SPY_REC_CALL) {
 		/* A call's time is a delta from the one before it in this buffer, which begins with the thread and a base. */
 		if (!b->chunk) {
@@ -739,28 +739,22 @@ spy_sink_commit_frame(struct spy_thread *th, unsigned tag, const uint8_t *body, 
 			size_t kn = spy_rec_put_uv(k, (uint64_t)spy_tid());
 
 			kn += spy_rec_put_uv(k + kn, t_ns);
-			head[h++] = SPY_REC_CHUNK;
-			h += spy_rec_put_uv(head + h, kn);
-			memcpy(head + h, k, kn);
-			h += kn;
+			*o++ = SPY_REC_CHUNK;
+			*o++ = (uint8_t)kn;	/* under 128 */
+			for (size_t i = 0; i < kn; i++)
+				*o++ = k[i];
 			b->chunk = 1;
 			b->t_prev = t_ns;
 		}
 		t = spy_rec_put_uv(when, spy_rec_zigzag((int64_t)(t_ns - b->t_prev)));
 		b->t_prev = t_ns;
 	}
-	head[h++] = (uint8_t)tag;
-	h += spy_rec_put_uv(head + h, t + n);
-	if (b->len + h + t + n > sizeof(b->out)) {
-		/* Never: need counted more. */
-		__atomic_add_fetch(&dropped, 1, __ATOMIC_RELAXED);
-		unlock(b);
-		return;
-	}
-	memcpy(b->out + b->len, head, h);
-	memcpy(b->out + b->len + h, when, t);
-	memcpy(b->out + b->len + h + t, body, n);
-	b->len += h + t + n;
+	*o++ = (uint8_t)tag;
+	o += spy_rec_put_uv(o, t + n);
+	for (size_t i = 0; i < t; i++)
+		*o++ = when[i];
+	memcpy(o, body, n);
+	b->len = (size_t)(o + n - (uint8_t *)b->out);
 	if (b->len > sizeof(b->out) * 3 / 4)
 		flush_locked(b);
 	unlock(b);

@@ -91,7 +91,8 @@ int spy_fn_lookup(const char *name);
  */
 /* `major` 0: this thread's spy_names_major, the major of the copy whose call is being decoded (0: either). */
 const char *spy_enum_name(int enum_id, long long value, int major);
-extern __thread int spy_names_major;
+/* Initial-exec: the slow path sets it on every call, and a dynamic TLS lookup costs more than the store. */
+extern __thread int spy_names_major __attribute__((tls_model("initial-exec")));
 
 /* The name of a cudnnStatus_t value in either numbering, or NULL. */
 const char *spy_status_name(long long status);
