@@ -91,8 +91,16 @@ int spy_fn_lookup(const char *name);
  */
 /* `major` 0: this thread's spy_names_major, the major of the copy whose call is being decoded (0: either). */
 const char *spy_enum_name(int enum_id, long long value, int major);
-/* Initial-exec: the slow path sets it on every call, and a dynamic TLS lookup costs more than the store. */
+/*
+ * Initial-exec in the spy (SPY_TLS_IE): its slow path sets it on every call, and a dynamic TLS lookup costs
+ * more than the store. Not in the fake cuDNN, which tests load as many copies as they like with dlopen:
+ * each would take static TLS, of which a process has little to spare.
+ */
+#ifdef SPY_TLS_IE
 extern __thread int spy_names_major __attribute__((tls_model("initial-exec")));
+#else
+extern __thread int spy_names_major;
+#endif
 
 /* The name of a cudnnStatus_t value in either numbering, or NULL. */
 const char *spy_status_name(long long status);
