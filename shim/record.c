@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 static uint64_t probes[_SPY_FN_COUNT];
+/* The graph API's functions, by id: told from the name once. */
+static unsigned char backend_fn[_SPY_FN_COUNT];
 
 uint64_t
 spy_probes(unsigned id)
@@ -54,6 +56,7 @@ spy_state_flags_init(void)
 	for (int i = 0; i < _SPY_FN_COUNT; i++) {
 		const struct spy_fn_info *f = &spy_fn_info[i];
 
+		backend_fn[i] = strncmp(f->name, "cudnnBackend", 12) == 0;
 		if (f->nparams == 0 || f->ret != SPY_RET_STATUS)
 			continue;
 		if (strncmp(f->name, "cudnnCreate", 11) == 0 || strcmp(f->name, "cudnnBackendCreateDescriptor") == 0)
@@ -84,7 +87,7 @@ spy_state_flags_init(void)
 static void
 watched(struct spy_call *c, long status, const union spy_arg *args)
 {
-	if (strncmp(spy_fn_info[c->id].name, "cudnnBackend", 12) == 0)
+	if (backend_fn[c->id])
 		spy_backend_call(c, status, args);
 	else
 		spy_algo_call(c, status, args);
@@ -475,6 +478,13 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 	 */
 	if (SPY_LIKELY(flags == SPY_FN_STATE && status == 0 && state_kind[c->id] == STATE_SET && args)) {
 		spy_obj_set(args[0].p, spy_fn_info[c->id].params[0].desc_kind, c->id, args);
+		errno = saved;
+		return;
+	}
+	/* A graph's attributes, set one by one by the hundred: to backend.c, which keeps them. */
+	if (flags == SPY_FN_WATCH && status == 0 && args && c->id == _SPY_FN_cudnnBackendSetAttribute) {
+		spy_names_major = __atomic_load_n(&spy_copies[c->copy].major, __ATOMIC_RELAXED);
+		spy_backend_call(c, status, args);
 		errno = saved;
 		return;
 	}
