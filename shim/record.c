@@ -456,8 +456,9 @@ spy_call_pre(struct spy_call *c, const void *handle)
 	return c->real;
 }
 
-void
-spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
+/* Everything else: a frame of its own, which the lanes above it do not pay for. */
+static __attribute__((noinline)) void
+slow_path(struct spy_call *c, long status, const union spy_arg *args)
 {
 	struct spy_thread *th = spy_tls.thread;
 	unsigned flags = spy_fn_flags[c->id];
@@ -470,36 +471,6 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 	int nips = 0, cuda_err = 0, failed, probe = 0;
 	/* A destroyed object is forgotten after its record, which names it by its own id. */
 	int destroy = state_kind[c->id] == STATE_DESTROY;
-
-	/*
-	 * The most frequent slow path of all, a Set that succeeded and is neither
-	 * traced nor watched (a framework sets its descriptors before every call):
-	 * remembered, and nothing else to do.
-	 */
-	if (SPY_LIKELY(flags == SPY_FN_STATE && status == 0 && state_kind[c->id] == STATE_SET && args)) {
-		spy_obj_set(args[0].p, spy_fn_info[c->id].params[0].desc_kind, c->id, args);
-		errno = saved;
-		return;
-	}
-	/* A graph's attributes, set one by one by the hundred: to backend.c, which keeps them. */
-	if (flags == SPY_FN_WATCH && status == 0 && args && c->id == _SPY_FN_cudnnBackendSetAttribute) {
-		spy_names_major = __atomic_load_n(&spy_copies[c->copy].major, __ATOMIC_RELAXED);
-		spy_backend_call(c, status, args);
-		errno = saved;
-		return;
-	}
-	/* The next most frequent with records in format 2: a traced call that succeeded, packed (recbin.c). */
-	if ((flags == SPY_FN_TRACE || (flags == (SPY_FN_TRACE | SPY_FN_STATE) && state_kind[c->id] == STATE_SET)) &&
-	    status == 0 && !c->pre && spy_config.format == SPY_FORMAT_BINARY && sink && th && spy_thread_buf(th)) {
-		spy_names_major = __atomic_load_n(&spy_copies[c->copy].major, __ATOMIC_RELAXED);
-		if (flags & SPY_FN_STATE)
-			track_state(c->id, args);
-		if (spy_recbin_call(th, c, status, args)) {
-			errno = saved;
-			return;
-		}
-		/* Not packed: the JSON record, after the state it already remembered (a same Set changes nothing). */
-	}
 
 	/* Only the first byte: the slow path runs on every remembered Set, and a whole buffer costs a memset. */
 	why[0] = 0;
@@ -607,4 +578,51 @@ out:
 			watched(c, status, args);
 	}
 	errno = saved;
+}
+
+void
+spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
+{
+	struct spy_thread *th = spy_tls.thread;
+	unsigned flags = spy_fn_flags[c->id];
+
+	/*
+	 * The most frequent slow path of all, a Set that succeeded and is neither
+	 * traced nor watched (a framework sets its descriptors before every call):
+	 * remembered, and nothing else to do.
+	 */
+	if (SPY_LIKELY(flags == SPY_FN_STATE && status == 0 && state_kind[c->id] == STATE_SET && args)) {
+		int saved = errno;
+
+		spy_obj_set(args[0].p, spy_fn_info[c->id].params[0].desc_kind, c->id, args);
+		errno = saved;
+		return;
+	}
+	/* A graph's attributes, set one by one by the hundred: to backend.c, which keeps them. */
+	if (flags == SPY_FN_WATCH && status == 0 && args && c->id == _SPY_FN_cudnnBackendSetAttribute) {
+		int saved = errno;
+
+		spy_names_major = __atomic_load_n(&spy_copies[c->copy].major, __ATOMIC_RELAXED);
+		spy_backend_call(c, status, args);
+		errno = saved;
+		return;
+	}
+	/* The next most frequent with records in format 2: a traced call that succeeded, packed (recbin.c). */
+	if ((flags == SPY_FN_TRACE || (flags == (SPY_FN_TRACE | SPY_FN_STATE) && state_kind[c->id] == STATE_SET)) &&
+	    status == 0 && !c->pre && spy_config.format == SPY_FORMAT_BINARY && th && spy_sink_enabled() &&
+	    spy_thread_buf(th)) {
+		int saved = errno;
+
+		spy_names_major = __atomic_load_n(&spy_copies[c->copy].major, __ATOMIC_RELAXED);
+		if (flags & SPY_FN_STATE)
+			track_state(c->id, args);
+		if (spy_recbin_call(th, c, status, args)) {
+			errno = saved;
+			return;
+		}
+		errno = saved;
+		/* Not packed: the JSON record, after the state it already remembered (a same Set changes nothing). */
+	}
+
+	slow_path(c, status, args);
 }
