@@ -35,9 +35,15 @@ init(struct rec_reader *r)
 void
 rec_open_fd(struct rec_reader *r, int fd)
 {
+	rec_open_fd_buffer(r, fd, 1u << 20);
+}
+
+void
+rec_open_fd_buffer(struct rec_reader *r, int fd, size_t first)
+{
 	init(r);
 	r->fd = fd;
-	r->cap = 1u << 20;
+	r->cap = first ? first : 1;
 	r->buf = malloc(r->cap);
 	r->owned = 1;
 	if (!r->buf) {

@@ -34,6 +34,8 @@ struct rec_reader {
 /* 1 when these first bytes begin a format 2 file. */
 int rec_is_binary(const void *data, size_t len);
 void rec_open_fd(struct rec_reader *r, int fd);
+/* The same with a first buffer of `first` bytes (it grows as frames need): for the fuzz target. */
+void rec_open_fd_buffer(struct rec_reader *r, int fd, size_t first);
 /* Over memory that outlives the reader. */
 void rec_open_mem(struct rec_reader *r, const void *data, size_t len);
 /*

@@ -21,7 +21,7 @@ root=$(cd "$here/../.." && pwd)
 build=${1:-build}
 [ $# -gt 0 ] && shift
 case "$build" in /*) ;; *) build="$root/$build" ;; esac
-targets=${*:-config globs inject sink records}
+targets=${*:-config globs inject sink records frames}
 clang=${CLANG:-clang}
 seconds=${FUZZ_SECONDS:-15}
 jobs=${FUZZ_JOBS:-2}
@@ -102,6 +102,11 @@ for t in $targets; do
 			extra="$extra $root/cli/$f.c"
 		done
 		extra="$extra -ljansson"
+		maxlen=65536
+	fi
+	# fuzz-frames reads record format 2 with the command's reader (cli/records.c); its seeds are spy files.
+	if [ "$t" = frames ]; then
+		extra="-I$root/cli $root/cli/records.c"
 		maxlen=65536
 	fi
 	# shellcheck disable=SC2086

@@ -1,0 +1,33 @@
+#!/bin/sh
+# The seeds of fuzz-frames (tests/fuzz/corpus/frames): record files of format 2 that the spy writes for a few
+# of the test programs against the fake cuDNN, traced, and pieces of them cut short or damaged. Each seed's
+# first byte is fuzz-frames' buffer-size selector. Run by hand after the format changes:
+#   tests/fuzz/make-frames-seeds.sh [BUILD_DIR]
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "${1:-$here/../../build}" && pwd)
+out="$here/corpus/frames"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$out"
+rm -f "$out"/*
+n=0
+record() {
+	name=$1
+	shift
+	mkdir "$tmp/$name"
+	CUDNNSPY_FORMAT=binary CUDNNSPY_TRACE='*' CUDNNSPY_OUTPUT="$tmp/$name" CUDNNSPY_STDERR=none \
+		LD_LIBRARY_PATH="$build/tests/fake/fake9" LD_PRELOAD="$build/shim/libcudnnspy.so" "$@" >/dev/null 2>&1 || true
+	f=$(ls "$tmp/$name"/* | head -n 1)
+	n=$((n + 1))
+	# The selector byte, then the file; a whole one, one cut inside a frame, one with a byte changed.
+	{ printf "\\$(printf '%03o' $((n * 7 % 64)))"; head -c 60000 "$f"; } >"$out/$name"
+	{ printf '\003'; head -c $(($(wc -c <"$f") * 2 / 3)) "$f" | head -c 40000; } >"$out/$name-cut"
+	python3 -c 'import sys; d = bytearray(open(sys.argv[1], "rb").read()); d[len(d) // 2] ^= 0x5a; open(sys.argv[2], "wb").write(b"\x11" + bytes(d[:40000]))' "$f" "$out/$name-damaged"
+}
+record decode-all "$build/tests/decode-all"
+record threads "$build/tests/threads" 100
+record conv-legacy "$build/tests/conv-legacy"
+record decode-odd "$build/tests/decode-odd"
+FAKECUDNN_STATUS=cudnnCreate=1001 record failures "$build/examples/failures"
+ls -l "$out"
