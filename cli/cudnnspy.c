@@ -55,12 +55,14 @@ static const char usage_text[] =
 	"scan lists the cuDNN copies on this machine and their conflicts (see cudnnspy help scan).\n"
 	"\n"
 	"run options:\n"
-	"  --output DIR|PATTERN  write JSON Lines records there (CUDNNSPY_OUTPUT)\n"
+	"  --output DIR|PATTERN  write records there (CUDNNSPY_OUTPUT)\n"
 	"  --trace GLOBS         record every call of the matching functions (CUDNNSPY_TRACE)\n"
 	"  --library PATH        the real libcudnn.so.N, or a directory holding one\n"
 	"                        (CUDNNSPY_LIBRARY); checked first, and run with the\n"
 	"                        drop-in unless --drop-in is given\n"
 	"  --stderr LIST         what the spy writes to stderr (CUDNNSPY_STDERR)\n"
+	"  --format json|binary  the record format (CUDNNSPY_FORMAT): binary packs traced\n"
+	"                        calls; cudnnspy dump prints either as JSON Lines\n"
 	"  --drop-in[=9|8]       put the drop-in libcudnn.so.N first on LD_LIBRARY_PATH\n"
 	"                        instead of using LD_PRELOAD (default major: 9)\n"
 	"\n"
@@ -507,7 +509,7 @@ use_library(const char *library, int *dropin)
 static int
 cmd_run(int argc, char **argv)
 {
-	const char *output = NULL, *trace = NULL, *library = NULL, *stderr_list = NULL;
+	const char *output = NULL, *trace = NULL, *library = NULL, *stderr_list = NULL, *format = NULL;
 	int dropin = 0, i, rc, ran, files = -1;	/* record files written, -1 when not known */
 	char *dir, *run_dir;
 
@@ -539,6 +541,8 @@ cmd_run(int argc, char **argv)
 			library = v;
 		else if (option_value(argc, argv, &i, "--stderr", &v))
 			stderr_list = v;
+		else if (option_value(argc, argv, &i, "--format", &v))
+			format = v;
 		else if (a[0] == '-')
 			return usage_error("run: unknown option '%s'", a);
 		else
@@ -546,6 +550,8 @@ cmd_run(int argc, char **argv)
 		if (!v)
 			return usage_error("%s needs a value", a);
 	}
+	if (format && strcmp(format, "json") != 0 && strcmp(format, "binary") != 0)
+		return usage_error("--format takes json or binary, not '%s'", format);
 	if (i >= argc)
 		return usage_error("run: no '--' and command");
 	if (i + 1 >= argc)
@@ -558,7 +564,8 @@ cmd_run(int argc, char **argv)
 	if (library && use_library(library, &dropin) != 0)
 		return EXIT_USAGE;
 	if ((trace && setenv("CUDNNSPY_TRACE", trace, 1) != 0) ||
-	    (stderr_list && setenv("CUDNNSPY_STDERR", stderr_list, 1) != 0)) {
+	    (stderr_list && setenv("CUDNNSPY_STDERR", stderr_list, 1) != 0) ||
+	    (format && setenv("CUDNNSPY_FORMAT", format, 1) != 0)) {
 		complain("cannot set the environment: %s", strerror(errno));
 		return EXIT_USAGE;
 	}

@@ -132,6 +132,12 @@ def env():
           repr(got))
     check(got.get("CUDNNSPY_TRACE") == "cudnnConv*", "--trace=", repr(got))
     check("CUDNNSPY_STDERR" not in got, "no --stderr, no CUDNNSPY_STDERR", repr(got))
+    check("CUDNNSPY_FORMAT" not in got, "no --format, no CUDNNSPY_FORMAT", repr(got))
+    q = run(["run", "--format", "binary", "--", "env"], cwd=d)
+    check(env_of(q).get("CUDNNSPY_FORMAT") == "binary", "--format binary", q.stdout)
+    q = run(["run", "--format=xml", "--", "env"], cwd=d)
+    check(q.returncode == 2 and "--format takes json or binary, not 'xml'" in q.stderr and q.stdout == "",
+          "--format xml: a usage error, nothing run", q.stderr)
     check(same_file(got.get("LD_PRELOAD", ""), PRELOAD), "LD_PRELOAD is the spy alone", repr(got))
     check("records in" not in p.stderr and "none called cuDNN" in p.stderr,
           "env made no call: no file, and no claim of one", p.stderr)
