@@ -119,8 +119,14 @@ keep_text(struct rec_reader *r, uint64_t id, const uint8_t *s, size_t n)
 {
 	char *t;
 
-	if (id == 0 || id > (1u << 28))
+	/*
+	 * Ids are dense, from 1, in the order the threads wrote texts: one far
+	 * past those seen so far is damage, whose array would take memory for
+	 * nothing (a thread's buffer holds a few thousand texts at most).
+	 */
+	if (id == 0 || id > 2 * r->texts_seen + (1u << 20))
 		return;
+	r->texts_seen++;
 	if (id >= r->ntexts) {
 		size_t want = r->ntexts ? r->ntexts : 64;
 		char **texts;
@@ -391,26 +397,43 @@ call_frame(struct rec_reader *r, const uint8_t *p, size_t n)
 	return pos == n && !l->overflow;
 }
 
+/* resync(): the place depends on bytes not read yet. */
+#define UNDECIDED ((size_t)-1)
+
 /*
  * Where reading can go on after damage at `pos`: the next JSON line, or the
  * next chunk frame followed by a whole frame of a call or a text (a chunk
  * begins a thread's buffer, so times and the thread are known again from
- * there). The bytes to skip; all of them when there is no such place.
+ * there). The bytes to skip; all of them when there is no such place; and
+ * UNDECIDED when a candidate runs past `len` and more may follow (`more`):
+ * the answer must not depend on how much of the file is in memory.
  */
 static size_t
-resync(const uint8_t *d, size_t len, size_t pos)
+resync(const uint8_t *d, size_t len, size_t pos, int more)
 {
 	for (size_t p = pos + 1; p < len; p++) {
 		size_t n, m;
+		enum spy_rec_walk w;
 
 		if (d[p] == '{' && d[p - 1] == '\n')
 			return p - pos;
-		if (d[p] == SPY_REC_CHUNK && spy_rec_frame(d, len, p, &n) == SPY_REC_WHOLE && n <= 22 && p + n < len &&
-		    (d[p + n] == SPY_REC_CALL || d[p + n] == SPY_REC_TEXT) &&
-		    spy_rec_frame(d, len, p + n, &m) == SPY_REC_WHOLE)
+		if (d[p] != SPY_REC_CHUNK)
+			continue;
+		w = spy_rec_frame(d, len, p, &n);
+		if (w == SPY_REC_CUT || (w == SPY_REC_WHOLE && p + n >= len)) {
+			if (more)
+				return UNDECIDED;
+			continue;
+		}
+		if (w != SPY_REC_WHOLE || n > 22 || (d[p + n] != SPY_REC_CALL && d[p + n] != SPY_REC_TEXT))
+			continue;
+		w = spy_rec_frame(d, len, p + n, &m);
+		if (w == SPY_REC_CUT && more)
+			return UNDECIDED;
+		if (w == SPY_REC_WHOLE)
 			return p - pos;
 	}
-	return len - pos;
+	return more ? UNDECIDED : len - pos;
 }
 
 int
@@ -425,10 +448,16 @@ rec_next(struct rec_reader *r, const char **line, size_t *len, int *flags)
 		if (r->start == r->end && !fill(r))
 			return 0;
 		w = spy_rec_frame(r->buf, r->end, r->start, &n);
-		if (w == SPY_REC_DAMAGED)
-			n = resync(r->buf, r->end, r->start);
-		/* Damage is judged with as much after it as can be held: the place to go on may be further. */
-		if ((w == SPY_REC_CUT || (w == SPY_REC_DAMAGED && r->start + n == r->end)) && !r->eof && fill(r))
+		if (w == SPY_REC_DAMAGED) {
+			/* Where to go on may lie in bytes not read yet; at the end, or with no room for more, it does not. */
+			n = resync(r->buf, r->end, r->start, !r->eof);
+			if (n == UNDECIDED) {
+				if (fill(r))
+					continue;
+				n = resync(r->buf, r->end, r->start, 0);
+			}
+		}
+		if (w == SPY_REC_CUT && !r->eof && fill(r))
 			continue;
 		p = r->buf + r->start;
 		*flags = 0;

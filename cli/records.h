@@ -21,7 +21,7 @@ struct rec_reader {
 	int eof, error, owned;
 	unsigned long long offset;	/* of buf[0] in the file */
 	char **texts;
-	size_t *text_len, ntexts;
+	size_t *text_len, ntexts, texts_seen;
 	uint64_t tid, t_prev;
 	int chunk, have_file, mismatch;
 	unsigned version;
