@@ -115,16 +115,26 @@ fill(struct rec_reader *r)
 }
 
 static void
+forget_texts(struct rec_reader *r)
+{
+	for (size_t i = 0; i < r->ntexts; i++) {
+		free(r->texts[i]);
+		r->texts[i] = NULL;
+	}
+}
+
+static void
 keep_text(struct rec_reader *r, uint64_t id, const uint8_t *s, size_t n)
 {
 	char *t;
 
 	/*
-	 * Ids are dense, from 1, in the order the threads wrote texts: one far
-	 * past those seen so far is damage, whose array would take memory for
-	 * nothing (a thread's buffer holds a few thousand texts at most).
+	 * An id is a place in a thread's cache (64 per thread block, recbin.c),
+	 * given a new text as the cache changes: the latest one holds. One past
+	 * 2^22 (65,536 blocks) is damage, whose array would take memory for
+	 * nothing.
 	 */
-	if (id == 0 || id > 2 * r->texts_seen + (1u << 20))
+	if (id == 0 || id > (1u << 22))
 		return;
 	r->texts_seen++;
 	if (id >= r->ntexts) {
@@ -472,8 +482,13 @@ rec_next(struct rec_reader *r, const char **line, size_t *len, int *flags)
 				r->damage_at = r->offset + r->start;
 			r->damaged++;
 			r->damage_bytes += n;
-			/* A call is read again only after a chunk, which says whose it is and when. */
+			/*
+			 * A call is read again only after a chunk, which says whose it is and
+			 * when; and no text is trusted: the damaged bytes may have held a newer
+			 * one for its id.
+			 */
 			r->chunk = 0;
+			forget_texts(r);
 			*flags = REC_DAMAGED;
 		}
 		if (w != SPY_REC_WHOLE || p[0] == '{') {

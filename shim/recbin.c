@@ -6,7 +6,11 @@
  * no keys, no decimal digits. A handle or descriptor argument is the text
  * the JSON record would show for it ("tensor#1" and its shape), written
  * once as a text frame and named by its id after, for as long as the
- * object's remembered state does not change (objects.c's stamp). The
+ * object's remembered state does not change (objects.c's stamp). An id is
+ * a place in the thread's cache of texts (its block's number times the
+ * cache's size, plus the place), written again when the place gets another
+ * text: so the reader holds as many texts as threads had places, however
+ * long the process runs. The
  * command turns the frames back into the JSON records of format 1, byte for
  * byte (cli/records.c).
  */
@@ -19,8 +23,6 @@
 #include <string.h>
 
 static unsigned char packable[_SPY_FN_COUNT];
-/* Text ids of this process's file; 0 is NULL. */
-static unsigned next_text;
 
 void
 spy_recbin_init(void)
@@ -39,7 +41,7 @@ spy_recbin_init(void)
 void
 spy_recbin_fork_child(void)
 {
-	next_text = 0;
+	/* The child's file starts without texts: its threads' caches are emptied with their buffers (sink.c). */
 }
 
 /*
@@ -47,11 +49,17 @@ spy_recbin_fork_child(void)
  * thread has not; -1 when none. `state`: with what was set on it (an
  * argument), or its id alone (an element behind a pointer).
  */
+#define PLACES ((unsigned)(sizeof(((struct spy_buf *)0)->texts) / sizeof(((struct spy_buf *)0)->texts[0])))
+/* Where a text may be found: this many places from the object's own. */
+#define WAYS 4
+
 static long
-text_id(struct spy_thread *th, struct spy_buf *b, int handle, const char *desc_kind, int state, const void *ptr)
+text_id(struct spy_thread *th, struct spy_buf *b, int handle, const char *desc_kind, int state, const void *ptr,
+	uint64_t *used)
 {
 	const char *kind = handle ? "handle" : desc_kind ? desc_kind : "descriptor";
-	struct spy_text_slot *t = &b->texts[((uintptr_t)ptr >> 4) % (sizeof(b->texts) / sizeof(b->texts[0]))];
+	unsigned home = (unsigned)(((uintptr_t)ptr >> 4) % PLACES), place = PLACES;
+	struct spy_text_slot *t;
 	struct spy_line *l = &b->line;
 	uint8_t body[4096];
 	uint64_t stamp;
@@ -62,27 +70,42 @@ text_id(struct spy_thread *th, struct spy_buf *b, int handle, const char *desc_k
 	if (!ptr)
 		return 0;
 	keep = spy_obj_stamp(ptr, &stamp);
-	if (keep && t->id && t->ptr == ptr && t->kind == kind && t->stamp == stamp && t->major == spy_names_major &&
-	    t->state == state)
-		return t->id;
+	for (unsigned w = 0; keep && w < WAYS; w++) {
+		t = &b->texts[(home + w) % PLACES];
+		if (t->id && t->ptr == ptr && t->kind == kind && t->stamp == stamp && t->major == spy_names_major &&
+		    t->state == state) {
+			*used |= 1ull << ((home + w) % PLACES);
+			return t->id;
+		}
+	}
+	/*
+	 * A new text takes a place that no other argument of this call uses: the
+	 * reader knows an id by its latest text, and one call's arguments are
+	 * read after all of their texts.
+	 */
+	for (unsigned w = 0; w < PLACES && place == PLACES; w++)
+		if (!(*used & (1ull << ((home + w) % PLACES))))
+			place = (home + w) % PLACES;
+	if (place == PLACES)
+		return -1;
+	t = &b->texts[place];
 	spy_line_reset(l);
 	spy_obj_describe(l, ptr, kind, state, SPY_ARGS_AFTER_SUCCESS | SPY_ARGS_BRIEF);
 	if (l->overflow || l->len > sizeof(body) - 10)
 		return -1;
-	id = __atomic_add_fetch(&next_text, 1, __ATOMIC_RELAXED);
+	/* 0 is NULL. */
+	id = th->index * PLACES + place + 1;
 	n = spy_rec_put_uv(body, id);
 	memcpy(body + n, l->data, l->len);
 	spy_sink_commit_frame(th, SPY_REC_TEXT, body, n + l->len, 0);
-	if (keep) {
-		t->ptr = ptr;
-		t->kind = kind;
-		t->stamp = stamp;
-		t->major = spy_names_major;
-		t->state = state;
-		t->id = id;
-	} else {
-		t->id = 0;
-	}
+	/* The place holds this text now; a state that cannot be kept leaves it to be written again next time. */
+	t->ptr = ptr;
+	t->kind = kind;
+	t->stamp = stamp;
+	t->major = spy_names_major;
+	t->state = state;
+	t->id = keep ? id : 0;
+	*used |= 1ull << place;
 	return id;
 }
 
@@ -103,7 +126,7 @@ load(const void *at, unsigned size, int is_signed)
 /* One element behind a pointer into body at n; the new n, or 0 when it cannot be packed. */
 static size_t
 element(struct spy_thread *th, struct spy_buf *b, const struct spy_param_info *p, const void *at, uint8_t *body,
-	size_t n)
+	size_t n, uint64_t *used)
 {
 	long id;
 	double d;
@@ -120,7 +143,7 @@ element(struct spy_thread *th, struct spy_buf *b, const struct spy_param_info *p
 		return n + 8;
 	case SPY_ARG_HANDLE:
 	case SPY_ARG_DESC:
-		id = text_id(th, b, p->elem == SPY_ARG_HANDLE, p->desc_kind, 0, *(void *const *)at);
+		id = text_id(th, b, p->elem == SPY_ARG_HANDLE, p->desc_kind, 0, *(void *const *)at, used);
 		return id < 0 ? 0 : n + spy_rec_put_uv(body + n, (uint64_t)id);
 	}
 	return 0;
@@ -166,8 +189,10 @@ spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, co
 	/* The fixed fields, and per parameter an address, a count and SPY_REC_VALUES elements. */
 	uint8_t body[64 + 64 * (3 * 10 + SPY_REC_VALUES * 10)];
 	size_t n = 0;
+	uint64_t used = 0;	/* the text places this call's arguments name */
 
-	if (!b || !packable[c->id] || f->nparams > 64 || (f->nparams && !args))
+	/* The block shared when no block could be made has no text places of its own. */
+	if (!b || !packable[c->id] || f->nparams > 64 || (f->nparams && !args) || th->index == ~0u)
 		return 0;
 	n += spy_rec_put_uv(body + n, c->id);
 	body[n++] = (uint8_t)c->copy;
@@ -195,7 +220,8 @@ spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, co
 			break;
 		case SPY_ARG_HANDLE:
 		case SPY_ARG_DESC:
-			id = text_id(th, b, p->kind == SPY_ARG_HANDLE, p->desc_kind, p->kind == SPY_ARG_DESC, args[i].p);
+			id = text_id(th, b, p->kind == SPY_ARG_HANDLE, p->desc_kind, p->kind == SPY_ARG_DESC, args[i].p,
+				     &used);
 			if (id < 0)
 				return 0;
 			n += spy_rec_put_uv(body + n, (uint64_t)id);
@@ -215,9 +241,10 @@ spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, co
 				n += spy_rec_put_uv(body + n, count < 0 ? 0 : (uint64_t)(count > SPY_REC_VALUES ? SPY_REC_VALUES
 												   : count) + 1);
 				for (int64_t k = 0; k < count && k < SPY_REC_VALUES; k++)
-					if (!(n = element(th, b, p, (const char *)args[i].p + k * p->elem_size, body, n)))
+					if (!(n = element(th, b, p, (const char *)args[i].p + k * p->elem_size, body, n,
+							  &used)))
 						return 0;
-			} else if (!(n = element(th, b, p, args[i].p, body, n))) {
+			} else if (!(n = element(th, b, p, args[i].p, body, n, &used))) {
 				return 0;
 			}
 			break;

@@ -69,6 +69,7 @@ struct spy_buf;
 struct spy_thread {
 	struct spy_thread *next;
 	int in_use;
+	unsigned index;		/* blocks numbered from 0 as they are made: format 2's text ids (recbin.c) */
 	int inside;		/* inside a real cuDNN call now: read by the fork handler */
 	unsigned flight_pos;
 	uint32_t flight[SPY_FLIGHT_MAX];

@@ -26,7 +26,7 @@ static pthread_key_t key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static int key_ok;
 /* For when even one block cannot be allocated: counts shared, still right per thread. */
-static struct spy_thread fallback = { .in_use = 1 };
+static struct spy_thread fallback = { .in_use = 1, .index = ~0u };
 static int fallback_listed;
 
 /* What the writer does with a block whose thread ends (sink.c sets it: the writer owns its buffers). */
@@ -97,7 +97,10 @@ spy_thread_get(void)
 	if (!th) {
 		th = calloc(1, sizeof(*th));
 		if (th) {
+			static unsigned blocks;
+
 			th->in_use = 1;
+			th->index = __atomic_fetch_add(&blocks, 1, __ATOMIC_RELAXED);
 			push(th);
 		} else {
 			if (!__atomic_exchange_n(&fallback_listed, 1, __ATOMIC_ACQ_REL))
