@@ -18,7 +18,8 @@ const struct spy_option spy_options[] = {
 	  "When set but unusable, cuDNN calls fail rather than reach another copy.",
 	  FIELD(library) },
 	{ "CUDNNSPY_OUTPUT", SPY_OPT_STRING, "", NULL,
-	  "Where records go, as JSON Lines: a directory (one file per process) or a file name pattern "
+	  "Where records go, as JSON Lines or in format 2 (CUDNNSPY_FORMAT): a directory (one file per process) "
+	  "or a file name pattern "
 	  "with %p (pid), %h (host), %r (rank), %e (program). Unset: no file, stderr only.",
 	  FIELD(output) },
 	{ "CUDNNSPY_TRACE", SPY_OPT_GLOBS, "", NULL,
