@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 void
 complain(const char *fmt, ...)
@@ -14,4 +15,10 @@ complain(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+int
+cli_is_record_name(const char *name)
+{
+	return strstr(name, ".jsonl") || strstr(name, ".cudnnspy.rec");
 }

@@ -9,8 +9,8 @@
 #include "cli-util.h"
 #include "records.h"
 
-#include <dirent.h>
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,18 +31,6 @@ static const char help_text[] =
 	"\n"
 	"Exit status: 0 when every file was read (a cut last record included), 1 when one could not be read,\n"
 	"was damaged or held records this cudnnspy cannot read, 2 for a usage error.\n";
-
-static int
-is_record_name(const char *name)
-{
-	return strstr(name, ".cudnnspy.rec") || strstr(name, ".jsonl");
-}
-
-static int
-by_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 /* Format 1 goes out as it is, byte for byte. */
 static int
@@ -142,40 +130,22 @@ dump_file(const char *path)
 static int
 dump_dir(const char *path)
 {
-	DIR *d = opendir(path);
-	struct dirent *e;
-	char **names = NULL;
-	size_t n = 0, cap = 0;
+	size_t n;
+	char **names;
 	int rc = 0;
 
-	if (!d) {
-		complain("dump: %s: %s", path, strerror(errno));
+	errno = 0;
+	names = rec_dir_files(path, SIZE_MAX, &n);
+	if (n == 0) {
+		if (errno)
+			complain("dump: %s: %s", path, strerror(errno));
+		else
+			complain("dump: %s: no record files (*.cudnnspy.rec, *.jsonl) in it", path);
+		free(names);
 		return 1;
 	}
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.' || !is_record_name(e->d_name))
-			continue;
-		if (n == cap) {
-			char **more = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*names));
-
-			if (!more)
-				break;
-			names = more;
-		}
-		if (asprintf(&names[n], "%s/%s", path, e->d_name) >= 0)
-			n++;
-	}
-	closedir(d);
-	if (n == 0) {
-		complain("dump: %s: no record files (*.cudnnspy.rec, *.jsonl) in it", path);
-		rc = 1;
-	}
-	qsort(names, n, sizeof(*names), by_name);
 	for (size_t i = 0; i < n; i++) {
-		struct stat st;
-
-		if (stat(names[i], &st) == 0 && S_ISREG(st.st_mode))
-			rc |= dump_file(names[i]);
+		rc |= dump_file(names[i]);
 		free(names[i]);
 	}
 	free(names);

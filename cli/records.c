@@ -5,16 +5,64 @@
  * would have written for it (the binary-records test compares the two).
  */
 #include "records.h"
+#include "callrec.h"
+#include "cli-util.h"
 #include "recfmt.h"
 #include "spy-api.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* A frame or line longer than this is not read whole (SPY_LINE_MAX is the library's own limit). */
 #define READ_MAX ((size_t)SPY_LINE_MAX + 64)
+
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **
+rec_dir_files(const char *dir, size_t max, size_t *count)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **files = NULL;
+	size_t n = 0;
+	int err = 0;
+
+	*count = 0;
+	if (!d)
+		return NULL;
+	while ((e = readdir(d)) && n < max) {
+		char *path, **bigger;
+		struct stat st;
+
+		if (e->d_name[0] == '.' || !cli_is_record_name(e->d_name))
+			continue;
+		if (asprintf(&path, "%s/%s", dir, e->d_name) < 0) {
+			err = ENOMEM;
+			break;
+		}
+		if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || !(bigger = realloc(files, (n + 1) * sizeof(*files)))) {
+			free(path);
+			continue;
+		}
+		files = bigger;
+		files[n++] = path;
+	}
+	closedir(d);
+	if (n)
+		qsort(files, n, sizeof(*files), by_name);
+	*count = n;
+	errno = err;
+	return files;
+}
 
 int
 rec_is_binary(const void *data, size_t len)
@@ -342,23 +390,8 @@ call_frame(struct rec_reader *r, const uint8_t *p, size_t n)
 		return 0;
 	r->t_prev += (uint64_t)spy_rec_unzigzag(dt);
 	spy_line_reset(l);
-	spy_line_lit(l, "{\"event\":\"call\",\"fn\":");
-	spy_line_name(l, f->name);
-	spy_line_lit(l, ",\"status\":");
-	spy_line_i64(l, spy_rec_unzigzag(status));
-	spy_line_lit(l, ",\"status_name\":");
-	spy_line_name(l, f->ret == SPY_RET_STATUS ? spy_status_name(spy_rec_unzigzag(status)) : NULL);
-	spy_line_lit(l, ",\"copy\":");
-	spy_line_u64(l, copy);
-	spy_line_lit(l, ",\"tid\":");
-	spy_line_u64(l, r->tid);
-	spy_line_lit(l, ",\"t_ns\":");
-	spy_line_u64(l, r->t_prev);
-	spy_line_lit(l, ",\"dur_ns\":");
-	if (dur)
-		spy_line_u64(l, dur - 1);
-	else
-		spy_line_lit(l, "null");
+	spy_call_fields(l, "call", (unsigned)fn, spy_rec_unzigzag(status), copy, (long long)r->tid, r->t_prev, dur != 0,
+			dur - 1);
 	spy_line_lit(l, ",\"args\":{");
 	for (int i = 0; i < f->nparams; i++) {
 		const struct spy_param_info *a = &f->params[i];

@@ -31,6 +31,12 @@ struct rec_reader {
 	unsigned long long cut_at, cut_bytes, damage_at, damage_bytes;
 };
 
+/*
+ * The record files of a directory, regular files only, in name order, at
+ * most `max`: an array of paths to free with each of them; NULL and a count
+ * of 0 when there is none, or when the directory cannot be read (errno).
+ */
+char **rec_dir_files(const char *dir, size_t max, size_t *count);
 /* 1 when these first bytes begin a format 2 file. */
 int rec_is_binary(const void *data, size_t len);
 void rec_open_fd(struct rec_reader *r, int fd);

@@ -131,7 +131,7 @@ scan_dir(struct inputs *in, const char *dir, int depth)
 		struct stat st;
 
 		if (stat(path, &st) == 0) {
-			if (S_ISREG(st.st_mode) && (strstr(names[i], ".jsonl") || strstr(names[i], ".cudnnspy.rec"))) {
+			if (S_ISREG(st.st_mode) && cli_is_record_name(names[i])) {
 				inputs_add(in, path, &st);
 				found++;
 			} else if (S_ISDIR(st.st_mode) && depth == 0) {

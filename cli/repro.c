@@ -12,7 +12,6 @@
  */
 #include "repro.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -894,12 +893,6 @@ read_file(struct reader *r, const char *path)
 	return done;
 }
 
-static int
-cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The record files RECORDS names: itself, or a directory's *.jsonl* files in name order. */
 static char **
 record_files(const char *records, size_t *count)
@@ -907,8 +900,6 @@ record_files(const char *records, size_t *count)
 	struct stat st;
 	char **files = NULL;
 	size_t n = 0;
-	DIR *dir;
-	struct dirent *e;
 
 	*count = 0;
 	if (stat(records, &st) != 0) {
@@ -924,33 +915,17 @@ record_files(const char *records, size_t *count)
 		*count = 1;
 		return files;
 	}
-	dir = opendir(records);
-	if (!dir) {
+	errno = 0;
+	files = rec_dir_files(records, MAX_FILES, &n);
+	if (n == 0 && errno) {
 		complain("repro: %s: %s", records, strerror(errno));
 		return NULL;
 	}
-	while ((e = readdir(dir)) && n < MAX_FILES) {
-		char *path, **bigger;
-		struct stat fst;
-
-		if (!strstr(e->d_name, ".jsonl") && !strstr(e->d_name, ".cudnnspy.rec"))
-			continue;
-		if (asprintf(&path, "%s/%s", records, e->d_name) < 0)
-			break;
-		if (stat(path, &fst) != 0 || !S_ISREG(fst.st_mode) || !(bigger = realloc(files, (n + 1) * sizeof(*files)))) {
-			free(path);
-			continue;
-		}
-		files = bigger;
-		files[n++] = path;
-	}
-	closedir(dir);
 	if (n == 0) {
 		complain("repro: %s: no record files (*.jsonl, *.cudnnspy.rec) in this directory", records);
 		free(files);
 		return NULL;
 	}
-	qsort(files, n, sizeof(*files), cmp_names);
 	*count = n;
 	return files;
 }

@@ -6,6 +6,7 @@
  */
 #include "core.h"
 #include "algo.h"
+#include "callrec.h"
 #include "audit.h"
 #include "backend.h"
 #include "gpu.h"
@@ -155,27 +156,8 @@ thread_id(void)
 static void
 common_fields(struct spy_line *l, const char *event, const struct spy_call *c, long status)
 {
-	const char *name = spy_fn_info[c->id].ret == SPY_RET_STATUS ? spy_status_name(status) : NULL;
-
-	spy_line_lit(l, "{\"event\":\"");
-	spy_line_raw(l, event);
-	spy_line_lit(l, "\",\"fn\":");
-	spy_line_name(l, spy_fn_info[c->id].name);
-	spy_line_lit(l, ",\"status\":");
-	spy_line_i64(l, status);
-	spy_line_lit(l, ",\"status_name\":");
-	spy_line_name(l, name);
-	spy_line_lit(l, ",\"copy\":");
-	spy_line_u64(l, c->copy);
-	spy_line_lit(l, ",\"tid\":");
-	spy_line_i64(l, thread_id());
-	spy_line_lit(l, ",\"t_ns\":");
-	spy_line_u64(l, c->t0 ? c->t0 : spy_now_ns());
-	spy_line_lit(l, ",\"dur_ns\":");
-	if (c->t0)
-		spy_line_u64(l, c->t1 - c->t0);
-	else
-		spy_line_lit(l, "null");
+	spy_call_fields(l, event, c->id, status, c->copy, thread_id(), c->t0 ? c->t0 : spy_now_ns(), c->t0 != 0,
+			c->t1 - c->t0);
 }
 
 /* cuDNN's message for this failure, kept for the program's own cudnnGetLastErrorString. */

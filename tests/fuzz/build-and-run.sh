@@ -106,7 +106,7 @@ for t in $targets; do
 	fi
 	# fuzz-frames reads record format 2 with the command's reader (cli/records.c); its seeds are spy files.
 	if [ "$t" = frames ]; then
-		extra="-I$root/cli $root/cli/records.c"
+		extra="-I$root/cli $root/cli/records.c $root/cli/cli-util.c"
 		maxlen=65536
 	fi
 	# shellcheck disable=SC2086
