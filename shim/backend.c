@@ -181,10 +181,16 @@ find(const void *ptr)
 
 	if (key <= KEY_GONE)
 		return NULL;
+	/*
+	 * Atomic: a descriptor's attributes are set without the lock (spy_backend_call), while another thread may
+	 * insert or forget one; a key is stored last, with release, once its slot is ready.
+	 */
 	for (size_t i = hash(key), n = 0; n < SLOTS; i = (i + 1) & (SLOTS - 1), n++) {
-		if (slots[i].key == key)
+		uintptr_t k = __atomic_load_n(&slots[i].key, __ATOMIC_ACQUIRE);
+
+		if (k == key)
 			return &slots[i];
-		if (slots[i].key == KEY_EMPTY)
+		if (k == KEY_EMPTY)
 			return NULL;
 	}
 	return NULL;
@@ -202,8 +208,8 @@ insert(const void *ptr, int type)
 		if (slots[i].key != KEY_EMPTY && slots[i].key != KEY_GONE)
 			continue;
 		s = &slots[i];
-		memset(s, 0, sizeof(*s));
-		s->key = key;
+		/* All but the key, which a lock-free find() reads: it still says empty or gone until the slot is ready. */
+		memset((char *)s + sizeof(s->key), 0, sizeof(*s) - sizeof(s->key));
 		s->type = type;
 		s->query = -1;
 		s->rank = -1;
@@ -211,7 +217,8 @@ insert(const void *ptr, int type)
 		s->cache_choice = -1;
 		s->num = spy_obj_number(ptr);
 		if (s->num > newest)
-			newest = s->num;
+			__atomic_store_n(&newest, s->num, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->key, key, __ATOMIC_RELEASE);
 		return s;
 	}
 	spy_log_once(&full_said, "more than %d live backend descriptors: the others are not decoded", SLOTS);
@@ -224,7 +231,7 @@ forget(struct slot *s)
 {
 	size_t i = (size_t)(s - slots);
 
-	s->key = KEY_GONE;
+	__atomic_store_n(&s->key, (uintptr_t)KEY_GONE, __ATOMIC_RELEASE);
 	free(s->sig);
 	free(s->short_sig);
 	free(s->self);
@@ -238,7 +245,7 @@ forget(struct slot *s)
 	if (slots[(i + 1) & (SLOTS - 1)].key != KEY_EMPTY)
 		return;
 	while (slots[i].key == KEY_GONE) {
-		slots[i].key = KEY_EMPTY;
+		__atomic_store_n(&slots[i].key, (uintptr_t)KEY_EMPTY, __ATOMIC_RELEASE);
 		i = (i - 1) & (SLOTS - 1);
 	}
 }
@@ -338,7 +345,7 @@ remember(struct slot *s, int64_t name, int64_t type, int64_t count, const void *
 	a->type = (unsigned char)type;
 	a->got = (unsigned char)got;
 	a->count = count;
-	a->born = newest;
+	a->born = __atomic_load_n(&newest, __ATOMIC_RELAXED);
 	a->stored = 0;
 	per = types[type].kind == V_FRACTION ? 2 : 1;
 	size = types[type].size / per;
@@ -1561,7 +1568,7 @@ heuristics_results(const struct spy_call *c, struct slot *heur, const union spy_
 		if (!cfg)
 			continue;
 		/* Filled by cuDNN, ready to use: the program sets nothing on it. */
-		cfg->finalized = 1;
+		__atomic_store_n(&cfg->finalized, 1, __ATOMIC_RELEASE);
 		cfg->query = (short)nqueries;
 		cfg->rank = (short)i;
 		q->cfg[i] = cfg->num;
@@ -1647,7 +1654,7 @@ got(const struct spy_call *c, struct slot *s, const union spy_arg *args)
 			struct slot *t = insert(((void *const *)args[5].p)[i], -1);
 
 			if (t)
-				t->finalized = 1;
+				__atomic_store_n(&t->finalized, 1, __ATOMIC_RELEASE);
 		}
 	known = attr_of(s, (int)name);
 	/*
@@ -1807,6 +1814,24 @@ spy_backend_call(struct spy_call *c, long status, const union spy_arg *args)
 	}
 	if (status != 0)
 		return;
+	/*
+	 * An attribute of a descriptor being built: no lock, and no new epoch. Until
+	 * it is finalized the descriptor is its thread's alone, and no finalized
+	 * plan can name it, so no plan's cached choice depends on it (its
+	 * Finalize starts a new epoch). A graph's attributes are set by the hundred,
+	 * and two threads building graphs would take turns on the lock for each.
+	 * An engine's index still takes the lock: a heuristics query learns it.
+	 */
+	if (c->id == _SPY_FN_cudnnBackendSetAttribute && args[1].i != CUDNN_ATTR_ENGINE_GLOBAL_INDEX &&
+	    args[1].i != CUDNN_ATTR_ENGINECFG_ENGINE) {
+		s = find(args[0].p);
+		if (!s)
+			return;
+		if (!__atomic_load_n(&s->finalized, __ATOMIC_ACQUIRE)) {
+			remember(s, args[1].i, args[2].i, args[3].i, args[4].p, 0);
+			return;
+		}
+	}
 	pthread_mutex_lock(&lock);
 	/*
 	 * Variant packs say what data a plan runs on, not what it runs: they
@@ -1851,7 +1876,7 @@ spy_backend_call(struct spy_call *c, long status, const union spy_arg *args)
 	case _SPY_FN_cudnnBackendFinalize:
 		if (!(s = find(args[0].p)))
 			break;
-		s->finalized = 1;
+		__atomic_store_n(&s->finalized, 1, __ATOMIC_RELEASE);
 		capture(s);
 		if (s->type == CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR) {
 			graph_record(c, s);
