@@ -133,10 +133,19 @@ spy_clock_anchor(uint64_t tsc)
 
 	refine();
 	mult = __atomic_load_n(&spy_tsc_mult, __ATOMIC_RELAXED);
-	/* The pair taken tightly: the clock between two ticks, paired with their middle. */
-	before = spy_tsc_read();
-	ns = mono_ns();
-	after = spy_tsc_read();
+	/*
+	 * The pair taken tightly: the clock between two ticks, paired with their
+	 * middle. A thread preempted between them would pair the clock with a tick
+	 * far from it, and every time of the next few ms would be off by as much:
+	 * a wide pair is taken again (a few times at most).
+	 */
+	for (int tries = 0;; tries++) {
+		before = spy_tsc_read();
+		ns = mono_ns();
+		after = spy_tsc_read();
+		if (after - before < (1u << 14) || tries == 3)
+			break;
+	}
 	at = before + (after - before) / 2;
 	/*
 	 * The time the old anchor gives then: a new one taken just after it never
