@@ -9,7 +9,6 @@
 #include "crash.h"
 #include "gpu.h"
 #include "inject.h"
-#include "recbin.h"
 #include "sink.h"
 
 #include <errno.h>
@@ -68,7 +67,6 @@ fork_child(void)
 	pthread_mutex_init(&hazard_lock, NULL);
 	spy_thread_fork_child();
 	spy_sink_fork_child();
-	spy_recbin_fork_child();
 	spy_audit_fork_child();
 	if (fork_inside > 0) {
 		/* Every wrapper then takes the slow path once, where the finding is said first. */

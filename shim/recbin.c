@@ -1,18 +1,17 @@
 /*
  * Format 2's packed calls (docs/record-format.md). A traced call that
- * succeeded, of a function whose arguments are all words (numbers, enums,
- * handles, descriptors, opaque pointers), goes out as its function id, the
- * copy, the status, the duration and one varint per argument: no names,
- * no keys, no decimal digits. A handle or descriptor argument is the text
- * the JSON record would show for it ("tensor#1" and its shape), written
- * once as a text frame and named by its id after, for as long as the
- * object's remembered state does not change (objects.c's stamp). An id is
- * a place in the thread's cache of texts (its block's number times the
- * cache's size, plus the place), written again when the place gets another
- * text: so the reader holds as many texts as threads had places, however
- * long the process runs. The
- * command turns the frames back into the JSON records of format 1, byte for
- * byte (cli/records.c).
+ * succeeded goes out as its function id, the copy, the status, the
+ * duration and one varint per argument (arrays and out-values with their
+ * count, scaling factors as a double): no names, no keys, no decimal
+ * digits. A handle or descriptor argument is the text the JSON record
+ * would show for it ("tensor#1" and its shape), written once as a text
+ * frame and named by its id after, for as long as the object's remembered
+ * state does not change (objects.c's stamp). An id is a place in the
+ * thread's cache of texts (its block's number times the cache's size, plus
+ * the place), written again when the place gets another text: so the
+ * reader holds as many texts as threads had places, however long the
+ * process runs. The command turns the frames back into the JSON records of
+ * format 1, byte for byte (cli/records.c).
  */
 #include "core.h"
 #include "objects.h"
@@ -38,21 +37,16 @@ spy_recbin_init(void)
 	}
 }
 
-void
-spy_recbin_fork_child(void)
-{
-	/* The child's file starts without texts: its threads' caches are emptied with their buffers (sink.c). */
-}
-
-/*
- * The text id of a handle or descriptor, writing its text first when this
- * thread has not; -1 when none. `state`: with what was set on it (an
- * argument), or its id alone (an element behind a pointer).
- */
 #define PLACES ((unsigned)(sizeof(((struct spy_buf *)0)->texts) / sizeof(((struct spy_buf *)0)->texts[0])))
 /* Where a text may be found: this many places from the object's own. */
 #define WAYS 4
 
+/*
+ * The text id of a handle or descriptor, writing its text first when this
+ * thread has not; -1 when none. `state`: with what was set on it (an
+ * argument), or its id alone (an element behind a pointer). `used`: the
+ * places this call's arguments name already.
+ */
 static long
 text_id(struct spy_thread *th, struct spy_buf *b, int handle, const char *desc_kind, int state, const void *ptr,
 	uint64_t *used)
