@@ -20,7 +20,7 @@ FALLBACK = {
     "cudnnGetLastErrorString": "spy_fail_last_error(message, max_size)",
 }
 
-# Wrappers written by hand in shim/handwritten.c.
+# Wrappers written by hand in shim/entry/handwritten.c.
 HANDWRITTEN = {"cudnnGetLastErrorString"}
 
 # Fake-library functions written by hand in tests/fake/fake-cudnn.c.
@@ -268,7 +268,7 @@ def arg_init(api, p):
     return "{ .%s = (%s)%s }" % (field, cast, p.name)
 
 
-COPIES = 8  # SPY_MAX_COPIES in shim/spy.h
+COPIES = 8  # SPY_MAX_COPIES in shim/core/spy.h
 
 
 def emit_wrappers(api, path):
@@ -276,7 +276,7 @@ def emit_wrappers(api, path):
     run-time value, into one shared instance that the thin entry points of copies 1..COPIES-1 call."""
     out = []
     banner(out, path)
-    out += ['#include "spy.h"', '#include "g_prototypes.h"', "",
+    out += ['#include "fastpath.h"', '#include "g_prototypes.h"', "",
             "#define _SPY_CALLER __builtin_return_address(0)", ""]
     for fn in api.declared():
         args = ", ".join(p.name for p in fn.params)

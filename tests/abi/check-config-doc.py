@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The option table in shim/options.c and docs/configuration.md list the same variables."""
+"""The option table in shim/common/options.c and docs/configuration.md list the same variables."""
 import re
 import sys
 

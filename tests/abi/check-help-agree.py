@@ -2,7 +2,7 @@
 """check-help-agree.py CUDNNSPY MAN_PAGE CUDNNSPY_MD CONFIGURATION_MD README_MD
 
 What the command says of itself (`--help` of each subcommand, `--help-env`, driven by the option tables in
-cli/ and shim/options.c) against what the man page, docs/cudnnspy.md, docs/configuration.md and the README say:
+cli/ and shim/common/options.c) against what the man page, docs/cudnnspy.md, docs/configuration.md and the README say:
 every option of every subcommand is in the top-level help, the man page and docs/cudnnspy.md; `help CMD` says
 what `CMD --help` says; each variable has one default, the same in --help-env, the configuration page and the
 README's table."""

@@ -366,7 +366,7 @@ def c_strings(text):
 
 @scenario
 def help_env():
-    """--help-env lists every row of the option table in shim/options.c."""
+    """--help-env lists every row of the option table in shim/common/options.c."""
     src = open(CONFIG_C).read()
     m = re.search(r"spy_options\[\]\s*=\s*\{(.*?)\n\};", src, re.S)
     check(m, "the option table in %s" % CONFIG_C)

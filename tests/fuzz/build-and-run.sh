@@ -56,13 +56,14 @@ printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(con
 # Coverage and the sanitizers for the shim's code; the libFuzzer driver itself only at link time.
 cflags="-g -O1 -std=gnu11 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
 	-fno-sanitize-recover=undefined -D_GNU_SOURCE -DSPY_VERSION=\"fuzz\" -DSPY_DOCDIR=\"/usr/local/share/doc/cudnnspy\"
-	-I$root/shim -I$build/shim -I$here -w"
+	-I$root/shim/common -I$root/shim/core -I$root/shim/record -I$root/shim/watch
+	-I$root/shim/entry -I$build/shim -I$here -w"
 
 # Every core source goes into an archive: the linker takes only the members a target needs.
 # dlsym.c and flavor.c belong to the libraries (a fuzz target is none), log.c is replaced by
 # fuzz-common.c's quiet spy_log.
 sources=""
-for f in "$root"/shim/*.c "$build/shim/g_api.c" "$build/shim/g_names.c"; do
+for f in "$root"/shim/*/*.c "$build/shim/g_api.c" "$build/shim/g_names.c"; do
 	case "$(basename "$f")" in
 	dlsym.c | flavor.c | log.c) continue ;;
 	esac
@@ -97,16 +98,16 @@ for t in $targets; do
 			skipped=$((skipped + 1))
 			continue
 		fi
-		extra="-I$root/cli"
-		for f in report report-read report-chrome report-model report-text report-compare report-render report-util cli-util; do
-			extra="$extra $root/cli/$f.c"
+		extra="-I$root/cli/report -I$root/cli/decode -I$root/cli/util $root/cli/util/cli-util.c"
+		for f in report report-read report-chrome report-model report-text report-compare report-render report-util; do
+			extra="$extra $root/cli/report/$f.c"
 		done
 		extra="$extra -ljansson"
 		maxlen=65536
 	fi
-	# fuzz-frames reads record format 2 with the command's reader (cli/records.c); its seeds are spy files.
+	# fuzz-frames reads record format 2 with the command's reader (cli/decode/records.c); its seeds are spy files.
 	if [ "$t" = frames ]; then
-		extra="-I$root/cli $root/cli/records.c $root/cli/cli-util.c"
+		extra="-I$root/cli/decode -I$root/cli/util $root/cli/decode/records.c $root/cli/util/cli-util.c"
 		maxlen=65536
 	fi
 	# shellcheck disable=SC2086

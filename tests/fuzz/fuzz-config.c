@@ -1,5 +1,5 @@
 /*
- * Fuzz target: spy_config_parse (shim/config.c), the CUDNNSPY_* variables.
+ * Fuzz target: spy_config_parse (shim/core/config.c), the CUDNNSPY_* variables.
  * The first byte chooses the variable (an index into spy_options), the
  * other bytes are its value; every other variable is unset. After the
  * parse, whatever the value was, the configuration keeps its promises:

@@ -1,5 +1,5 @@
 /*
- * Fuzz target: the reader of record format 2 (cli/records.c), which
+ * Fuzz target: the reader of record format 2 (cli/decode/records.c), which
  * `cudnnspy dump`, `report` and `repro` run over files that may be cut,
  * damaged or not records at all. Each input is read twice: from memory,
  * and from a file through a buffer that starts at a few bytes (byte 0 of

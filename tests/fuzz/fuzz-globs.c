@@ -1,5 +1,5 @@
 /*
- * Fuzz target: spy_apply_globs (shim/config.c), the glob lists of
+ * Fuzz target: spy_apply_globs (shim/core/config.c), the glob lists of
  * CUDNNSPY_TRACE, CUDNNSPY_BACKTRACE and CUDNNSPY_SYNC. The bytes are the
  * list. Only the chosen bit is ever set, and a list that names one
  * function exactly flags that function.

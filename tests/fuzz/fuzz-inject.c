@@ -1,5 +1,5 @@
 /*
- * Fuzz target: spy_inject_init (shim/inject.c), the CUDNNSPY_INJECT rules.
+ * Fuzz target: spy_inject_init (shim/watch/inject.c), the CUDNNSPY_INJECT rules.
  * The bytes are the rule list. Then every function is asked a few times
  * whether to inject, as the wrappers would: a function gets a status only
  * when a rule flagged it, and never CUDNN_STATUS_SUCCESS (0).

@@ -1,5 +1,5 @@
 /*
- * Fuzz target: the record reader of `cudnnspy report` (cli/report-read.c,
+ * Fuzz target: the record reader of `cudnnspy report` (cli/report/report-read.c,
  * report_read_buffer), fed records that stay records. The bytes are one
  * process's record file, as for fuzz-report, but the mutator works on the
  * JSON: it picks a line, parses it, picks one value anywhere in it (a field,

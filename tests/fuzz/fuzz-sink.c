@@ -1,5 +1,5 @@
 /*
- * Fuzz target: spy_sink_expand (shim/sink.c), the record file's name from
+ * Fuzz target: spy_sink_expand (shim/record/sink.c), the record file's name from
  * CUDNNSPY_OUTPUT and %p %h %r %e %%. Input layout:
  *   byte 0      bit 0: the pattern names a directory; bit 1: no rank
  *   bytes 1-2   the output buffer's size, little-endian, modulo FUZZ_SINK_MAX_SIZE + 1
@@ -11,7 +11,7 @@
  * size.
  *
  * The real caller passes PATH_MAX + 16 bytes; smaller sizes are in range
- * because the function's contract (shim/sink.h) is any size.
+ * because the function's contract (shim/record/sink.h) is any size.
  */
 #include "fuzz.h"
 

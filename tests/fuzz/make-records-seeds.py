@@ -87,7 +87,7 @@ EXAMPLES = {
     "crash.recent": [{"fn": "cudnnConvolutionForward", "status": 0}],
 }
 
-# Records the page describes outside a field table (troubleshooting.md, shim/gpu.c and shim/crash.c).
+# Records the page describes outside a field table (troubleshooting.md, shim/watch/gpu.c and shim/entry/crash.c).
 EXTRA = {
     "gpu": [("fn", "string"), ("copy", "int"), ("tid", "int"), ("t_ns", "int"), ("gpu_ns", "int")],
     "crash": [("signal", "int"), ("signal_name", "string"), ("tid", "int"), ("recent", "array")],

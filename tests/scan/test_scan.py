@@ -880,7 +880,7 @@ def machine_places():
 
 @scenario
 def conflicts_doc():
-    """Every id the scan can report (cli/scan-findings.c holds every add_finding) has its section in docs/conflicts.md, and a test here that triggers it."""
+    """Every id the scan can report (cli/scan/scan-findings.c holds every add_finding) has its section in docs/conflicts.md, and a test here that triggers it."""
     import re
     with open(E["SCAN_FINDINGS_C"]) as f:
         ids = set(re.findall(r'add_finding\(r, "([a-z-]+)"', f.read()))

@@ -11,7 +11,7 @@
  * the place), written again when the place gets another text: so the
  * reader holds as many texts as threads had places, however long the
  * process runs. The command turns the frames back into the JSON records of
- * format 1, byte for byte (cli/records.c).
+ * format 1, byte for byte (cli/decode/records.c).
  */
 #include "core.h"
 #include "objects.h"

@@ -12,6 +12,7 @@
  *    back into the spy).
  */
 #include "core.h"
+#include "init.h"
 #include "audit.h"
 
 #include <dlfcn.h>

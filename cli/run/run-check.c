@@ -1,7 +1,7 @@
 /*
  * `cudnnspy run`, after the program: never silent when the spy saw nothing.
  * Each process the spy is loaded in leaves PID.loaded in CUDNNSPY_RUN_DIR,
- * and PID.called at its first cuDNN call (shim/init.c). No marker at all
+ * and PID.called at its first cuDNN call (shim/entry/init.c). No marker at all
  * means the spy never got in: the program is read (never run) for why.
  */
 #include "run-check.h"

@@ -1,6 +1,6 @@
 /*
  * A legacy descriptor's Set call rebuilt from the spy's one-line summary
- * (the "desc" of a descriptor argument, shim/objects.c), for a traced call
+ * (the "desc" of a descriptor argument, shim/watch/objects.c), for a traced call
  * whose descriptors' Set calls were not traced: CUDNNSPY_TRACE selecting
  * only the convolution functions, as the integration scenarios do. The
  * summary holds the whole shape of tensors, filters, convolutions and

@@ -5,6 +5,9 @@
  * constructor (another library's constructor) take the same lazy path.
  */
 #include "core.h"
+#include "fastpath.h"
+#include "init.h"
+#include "summary.h"
 #include "audit.h"
 #include "crash.h"
 #include "gpu.h"

@@ -8,6 +8,7 @@
  * cuDNN call, so that a handler the program set up before chains behind it.
  */
 #include "core.h"
+#include "summary.h"
 #include "crash.h"
 #include "sink.h"
 

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stddef.h>
 
+#include "options.h"
 #include "spy.h"
 
 /* Which library this is: set per build target in flavor.c. */
@@ -16,49 +17,6 @@ struct spy_flavor {
 	int major;		/* the cuDNN major it stands for */
 };
 extern const struct spy_flavor spy_flavor;
-
-/* config.c: the option table and its parsed values. */
-enum spy_stderr_bits {
-	SPY_STDERR_BANNER = 1 << 0,
-	SPY_STDERR_FAILURES = 1 << 1,
-	SPY_STDERR_SUMMARY = 1 << 2,
-	SPY_STDERR_PROBING = 1 << 3,	/* lines for a framework's expected NOT_SUPPORTED probing too */
-};
-
-struct spy_config {
-	char library[PATH_MAX];	/* CUDNNSPY_LIBRARY, or "" */
-	int library_refused;	/* it was set to something unusable: no fallback */
-	char output[PATH_MAX];	/* CUDNNSPY_OUTPUT: directory or pattern, or "" */
-	char trace[4096];	/* CUDNNSPY_TRACE: globs of functions recorded on every call */
-	char backtrace[4096];	/* CUDNNSPY_BACKTRACE: globs of traced functions that carry a stack */
-	unsigned stderr_mask;	/* CUDNNSPY_STDERR */
-	long flight;		/* CUDNNSPY_FLIGHT: recent calls kept per thread */
-	long rate_limit;	/* CUDNNSPY_RATE_LIMIT: stderr lines per kind of failure */
-	long last_error;	/* CUDNNSPY_LAST_ERROR: read cuDNN's message at failures */
-	long gpu_time;		/* CUDNNSPY_GPU_TIME */
-	char sync[4096];	/* CUDNNSPY_SYNC: a boolean, or globs */
-	char inject[4096];	/* CUDNNSPY_INJECT: fault injection rules */
-	long crash;		/* CUDNNSPY_CRASH: the fatal-signal handler */
-	char run_dir[PATH_MAX];	/* CUDNNSPY_RUN_DIR: cudnnspy run's markers */
-	long format;		/* CUDNNSPY_FORMAT: SPY_FORMAT_JSON or SPY_FORMAT_BINARY */
-};
-extern struct spy_config spy_config;
-/* CUDNNSPY_FORMAT's values, in the order of the option table's words. */
-enum { SPY_FORMAT_JSON, SPY_FORMAT_BINARY };
-
-enum spy_option_type { SPY_OPT_PATH, SPY_OPT_STRING, SPY_OPT_GLOBS, SPY_OPT_FLAGS, SPY_OPT_INT, SPY_OPT_BOOL,
-	SPY_OPT_CHOICE };
-
-struct spy_option {
-	const char *name;
-	enum spy_option_type type;
-	const char *def;
-	const char *values;	/* SPY_OPT_FLAGS, SPY_OPT_CHOICE: the accepted words; SPY_OPT_INT: "MIN..MAX" */
-	const char *help;
-	void *target;		/* the spy_config field it sets */
-	size_t size;		/* of the target, for strings */
-};
-extern const struct spy_option spy_options[];
 
 /* Reads the environment; bad values warn once and keep the default. */
 void spy_config_load(void);
@@ -69,9 +27,6 @@ int spy_parse_bool(const char *value, long *out);
 
 /* Sets the flag bit on every function matching one of the globs; warns on globs that match nothing. */
 void spy_apply_globs(const char *option, const char *globs, unsigned char bit);
-
-/* CUDNNSPY_STDERR=none: not a line on stderr, not even a warning (config.c). */
-extern int spy_quiet;
 
 /* log.c: the spy's own diagnostics on stderr, never stdout; nothing under spy_quiet. */
 void spy_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -132,24 +87,6 @@ int spy_tid(void);
 void spy_thread_set_exit_hook(void (*fn)(struct spy_thread *));
 struct spy_thread *spy_thread_list(void);
 void spy_thread_fork_child(void);
-
-/* record.c */
-void spy_state_flags_init(void);
-/* Copies the cuDNN message the spy read at this thread's last failure, once; 0 when there is none. */
-int spy_take_last_error(unsigned copy, char *message, size_t max_size);
-
-/* record.c: a function's failed calls that were a framework's expected probing. */
-uint64_t spy_probes(unsigned id);
-
-/* summary.c */
-void spy_summary_print(void);
-/* From a signal handler: the counts as a summary record on `fd`, async-signal-safe. */
-void spy_summary_crash(int fd, int sig);
-
-/* init.c */
-/* In a child forked while other threads were inside cuDNN: says so, once. */
-void spy_fork_hazard_check(void);
-int spy_init(void);		/* resolves once; 0 when the real library is there */
 
 /* phase.c: where the process stands (init.c moves it on). */
 int spy_resolved(void);		/* 1 once the resolution has run, found or not */

@@ -3,6 +3,8 @@
  * resolution behind the jump stubs of undeclared names.
  */
 #include "core.h"
+#include "fastpath.h"
+#include "init.h"
 
 #include <string.h>
 

@@ -4,7 +4,7 @@
  * another. Every name outside a file is prefixed report_, because the
  * command links the spy's core and the other commands as well.
  *
- * The calls go one way (tests/abi/check-circles.py): report.c calls the
+ * The calls go one way (tests/abi/check-depends.py): report.c calls the
  * reader, the printers and the comparison; the reader calls the Chrome
  * trace; the printers and the comparison call the model, and the
  * comparison prints with some of the text's printers; the reader and the

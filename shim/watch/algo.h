@@ -12,9 +12,9 @@
 #include "sigtext.h"
 #include "spy.h"
 
-/* record.c, once: flags the convolution functions whose successes the spy watches (SPY_FN_WATCH). */
+/* slowpath.c, once: flags the convolution functions whose successes the spy watches (SPY_FN_WATCH). */
 void spy_algo_flags_init(void);
-/* record.c: a watched convolution call returned (any status), before its record is written. */
+/* slowpath.c: a watched convolution call returned (any status), before its record is written. */
 void spy_algo_call(struct spy_call *c, long status, const union spy_arg *args);
 /* gpu.c: the GPU time of the call of `fn` by thread `tid` that started at `t_ns`. */
 void spy_algo_gpu_time(unsigned fn, int tid, uint64_t t_ns, uint64_t ns);

@@ -1,5 +1,6 @@
 /* The wrappers the generator skips (HANDWRITTEN in shim/gen/gen.py). */
 #include "core.h"
+#include "fastpath.h"
 #include "g_prototypes.h"
 
 /*

@@ -9,7 +9,7 @@
 #include "buf.h"
 #include "spy.h"
 
-/* record.c: a watched backend call returned (any status). */
+/* slowpath.c: a watched backend call returned (any status). */
 void spy_backend_call(struct spy_call *c, long status, const union spy_arg *args);
 /* What the spy knows of a backend descriptor, inside its JSON object (or as [text]): objects.c's describer. */
 void spy_backend_describe(struct spy_line *l, const void *ptr, unsigned mode);
@@ -19,7 +19,7 @@ void spy_backend_describe(struct spy_line *l, const void *ptr, unsigned mode);
  */
 int spy_backend_arg_json(struct spy_line *l, unsigned fn, const union spy_arg *args, int i, unsigned mode);
 /*
- * record.c: 1 when a failed call is the normal probing of a framework
+ * slowpath.c: 1 when a failed call is the normal probing of a framework
  * (cudnn-frontend finalizing engine configs and plans until one works,
  * asking what a config does not answer): NOT_SUPPORTED from finalizing an
  * engine config, plan or heuristics, or from reading a config, engine or
@@ -28,7 +28,7 @@ int spy_backend_arg_json(struct spy_line *l, unsigned fn, const union spy_arg *a
 int spy_backend_is_probe(unsigned fn, long status, long not_supported, const union spy_arg *args);
 /* At exit: one `heuristics` record per results query. */
 void spy_backend_records(void);
-/* record.c, once: flags the backend functions the spy watches (SPY_FN_WATCH), and keeps its locks across fork. */
+/* slowpath.c, once: flags the backend functions the spy watches (SPY_FN_WATCH), and keeps its locks across fork. */
 void spy_backend_flags_init(void);
 
 

@@ -6,7 +6,7 @@
  * --help-env, so that a command's own output stays untouched; `report`
  * (report.c) is the other command, and its report goes to stdout.
  */
-#include "core.h"
+#include "options.h"
 #include "dump.h"
 #include "report.h"
 #include "repro.h"
@@ -33,9 +33,6 @@
 
 /* Exit status for our own failures: usage, a missing library. */
 #define EXIT_USAGE 2
-
-/* The option table is the core's; the core wants to know who links it. */
-const struct spy_flavor spy_flavor = { "command", 9 };
 
 static const char usage_text[] =
 	"usage: cudnnspy run [OPTIONS] -- COMMAND [ARGS...]\n"

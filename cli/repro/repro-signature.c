@@ -4,7 +4,7 @@
  * and on stderr, so that `cudnnspy repro --signature TEXT` finds a call by
  * what it computes. The graph API's records carry theirs; for the legacy
  * API it is rebuilt here from the descriptors' Set calls, by the same
- * rules as shim/algo.c (which cannot be shared: the CLI reads JSON, the
+ * rules as shim/watch/algo.c (which cannot be shared: the CLI reads JSON, the
  * spy its own copies of the arguments).
  */
 #include "repro.h"

@@ -370,7 +370,7 @@ pointer_arg(struct rec_reader *r, struct spy_line *l, const struct spy_param_inf
 	return 1;
 }
 
-/* A packed call as record.c writes the JSON record of a traced call that succeeded; 0 when it is not one. */
+/* A packed call as slowpath.c writes the JSON record of a traced call that succeeded; 0 when it is not one. */
 static int
 call_frame(struct rec_reader *r, const uint8_t *p, size_t n)
 {

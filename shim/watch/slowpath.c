@@ -5,6 +5,7 @@
  * saved and restored around it.
  */
 #include "core.h"
+#include "slowpath.h"
 #include "algo.h"
 #include "callrec.h"
 #include "audit.h"

@@ -89,7 +89,7 @@ struct spy_arg_printer {
 	int64_t (*arg_count)(unsigned fn, int i, const union spy_arg *args, unsigned mode);
 };
 void spy_obj_set_arg_printer(const struct spy_arg_printer *p);
-/* record.c, at the start: hands args.c's printer to objects.c. */
+/* slowpath.c, at the start: hands args.c's printer to objects.c. */
 void spy_args_init(void);
 
 /* backend.c, at its start: how a backend descriptor is described (its attributes are kept there). */

@@ -9,7 +9,7 @@
  * files or memory buffers alike; the fuzz target (fuzz-report.c) feeds it
  * bytes through report_read_buffer.
  *
- * Nothing here needs jansson in its interface, so cudnnspy.c can include it
+ * Nothing here needs jansson in its interface, so main.c can include it
  * whether or not the report is built.
  */
 #ifndef CUDNNSPY_REPORT_H

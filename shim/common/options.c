@@ -4,7 +4,7 @@
  * docs/configuration.md (a test compares them). Data only: the command
  * links it, through the common library, without the library's core.
  */
-#include "core.h"
+#include "options.h"
 
 struct spy_config spy_config;
 unsigned char spy_fn_flags[_SPY_FN_COUNT];

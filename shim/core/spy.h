@@ -1,11 +1,7 @@
 /*
- * The narrow internal API that the generated wrappers call.
- *
- * A wrapper runs spy_call_begin(), the real function (or the fallback when
- * there is none), then spy_call_end(); only when spy_call_end() asks for it
- * does it pack the arguments and call spy_call_slow(). The fast path is a
- * few loads and increments on per-thread memory: no lock, no allocation, no
- * clock, errno untouched.
+ * What every part of the library shares: per-thread state and counters, the
+ * copies' tables of real functions and wrappers, and the clock. The fast
+ * path itself (entry/fastpath.h) reads these; nothing here calls upward.
  */
 #ifndef SPY_H
 #define SPY_H
@@ -14,6 +10,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "options.h"
 #include "spy-api.h"
 
 #define SPY_EXPORT __attribute__((visibility("default")))
@@ -110,31 +107,10 @@ extern spy_fnptr spy_copy_real[SPY_MAX_COPIES][_SPY_FN_COUNT];
 extern const spy_fnptr spy_copy_wrapper[SPY_MAX_COPIES][_SPY_FN_COUNT];
 #define spy_wrapper (spy_copy_wrapper[0])
 
-spy_fnptr spy_call_setup(struct spy_call *c);
-/* A call made from inside another cuDNN call: what the caller reaches without the spy. */
+/* A call made from inside another cuDNN call: what the caller reaches without the spy (copies.c). */
 spy_fnptr spy_nested_real(struct spy_call *c, const void *caller);
-void spy_call_slow(struct spy_call *c, long status, const union spy_arg *args);
-const char *spy_fail_error_string(long status);
-void spy_fail_last_error(char *message, size_t max_size);
 
-void spy_time_add(struct spy_counts *n, uint64_t ns);
 
-/* Per-function flags, set once from the configuration: read on the fast path. */
-enum spy_fn_flag {
-	SPY_FN_TRACE = 1 << 0,		/* record every call */
-	SPY_FN_BACKTRACE = 1 << 1,	/* traced calls carry a stack */
-	SPY_FN_STATE = 1 << 2,		/* creates, sets or destroys an object the spy remembers */
-	SPY_FN_INJECT = 1 << 3,		/* a CUDNNSPY_INJECT rule matches */
-	SPY_FN_GPU_TIME = 1 << 4,	/* enqueues GPU work, timed with CUDA events */
-	SPY_FN_SYNC = 1 << 5,		/* enqueues GPU work, synchronized after the call */
-	SPY_FN_WATCH = 1 << 6,		/* its successes matter too (algo.c): searches, convolutions, backend */
-	SPY_FN_TIMED = 1 << 7,		/* every call timed: what ran takes its host time (convolutions, Execute) */
-};
-#define SPY_FN_PRE (SPY_FN_INJECT | SPY_FN_GPU_TIME | SPY_FN_SYNC)
-
-/* Work before the real call (gpu.c, inject.c); returns the function to call, or NULL. */
-spy_fnptr spy_call_pre(struct spy_call *c, const void *handle);
-extern unsigned char spy_fn_flags[_SPY_FN_COUNT];
 
 /*
  * CLOCK_MONOTONIC in ns, from the TSC where it is trusted (clock.c): a
@@ -182,72 +158,6 @@ static inline struct spy_counts *
 spy_counts_of(struct spy_thread *th, unsigned copy, unsigned id)
 {
 	return copy ? &th->copy_n[copy][id] : &th->n[id];
-}
-
-/*
- * `copy` is a constant in the exported wrappers (0), so that the per-copy
- * tables cost nothing there; a nested call (cuDNN's sub-libraries calling
- * each other through the exported names) belongs to the outer call's copy.
- */
-static inline spy_fnptr
-spy_call_begin(struct spy_call *c, unsigned id, unsigned copy, const void *caller)
-{
-	struct spy_tls *t = &spy_tls;
-
-	c->id = id;
-	c->nested = t->depth++;
-	c->copy = copy;
-	/* Relaxed: a plain load, which TSan knows races benignly with the one-time fill (a NULL takes the slow path). */
-	c->real = __atomic_load_n(&spy_copy_real[copy][id], __ATOMIC_RELAXED);
-	c->t0 = 0;
-	c->pre = 0;
-	if (SPY_UNLIKELY(c->nested))
-		spy_nested_real(c, caller);
-	else
-		t->copy = (unsigned char)copy;
-	if (SPY_UNLIKELY(c->real == NULL || t->thread == NULL || (copy && t->thread->copy_n[copy] == NULL)))
-		spy_call_setup(c);
-	t->thread->inside = 1;
-	if (SPY_UNLIKELY(spy_fn_flags[id] & SPY_FN_PRE) && !c->nested)
-		c->pre = 1;
-	/*
-	 * Reading the clock costs more than the rest of the wrapper: time the
-	 * first call and one in 16 after it, and every call of a traced function or of one whose time the
-	 * slow path keeps (not the backend's bookkeeping: a graph sets hundreds of attributes).
-	 */
-	if (SPY_UNLIKELY(((spy_counts_of(t->thread, copy, id)->calls & 15) == 0 ||
-			  (spy_fn_flags[id] & (SPY_FN_TRACE | SPY_FN_TIMED))) && !c->nested))
-		c->t0 = spy_now_ns();
-	return c->real;
-}
-
-/* Returns nonzero when the call wants the slow path (a failure, a record, remembered state). */
-static inline int
-spy_call_end(struct spy_call *c, long status, unsigned copy)
-{
-	struct spy_tls *t = &spy_tls;
-	struct spy_thread *th = t->thread;
-	struct spy_counts *n;
-
-	t->depth--;
-	if (SPY_UNLIKELY(c->nested)) {
-		/* The outer call of this thread set up its copy's counters. */
-		SPY_INC(spy_counts_of(th, c->copy, c->id)->internal);
-		return 0;
-	}
-	n = spy_counts_of(th, copy, c->id);
-	if (SPY_UNLIKELY(c->t0)) {
-		c->t1 = spy_now_ns();
-		spy_time_add(n, c->t1 - c->t0);
-	}
-	SPY_INC(n->calls);
-	th->inside = 0;
-	th->flight[th->flight_pos++ % SPY_FLIGHT_MAX] = c->id | (uint32_t)(status & 0xffff) << 16;
-	if (SPY_UNLIKELY(status != 0)) {
-		SPY_INC(n->fails);
-		return 1;
-	}
-	return spy_fn_flags[c->id];
 }
 
 #endif

@@ -4,6 +4,8 @@
  * so quantiles cost no per-call memory.
  */
 #include "core.h"
+#include "summary.h"
+#include "slowpath.h"
 #include "algo.h"
 #include "backend.h"
 #include "gpu.h"
@@ -168,7 +170,7 @@ collect(struct row *rows, struct row *total, int sort, int copy)
 
 static int collect(struct row *rows, struct row *total, int sort, int copy);
 
-/* Failures that were a framework's expected probing (record.c): part of the failures, said apart. */
+/* Failures that were a framework's expected probing (slowpath.c): part of the failures, said apart. */
 static uint64_t
 total_probes(const struct row *rows, int nrows)
 {

@@ -7,7 +7,7 @@
  * calls; it never allocates beyond that buffer and never resolves cuDNN.
  */
 #define CUDNNSPY_BUILDING
-#include "../include/cudnnspy.h"
+#include "../../include/cudnnspy.h"
 
 #include "core.h"
 #include "sink.h"
@@ -17,7 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* The same cache as record.c's: a system call costs more than the record. */
+/* The same cache as slowpath.c's: a system call costs more than the record. */
 static long
 thread_id(void)
 {

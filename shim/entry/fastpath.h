@@ -1,0 +1,89 @@
+/*
+ * The narrow internal API that the generated wrappers call.
+ *
+ * A wrapper runs spy_call_begin(), the real function (or the fallback when
+ * there is none), then spy_call_end(); only when spy_call_end() asks for it
+ * does it pack the arguments and call spy_call_slow(). The fast path is a
+ * few loads and increments on per-thread memory: no lock, no allocation, no
+ * clock, errno untouched.
+ */
+#ifndef SPY_FASTPATH_H
+#define SPY_FASTPATH_H
+
+#include "spy.h"
+#include "slowpath.h"
+#include "summary.h"
+
+/* The first call of a thread or a copy: resolves, and sets up the thread's counters (init.c). */
+spy_fnptr spy_call_setup(struct spy_call *c);
+/* What a wrapper answers when the real function is missing (fallback.c). */
+const char *spy_fail_error_string(long status);
+void spy_fail_last_error(char *message, size_t max_size);
+
+/*
+ * `copy` is a constant in the exported wrappers (0), so that the per-copy
+ * tables cost nothing there; a nested call (cuDNN's sub-libraries calling
+ * each other through the exported names) belongs to the outer call's copy.
+ */
+static inline spy_fnptr
+spy_call_begin(struct spy_call *c, unsigned id, unsigned copy, const void *caller)
+{
+	struct spy_tls *t = &spy_tls;
+
+	c->id = id;
+	c->nested = t->depth++;
+	c->copy = copy;
+	/* Relaxed: a plain load, which TSan knows races benignly with the one-time fill (a NULL takes the slow path). */
+	c->real = __atomic_load_n(&spy_copy_real[copy][id], __ATOMIC_RELAXED);
+	c->t0 = 0;
+	c->pre = 0;
+	if (SPY_UNLIKELY(c->nested))
+		spy_nested_real(c, caller);
+	else
+		t->copy = (unsigned char)copy;
+	if (SPY_UNLIKELY(c->real == NULL || t->thread == NULL || (copy && t->thread->copy_n[copy] == NULL)))
+		spy_call_setup(c);
+	t->thread->inside = 1;
+	if (SPY_UNLIKELY(spy_fn_flags[id] & SPY_FN_PRE) && !c->nested)
+		c->pre = 1;
+	/*
+	 * Reading the clock costs more than the rest of the wrapper: time the
+	 * first call and one in 16 after it, and every call of a traced function or of one whose time the
+	 * slow path keeps (not the backend's bookkeeping: a graph sets hundreds of attributes).
+	 */
+	if (SPY_UNLIKELY(((spy_counts_of(t->thread, copy, id)->calls & 15) == 0 ||
+			  (spy_fn_flags[id] & (SPY_FN_TRACE | SPY_FN_TIMED))) && !c->nested))
+		c->t0 = spy_now_ns();
+	return c->real;
+}
+
+/* Returns nonzero when the call wants the slow path (a failure, a record, remembered state). */
+static inline int
+spy_call_end(struct spy_call *c, long status, unsigned copy)
+{
+	struct spy_tls *t = &spy_tls;
+	struct spy_thread *th = t->thread;
+	struct spy_counts *n;
+
+	t->depth--;
+	if (SPY_UNLIKELY(c->nested)) {
+		/* The outer call of this thread set up its copy's counters. */
+		SPY_INC(spy_counts_of(th, c->copy, c->id)->internal);
+		return 0;
+	}
+	n = spy_counts_of(th, copy, c->id);
+	if (SPY_UNLIKELY(c->t0)) {
+		c->t1 = spy_now_ns();
+		spy_time_add(n, c->t1 - c->t0);
+	}
+	SPY_INC(n->calls);
+	th->inside = 0;
+	th->flight[th->flight_pos++ % SPY_FLIGHT_MAX] = c->id | (uint32_t)(status & 0xffff) << 16;
+	if (SPY_UNLIKELY(status != 0)) {
+		SPY_INC(n->fails);
+		return 1;
+	}
+	return spy_fn_flags[c->id];
+}
+
+#endif
