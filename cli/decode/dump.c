@@ -73,7 +73,7 @@ dump_file(const char *path)
 		complain("dump: %s: %s", path, strerror(EISDIR));
 		return 1;
 	}
-	got = read(fd, first, sizeof(first));
+	got = cli_read_start(fd, first, sizeof(first));
 	if (got < 0) {
 		complain("dump: %s: %s", path, strerror(errno));
 		close(fd);
@@ -86,12 +86,8 @@ dump_file(const char *path)
 		close(fd);
 		return rc;
 	}
-	if (lseek(fd, 0, SEEK_SET) != 0) {
-		complain("dump: %s: cannot read it from the start: %s", path, strerror(errno));
-		close(fd);
-		return 1;
-	}
-	rec_open_fd(&r, fd);
+	/* Not lseek: a pipe or a FIFO cannot go back, and what was read already comes first all the same. */
+	rec_open_fd_after(&r, fd, first, (size_t)got);
 	while (rec_next(&r, &line, &len, &flags)) {
 		if (flags)
 			continue;

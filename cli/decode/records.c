@@ -102,6 +102,16 @@ rec_open_fd_buffer(struct rec_reader *r, int fd, size_t first)
 }
 
 void
+rec_open_fd_after(struct rec_reader *r, int fd, const void *first, size_t len)
+{
+	rec_open_fd_buffer(r, fd, len > (1u << 20) ? len : 1u << 20);
+	if (r->buf && len) {
+		memcpy(r->buf, first, len);
+		r->end = len;
+	}
+}
+
+void
 rec_open_mem(struct rec_reader *r, const void *data, size_t len)
 {
 	init(r);

@@ -42,6 +42,8 @@ int rec_is_binary(const void *data, size_t len);
 void rec_open_fd(struct rec_reader *r, int fd);
 /* The same with a first buffer of `first` bytes (it grows as frames need): for the fuzz target. */
 void rec_open_fd_buffer(struct rec_reader *r, int fd, size_t first);
+/* The same, after `len` bytes that were read from fd already (a pipe cannot go back): they come first. */
+void rec_open_fd_after(struct rec_reader *r, int fd, const void *first, size_t len);
 /* Over memory that outlives the reader. */
 void rec_open_mem(struct rec_reader *r, const void *data, size_t len);
 /*

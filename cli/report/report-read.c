@@ -36,6 +36,7 @@
  */
 extern int rec_is_binary(const void *data, size_t len) __attribute__((weak));
 extern void rec_open_fd(struct rec_reader *r, int fd) __attribute__((weak));
+extern void rec_open_fd_after(struct rec_reader *r, int fd, const void *first, size_t len) __attribute__((weak));
 extern void rec_open_mem(struct rec_reader *r, const void *data, size_t len) __attribute__((weak));
 extern int rec_next(struct rec_reader *r, const char **line, size_t *len, int *flags) __attribute__((weak));
 extern void rec_close(struct rec_reader *r) __attribute__((weak));
@@ -983,6 +984,7 @@ report_read_path(struct report *r, const char *path)
 	struct stat st;
 	struct proc *p;
 	unsigned char magic[16];
+	int piped;
 	struct rec_reader rec;
 	ssize_t got;
 	int fd, saved_full = r->full, binary;
@@ -1002,29 +1004,33 @@ report_read_path(struct report *r, const char *path)
 		close(fd);
 		return -1;
 	}
-	/* Compressed records would only be counted as garbage: say what they are. */
-	got = pread(fd, magic, sizeof(magic), 0);
+	/*
+	 * Compressed records would only be counted as garbage: say what they are. A pipe (cudnnspy report
+	 * /dev/stdin, a FIFO) cannot be read again: its first bytes are read here and handed to the reader.
+	 */
+	piped = !S_ISREG(st.st_mode);
+	got = piped ? cli_read_start(fd, magic, sizeof(magic)) : pread(fd, magic, sizeof(magic), 0);
 	if (got >= 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
 		complain("%s: compressed (gzip); decompress it first", path);
 		close(fd);
 		return -1;
 	}
 	binary = got > 0 && binary_records(magic, (size_t)got);
-	if (binary && !S_ISREG(st.st_mode)) {
-		/* A pipe has been read from already, and the reader takes it from its first byte. */
-		complain("%s: records of format 2 are read from a file, not a pipe: use cudnnspy dump", path);
-		close(fd);
-		return -1;
-	}
 	p = proc_add(r, path);
 	s.fd = fd;
 	s.buf = report_xcalloc(1, READ_BUF);
 	if (binary) {
-		rec_open_fd(&rec, fd);
+		if (piped)
+			rec_open_fd_after(&rec, fd, magic, (size_t)got);
+		else
+			rec_open_fd(&rec, fd);
 		s.rec = &rec;
+	} else if (piped && got > 0) {
+		memcpy(s.buf, magic, (size_t)got);
+		s.end = (size_t)got;
 	}
 	/* A pipe cannot be read twice: everything is parsed on the first pass. */
-	if (!S_ISREG(st.st_mode))
+	if (piped)
 		r->full = 1;
 	read_lines(r, p, &s, 1);
 	p->read_error = s.error;

@@ -1,9 +1,11 @@
 /* What the command's parts (run, scan, report) share. */
 #include "cli-util.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 void
 complain(const char *fmt, ...)
@@ -21,4 +23,23 @@ int
 cli_is_record_name(const char *name)
 {
 	return strstr(name, ".jsonl") || strstr(name, ".cudnnspy.rec");
+}
+
+ssize_t
+cli_read_start(int fd, void *buf, size_t n)
+{
+	size_t have = 0;
+
+	while (have < n) {
+		ssize_t got = read(fd, (char *)buf + have, n - have);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return have ? (ssize_t)have : -1;
+		if (got == 0)
+			break;
+		have += (size_t)got;
+	}
+	return (ssize_t)have;
 }

@@ -3174,6 +3174,37 @@ def binary_report():
 
 
 @scenario
+def binary_from_pipe():
+    """dump and report read format 2 from a pipe (cudnnspy dump /dev/stdin < FILE, a FIFO) as from the file itself:
+    the same lines, the same report; a pipe cannot go back, so the first bytes read to tell the format are kept."""
+    exe = E["CUDNNSPY_EXE"]
+    with tempfile.TemporaryDirectory() as d:
+        run([prog("threads"), "3"], {"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": FAKE9, "CUDNNSPY_OUTPUT": d,
+                                     "CUDNNSPY_FORMAT": "binary", "CUDNNSPY_TRACE": "*"})
+        names = os.listdir(d)
+        check(len(names) == 1 and names[0].endswith(".cudnnspy.rec"), "one format 2 file", repr(names))
+        path = os.path.join(d, names[0])
+        for cmd in (["dump"], ["report"], ["report", "--json", "--full"]):
+            whole = subprocess.run([exe] + cmd + [path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            with open(path, "rb") as f:
+                data = f.read()
+            piped = subprocess.run([exe] + cmd + ["/dev/stdin"], input=data, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE)
+            check(whole.returncode == 0 and whole.stdout, "%s reads the file" % cmd[0], whole.stderr)
+            same = piped.stdout.replace(b"/dev/stdin", path.encode()).replace(b'"stdin"', b'"%s"' % names[0].encode())
+            check(piped.returncode == 0 and not piped.stderr, "%s reads the pipe" % " ".join(cmd), piped.stderr)
+            check(same == whole.stdout, "%s: the same from a pipe" % " ".join(cmd),
+                  "\n".join(difflib.unified_diff(whole.stdout.decode().splitlines(), same.decode().splitlines(),
+                                                  lineterm=""))[:3000])
+        fifo = os.path.join(d, "fifo")
+        os.mkfifo(fifo)
+        with subprocess.Popen(["sh", "-c", 'cat "$0" > "$1"', path, fifo]) as writer:
+            got = subprocess.run([exe, "dump", fifo], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        check(got.returncode == 0 and got.stdout == subprocess.run([exe, "dump", path], stdout=subprocess.PIPE).stdout,
+              "dump reads a FIFO", got.stderr)
+
+
+@scenario
 def record_times():
     """The times in the records are CLOCK_MONOTONIC's, in both formats, also once the spy reads the TSC
     (x86-64 with a trusted TSC: after its rate is measured) and across a re-anchoring: each call's t_ns and
