@@ -19,15 +19,14 @@ no_findings = [sys.argv[i + 1] for i, a in enumerate(sys.argv[:-1]) if a == "--e
 want_sigs = [sys.argv[i + 1] for i, a in enumerate(sys.argv[:-1]) if a == "--expect-signature"]
 graphs = []
 files = glob.glob(os.path.join(d, "*.jsonl*")) + glob.glob(os.path.join(d, "*.cudnnspy.rec"))
-# Record format 2 (CUDNNSPY_FORMAT=binary) is read through cudnnspy dump, next to this script's build.
+# Records of either format are read through cudnnspy dump, next to this script's build.
 CLI = os.environ.get("CUDNNSPY_CLI", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build",
                                                    "cli", "cudnnspy"))
 
 
 def lines(path):
-    if path.endswith(".rec"):
-        return subprocess.run([CLI, "dump", path], stdout=subprocess.PIPE).stdout.splitlines()
-    return open(path, "rb")
+    """Either record format, through cudnnspy dump."""
+    return subprocess.run([CLI, "dump", path], stdout=subprocess.PIPE).stdout.splitlines()
 
 
 problems = []

@@ -236,8 +236,9 @@ def records():
     files = [f for f in os.listdir(os.path.join(d, "recs")) if f.endswith(".jsonl")]
     check(len(files) == 1 and files[0].startswith("host-calls."), "one record file in DIR/recs", repr(files),
           p.stderr)
-    with open(os.path.join(d, "recs", files[0])) as fh:
-        events = [json.loads(line) for line in fh if line.strip()]
+    dumped = run(["dump", os.path.join(d, "recs", files[0])])
+    check(dumped.returncode == 0, "cudnnspy dump reads it", dumped.stderr)
+    events = [json.loads(line) for line in dumped.stdout.splitlines() if line.strip()]
     check(events and events[0].get("event") == "header", "a header first", repr(events[:1]))
     check(any(e.get("event") == "call" and e.get("fn") == "cudnnCreate" for e in events),
           "--trace '*' recorded cudnnCreate", repr(events))

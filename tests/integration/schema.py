@@ -229,11 +229,12 @@ def is_binary(data):
     return data[:1] == b"\x01" and data[2:10] == b"cudnnspy"
 
 
-def dumped(path):
-    """Format 2 through `cudnnspy dump`, the only reader of it; (JSON Lines bytes, errors)."""
-    exe = os.environ.get("CUDNNSPY_EXE", "")
+def dumped(path, exe=None):
+    """A record file of either format through `cudnnspy dump`, the reader the tests go through (issue 17): (JSON Lines
+    bytes, errors). Format 1 comes out byte for byte; format 2 as the records format 1 would have held."""
+    exe = exe or os.environ.get("CUDNNSPY_EXE", "")
     if not exe:
-        return b"", ["%s: record format 2, and no CUDNNSPY_EXE to dump it with" % path]
+        return b"", ["%s: no CUDNNSPY_EXE to read it with (cudnnspy dump)" % path]
     p = subprocess.run([exe, "dump", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     errors = []
     if p.returncode != 0 or p.stderr:
@@ -241,6 +242,16 @@ def dumped(path):
     if b"cut short" in p.stderr:
         errors.append("%s: last line is cut" % path)
     return p.stdout, errors
+
+
+def through_dump(path, exe=None):
+    """(JSON Lines bytes, errors) of a record file, read by `cudnnspy dump`; a format 1 file must come out as it is."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    data, errors = dumped(path, exe)
+    if not is_binary(raw) and data != raw:
+        errors.append("%s: cudnnspy dump changed a format 1 file (%d bytes in, %d out)" % (path, len(raw), len(data)))
+    return data, errors
 
 
 TAG_FILE, TAG_CHUNK, TAG_TEXT, TAG_CALL = 1, 2, 3, 4
@@ -281,22 +292,16 @@ def frames(data):
     return out
 
 
-def record_lines(path):
-    """A record file's JSON lines, whichever format (format 2 through cudnnspy dump)."""
-    with open(path, "rb") as f:
-        data = f.read()
-    if is_binary(data):
-        data, _ = dumped(path)
+def record_lines(path, exe=None):
+    """A record file's JSON lines, whichever format, through cudnnspy dump."""
+    data, _ = through_dump(path, exe)
     return data.split(b"\n")[:-1] if data.endswith(b"\n") else data.split(b"\n")
 
 
-def read_file(path, complete=True):
-    """Parse and check a record file of either format; returns (records, errors)."""
-    records, errors = [], []
-    with open(path, "rb") as f:
-        data = f.read()
-    if is_binary(data):
-        data, errors = dumped(path)
+def read_file(path, complete=True, exe=None):
+    """Parse and check a record file of either format, read through cudnnspy dump; returns (records, errors)."""
+    records = []
+    data, errors = through_dump(path, exe)
     if data and not data.endswith(b"\n"):
         errors.append("%s: last line is cut" % path)
     for n, raw in enumerate(data.split(b"\n")[:-1], 1):

@@ -102,7 +102,7 @@ def test(root):
     check(p.returncode == 0 and "loaded 1" in p.stdout, "it runs under the installed spy", p.stdout, p.stderr)
     files = os.listdir(out)
     check(len(files) == 1, "one record file", files)
-    recs, errors = schema.read_file(os.path.join(out, files[0]))
+    recs, errors = schema.read_file(os.path.join(out, files[0]), exe=exe)
     check(not errors, "the records follow the schema", *errors[:10])
     check([r["label"] for r in recs if r["event"] == "mark"] == ["c99"], "its mark", recs)
     p = run([prog])

@@ -466,6 +466,14 @@ def spy_run(argv, outdir, env=None, lib_dir=None):
     check(p.returncode == 0, "%s exited %d" % (argv, p.returncode), p.stderr)
 
 
+def dump_lines(path):
+    """A record file's JSON lines, read through `cudnnspy dump` (either format)."""
+    p = subprocess.run([EXE, "dump", path], env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=120)
+    check(p.returncode == 0 and not p.stderr, "cudnnspy dump reads %s" % path, p.stderr)
+    return p.stdout.splitlines()
+
+
 def need_spy():
     for f in (PRELOAD, FAKE9, HOST_CALLS, THREADS):
         if not f or not os.path.exists(f):
@@ -659,10 +667,9 @@ def real_threads_chrome():
     need_spy()
     d = tmpdir()
     spy_run([THREADS, "5"], d, {"CUDNNSPY_TRACE": "*"})
-    files = [f for f in os.listdir(d) if f.endswith(".jsonl")]
+    files = [f for f in os.listdir(d) if ".cudnnspy." in f]
     check(len(files) == 1, "one record file", files)
-    with open(os.path.join(d, files[0])) as f:
-        recs = [json.loads(ln) for ln in f]
+    recs = [json.loads(ln) for ln in dump_lines(os.path.join(d, files[0]))]
     calls = [r for r in recs if r["event"] in ("call", "failure")]
     tids = {r["tid"] for r in calls}
     check(len(tids) == 8, "eight threads called cuDNN", tids)
