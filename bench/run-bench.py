@@ -8,8 +8,9 @@ prints ns per call, the overhead over the direct call and the ratio to it:
 
   direct     no spy
   preload    LD_PRELOAD=libcudnnspy.so, default settings (CUDNNSPY_STDERR=none)
-  trace      preload, every call recorded: CUDNNSPY_TRACE='*' CUDNNSPY_OUTPUT=<tmpdir>
-  trace-bin  the same in record format 2: CUDNNSPY_FORMAT=binary
+  trace      preload, every call recorded as JSON Lines (record format 1): CUDNNSPY_TRACE='*'
+             CUDNNSPY_OUTPUT=<tmpdir> CUDNNSPY_FORMAT=json
+  trace-bin  the same in record format 2, the default: CUDNNSPY_FORMAT=binary
   drop-in    the drop-in libcudnn.so.9 first on LD_LIBRARY_PATH, default settings
   cudnn-log  no spy, cuDNN's own API log: CUDNN_LOGLEVEL_DBG=3 CUDNN_LOGDEST_DBG=<tmpfile>
              (real cuDNN only; fewer iterations, the log costs microseconds a call)
@@ -137,8 +138,8 @@ class Bench:
         if config in ("trace", "trace-bin"):
             env["CUDNNSPY_TRACE"] = "*"
             env["CUDNNSPY_OUTPUT"] = workdir
-        if config == "trace-bin":
-            env["CUDNNSPY_FORMAT"] = "binary"
+        if config in ("trace", "trace-bin"):
+            env["CUDNNSPY_FORMAT"] = "json" if config == "trace" else "binary"
         if config in ("record", "stack"):
             env["CUDNNSPY_OUTPUT"] = workdir
         if config == "stack":

@@ -18,7 +18,7 @@ const struct spy_option spy_options[] = {
 	  "When set but unusable, cuDNN calls fail rather than reach another copy.",
 	  FIELD(library) },
 	{ "CUDNNSPY_OUTPUT", SPY_OPT_STRING, "", NULL,
-	  "Where records go, as JSON Lines or in format 2 (CUDNNSPY_FORMAT): a directory (one file per process) "
+	  "Where records go, in format 2 or as JSON Lines (CUDNNSPY_FORMAT): a directory (one file per process) "
 	  "or a file name pattern "
 	  "with %p (pid), %h (host), %r (rank), %e (program). Unset: no file, stderr only.",
 	  FIELD(output) },
@@ -65,9 +65,10 @@ const struct spy_option spy_options[] = {
 	  "Set by `cudnnspy run`: an absolute directory where each process leaves an empty file saying that the spy "
 	  "was loaded in it and whether it called cuDNN, so that run can say afterwards when it was not.",
 	  FIELD(run_dir) },
-	{ "CUDNNSPY_FORMAT", SPY_OPT_CHOICE, "json", "json,binary",
-	  "How records are written: `json` (JSON Lines, format 1) or `binary` (format 2: traced calls as packed "
-	  "frames among JSON lines, about a fifth of the bytes; read with `cudnnspy dump` or `cudnnspy report`).",
+	{ "CUDNNSPY_FORMAT", SPY_OPT_CHOICE, "auto", "auto,json,binary",
+	  "How records are written: `binary` (format 2: traced calls as packed frames among JSON lines, a "
+	  "fifteenth of the bytes; read with `cudnnspy dump`, `report` or `repro`) or `json` (JSON Lines, format 1). "
+	  "`auto`: `binary`, unless CUDNNSPY_OUTPUT is a file name pattern ending in `.jsonl`.",
 	  FIELD(format) },
 	{ NULL, 0, NULL, NULL, NULL, NULL, 0 },
 };

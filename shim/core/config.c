@@ -158,6 +158,18 @@ expected(const struct spy_option *o)
 	}
 }
 
+/* `auto`: format 2, except where the user named the file as JSON Lines (CUDNNSPY_OUTPUT=run-%p.jsonl). */
+static void
+settle_format(void)
+{
+	size_t n = strlen(spy_config.output);
+
+	if (spy_config.format != SPY_FORMAT_AUTO)
+		return;
+	spy_config.format = n >= 6 && strcmp(spy_config.output + n - 6, ".jsonl") == 0 ? SPY_FORMAT_JSON
+										      : SPY_FORMAT_BINARY;
+}
+
 void
 spy_config_parse(const char *(*get)(const char *name))
 {
@@ -199,6 +211,7 @@ spy_config_parse(const char *(*get)(const char *name))
 			set_value(o, o->def);
 		}
 	}
+	settle_format();
 }
 
 void

@@ -233,7 +233,7 @@ def records():
     p = run(["run", "--output", "recs", "--trace", "*", "--", "sh", "-c", 'cd / && exec "$0"', HOST_CALLS],
             {"LD_LIBRARY_PATH": FAKE9}, cwd=d)
     check(p.returncode == 0, "host-calls exits 0", p.stdout, p.stderr)
-    files = [f for f in os.listdir(os.path.join(d, "recs")) if f.endswith(".jsonl")]
+    files = [f for f in os.listdir(os.path.join(d, "recs")) if f.endswith(".cudnnspy.rec")]
     check(len(files) == 1 and files[0].startswith("host-calls."), "one record file in DIR/recs", repr(files),
           p.stderr)
     dumped = run(["dump", os.path.join(d, "recs", files[0])])

@@ -51,10 +51,18 @@ check_promises(void)
 			break;
 		}
 		case SPY_OPT_BOOL:
-		case SPY_OPT_CHOICE:
-			/* Both are 0 or 1 today: a choice of more words widens this. */
 			FUZZ_ASSERT(*(long *)o->target == 0 || *(long *)o->target == 1);
 			break;
+		case SPY_OPT_CHOICE: {
+			long v = *(long *)o->target, words = 1;
+
+			for (const char *c = o->values; *c; c++)
+				words += *c == ',';
+			FUZZ_ASSERT(v >= 0 && v < words);
+			/* `auto` is settled as the configuration is read: the writer sees a format. */
+			FUZZ_ASSERT(o->target != &spy_config.format || v != SPY_FORMAT_AUTO);
+			break;
+		}
 		case SPY_OPT_FLAGS: {
 			unsigned m = *(unsigned *)o->target;
 

@@ -32,10 +32,11 @@ REAL = E.get("REAL_CUDNN_DIR", "")
 PROGS = E.get("PROGRAMS_DIR", "")
 EXAMPLES = E.get("EXAMPLES_DIR", "")
 HERE = os.path.dirname(os.path.abspath(__file__))
-# SPY_TEST_FORMAT=binary: every run writes record format 2 unless its test chose, read back through dump.
+# SPY_TEST_FORMAT=json: every run writes record format 1 unless its test chose (the default is format 2);
+# either way each test reads the records through cudnnspy dump.
 TEST_FORMAT = E.get("SPY_TEST_FORMAT", "")
 # The end of the name of a record file in a CUDNNSPY_OUTPUT directory.
-RECORD_EXT = ".cudnnspy.rec" if TEST_FORMAT == "binary" else ".cudnnspy.jsonl"
+RECORD_EXT = ".cudnnspy.jsonl" if TEST_FORMAT == "json" else ".cudnnspy.rec"
 
 SCENARIOS = {}
 
@@ -2758,7 +2759,7 @@ def full_disk_whole_lines():
         sys.exit(77)
     try:
         # Format 2 packs these calls into a seventeenth of the bytes: ten times the calls fill the disk as well.
-        for calls in (("3000", "20000") if TEST_FORMAT == "binary" else ("300", "2000")):
+        for calls in (("300", "2000") if TEST_FORMAT == "json" else ("3000", "20000")):
             for f in os.listdir(d):
                 os.unlink(os.path.join(d, f))
             p = run([prog("threads"), calls], spied_env({"CUDNNSPY_OUTPUT": d, "CUDNNSPY_TRACE": "*"}))

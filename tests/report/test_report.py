@@ -526,12 +526,12 @@ def real_ranks():
     norm = re.sub(r"\d+(\.\d+)? (ns|us|ms|s)\b", "T", norm)
     norm = norm.replace(out, "OUT").replace(os.path.realpath(other), "OTHER").replace(os.path.realpath(FAKE9), "FAKE9")
     norm = re.sub(r"host-calls\.[^.]+\.N?\d*\.", "host-calls.HOST.PID.", norm)
-    norm = re.sub(r"host-calls\.[^ :]*\.r(\d)\.cudnnspy\.jsonl", r"host-calls.HOST.PID.r\1.cudnnspy.jsonl", norm)
+    norm = re.sub(r"host-calls\.[^ :]*\.r(\d)\.cudnnspy\.rec", r"host-calls.HOST.PID.r\1.cudnnspy.rec", norm)
     norm = re.sub(r"pid N on \S+", "pid N on HOST", norm)
     norm = re.sub(r"\+0x[0-9a-f]+", "+0xN", norm)
     norm = re.sub(r"cudart \d+", "cudart N", norm)
     norm = re.sub(r"\d+ lines", "N lines", norm)	# the library may add records of other kinds
-    norm = re.sub(r"\.jsonl:\d+\)", ".jsonl:N)", norm)
+    norm = re.sub(r"\.rec:\d+\)", ".rec:N)", norm)
     norm = re.sub(r" +", " ", norm)
     # Rows ordered by measured time: by name instead, with the counts only.
     head, _, rest = norm.partition("Top functions by total time\n")
@@ -667,7 +667,7 @@ def real_threads_chrome():
     need_spy()
     d = tmpdir()
     spy_run([THREADS, "5"], d, {"CUDNNSPY_TRACE": "*"})
-    files = [f for f in os.listdir(d) if ".cudnnspy." in f]
+    files = [f for f in os.listdir(d) if f.endswith(".cudnnspy.rec")]
     check(len(files) == 1, "one record file", files)
     recs = [json.loads(ln) for ln in dump_lines(os.path.join(d, files[0]))]
     calls = [r for r in recs if r["event"] in ("call", "failure")]

@@ -72,11 +72,22 @@ def run(argv, env=None, check_rc=True):
     return p
 
 
+def dumped(path):
+    """A record file of either format as JSON Lines text, through cudnnspy dump."""
+    return run([CLI, "dump", path]).stdout
+
+
+def edit(directory, name, text):
+    """Puts the edited JSON Lines text of a record file in the place of the file (format 2 goes in as format 1)."""
+    os.unlink(os.path.join(directory, name))
+    with open(os.path.join(directory, "edited.cudnnspy.jsonl"), "w") as f:
+        f.write(text)
+
+
 def records(directory):
     out = []
     for name in sorted(os.listdir(directory)):
-        with open(os.path.join(directory, name)) as f:
-            out += [json.loads(line) for line in f if line.strip()]
+        out += [json.loads(line) for line in dumped(os.path.join(directory, name)).splitlines() if line.strip()]
     return out
 
 
@@ -259,7 +270,7 @@ def test_round_trip_legacy():
         # The alignment offset of a pointer is reproduced.
         rec = os.path.join(tmp, "offset")
         os.makedirs(rec)
-        lines = open(os.path.join(failing, os.listdir(failing)[0])).read().replace('"x":"0x1000"', '"x":"0x1040"')
+        lines = dumped(os.path.join(failing, os.listdir(failing)[0])).replace('"x":"0x1000"', '"x":"0x1040"')
         open(os.path.join(rec, "a.jsonl"), "w").write(lines)
         run([CLI, "repro", "-o", src, rec])
         build(src, src[:-2], inc, [FAKE9, FAKE_CUDART])
@@ -346,8 +357,7 @@ def test_usage():
         run([CLI, "repro", "--call", n, "-o", os.path.join(tmp, "summary.c"), traced])
         check("rebuilt from the spy's summary" in open(os.path.join(tmp, "summary.c")).read(), "from the summary")
         name = os.listdir(traced)[0]
-        text = re.sub(r',"desc":"[^"]*"', "", open(os.path.join(traced, name)).read())
-        open(os.path.join(traced, name), "w").write(text)
+        edit(traced, name, re.sub(r',"desc":"[^"]*"', "", dumped(os.path.join(traced, name))))
         fails(["--call", n, traced], "the records hold neither a successful Set call of it before this call nor a"
               " summary repro reads (trace the cudnnSet* functions too)")
         graph = os.path.join(tmp, "graph")
@@ -355,14 +365,14 @@ def test_usage():
         # Untraced, it is rebuilt from the graph record; without that record there is nothing to build it from.
         run([CLI, "repro", "-o", os.path.join(tmp, "g.c"), graph])
         name = os.listdir(graph)[0]
-        kept = [line for line in open(os.path.join(graph, name)) if '"event":"graph"' not in line]
-        open(os.path.join(graph, name), "w").write("".join(kept))
+        kept = [line for line in dumped(os.path.join(graph, name)).splitlines(True) if '"event":"graph"' not in line]
+        edit(graph, name, "".join(kept))
         fails([graph], "the records hold neither the backend calls (trace cudnnBackend*) nor the plan's engine")
         # Garbage lines are skipped; a hostile enum name never reaches the C file.
         failing = os.path.join(tmp, "failing")
         spied([os.path.join(PROGS, "conv-legacy")], failing, {"FAKECUDNN_STATUS": FAIL})
         name = os.listdir(failing)[0]
-        text = open(os.path.join(failing, name)).read()
+        text = dumped(os.path.join(failing, name))
         bad = os.path.join(tmp, "bad")
         os.makedirs(bad)
         open(os.path.join(bad, "x.jsonl"), "w").write("\x00garbage\n{\n" + text.replace(

@@ -393,6 +393,53 @@ START_TEST(test_load_reads_environment)
 }
 END_TEST
 
+/* CUDNNSPY_FORMAT=auto, the default, settles as the configuration is read: format 2 unless the file is named .jsonl. */
+static const char *env_output, *env_format;
+
+static const char *
+format_get(const char *name)
+{
+	if (strcmp(name, "CUDNNSPY_OUTPUT") == 0)
+		return env_output;
+	if (strcmp(name, "CUDNNSPY_FORMAT") == 0)
+		return env_format;
+	return NULL;
+}
+
+static const struct {
+	const char *output, *format;
+	long want;
+	int warns;
+} formats[] = {
+	{ NULL, NULL, SPY_FORMAT_BINARY, 0 },
+	{ "/tmp/records", NULL, SPY_FORMAT_BINARY, 0 },
+	{ "/tmp/records/", "auto", SPY_FORMAT_BINARY, 0 },
+	{ "/tmp/run-%p.jsonl", NULL, SPY_FORMAT_JSON, 0 },
+	{ "/tmp/run-%p.jsonl", "binary", SPY_FORMAT_BINARY, 0 },
+	{ "/tmp/records", "json", SPY_FORMAT_JSON, 0 },
+	{ "/tmp/run.jsonl.d/x", NULL, SPY_FORMAT_BINARY, 0 },
+	{ ".jsonl", NULL, SPY_FORMAT_JSON, 0 },
+	{ "/tmp/run-%p.jsonl", "yaml", SPY_FORMAT_JSON, 1 },
+	{ "/tmp/records", "yaml", SPY_FORMAT_BINARY, 1 },
+};
+
+START_TEST(test_format_settled)
+{
+	size_t len;
+	const char *err;
+
+	env_output = formats[_i].output;
+	env_format = formats[_i].format;
+	unit_capture_start();
+	spy_config_parse(format_get);
+	err = unit_capture_stop(&len);
+	ck_assert_int_eq(spy_config.format, formats[_i].want);
+	ck_assert_int_eq(len > 0, formats[_i].warns);
+	if (formats[_i].warns)
+		ck_assert_ptr_nonnull(strstr(err, "CUDNNSPY_FORMAT=yaml: expected"));
+}
+END_TEST
+
 static TCase *
 config_tcase(Suite *s, const char *name)
 {
@@ -433,5 +480,8 @@ UNIT_SUITE(config)
 	tcase_add_test(tc, test_stderr_huge_valid_list);
 
 	tcase_add_test(tc, test_stderr_only_commas_warns);
+
+	tc = config_tcase(s, "format");
+	tcase_add_loop_test(tc, test_format_settled, 0, UNIT_COUNT(formats));
 	return s;
 }
