@@ -9,6 +9,7 @@
 #include "cli-util.h"
 #include "recfmt.h"
 #include "spy-api.h"
+#include "symtab.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -242,7 +243,8 @@ file_frame(struct rec_reader *r, const uint8_t *p, size_t n)
 	for (unsigned i = 0; i < _SPY_FN_COUNT; i++)
 		h = spy_rec_hash_step(h, spy_fn_info[i].name);
 	/* Ids mean functions of the writer's table: another table's are not guessed at. */
-	r->mismatch = r->version != SPY_REC_VERSION || count != _SPY_FN_COUNT || hash != h;
+	/* Version 2 is version 3 without stacks in call frames: read the same way. */
+	r->mismatch = (r->version != SPY_REC_VERSION && r->version != 2) || count != _SPY_FN_COUNT || hash != h;
 }
 
 static void
@@ -380,6 +382,52 @@ pointer_arg(struct rec_reader *r, struct spy_line *l, const struct spy_param_inf
 	return 1;
 }
 
+/*
+ * A packed call's stack, as format 1's "stack": each frame's module (a text:
+ * its name as JSON, a NUL, the file to read its symbols from), its offset,
+ * and its function from that file's symbol table, as the library names it
+ * (the byte before the return address). 0 when the frame ends first.
+ */
+static int
+stack(struct rec_reader *r, struct spy_line *l, const uint8_t *p, size_t n, size_t *pos)
+{
+	uint64_t frames, id, off;
+	char name[256];
+
+	if (!spy_rec_get_uv(p, n, pos, &frames) || frames == 0 || frames > SPY_REC_STACK_MAX)
+		return 0;
+	spy_line_lit(l, ",\"stack\":[");
+	for (uint64_t i = 0; i < frames; i++) {
+		const char *t = NULL, *file = NULL;
+
+		if (!spy_rec_get_uv(p, n, pos, &id) || !spy_rec_get_uv(p, n, pos, &off))
+			return 0;
+		if (id && id < r->ntexts && r->texts[id] && strlen(r->texts[id]) < r->text_len[id]) {
+			t = r->texts[id];
+			file = t + strlen(t) + 1;
+		} else if (id) {
+			r->missing_texts++;
+		}
+		if (i)
+			spy_line_char(l, ',');
+		spy_line_lit(l, "{\"module\":");
+		if (t)
+			spy_line_raw(l, t);
+		else
+			spy_line_lit(l, "null");
+		spy_line_lit(l, ",\"offset\":");
+		spy_line_hex(l, off);
+		spy_line_lit(l, ",\"symbol\":");
+		if (t && off > 0 && spy_symtab_name(file, off - 1, name, sizeof(name)) > 0)
+			spy_line_str(l, name);
+		else
+			spy_line_lit(l, "null");
+		spy_line_char(l, '}');
+	}
+	spy_line_char(l, ']');
+	return 1;
+}
+
 /* A packed call as slowpath.c writes the JSON record of a traced call that succeeded; 0 when it is not one. */
 static int
 call_frame(struct rec_reader *r, const uint8_t *p, size_t n)
@@ -446,7 +494,10 @@ call_frame(struct rec_reader *r, const uint8_t *p, size_t n)
 				spy_line_lit(l, "null");
 		}
 	}
-	spy_line_lit(l, "}}");
+	spy_line_char(l, '}');
+	if (pos < n && !stack(r, l, p, n, &pos))
+		return 0;
+	spy_line_char(l, '}');
 	return pos == n && !l->overflow;
 }
 

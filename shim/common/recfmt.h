@@ -17,7 +17,7 @@
 
 #include "spy-api.h"
 
-#define SPY_REC_VERSION 2
+#define SPY_REC_VERSION 3
 /* The first frame of a file: tag, length, "cudnnspy", version, function count, the function table's hash. */
 #define SPY_REC_MAGIC "cudnnspy"
 enum spy_rec_tag {
@@ -28,6 +28,8 @@ enum spy_rec_tag {
 };
 /* At most this many elements of an array argument are shown (args.c's MAX_VALUES): the rest is not written. */
 #define SPY_REC_VALUES 16
+/* The most frames a packed call's stack holds (SPY_STACK_MAX, core/stack.h). */
+#define SPY_REC_STACK_MAX 32
 
 /*
  * How a parameter behind a pointer is shown, from the API description

@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 typedef int (*unw_backtrace_fn)(void **, int);
 
@@ -115,6 +116,22 @@ frame_file(const char *file)
 	exe = is_exe;
 	pthread_mutex_unlock(&lock);
 	return exe ? "/proc/self/exe" : file;
+}
+
+const char *
+spy_stack_symbol_file(const char *name, char *buf, size_t size)
+{
+	const char *file = frame_file(name);
+	ssize_t n;
+
+	if (strcmp(file, "/proc/self/exe") != 0)
+		return file;
+	/* Read later by another process: the program's own file, not the reader's. */
+	n = readlink("/proc/self/exe", buf, size - 1);
+	if (n <= 0)
+		return name;
+	buf[n] = 0;
+	return buf;
 }
 
 static const char *

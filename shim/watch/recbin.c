@@ -14,11 +14,14 @@
  * format 1, byte for byte (cli/decode/records.c).
  */
 #include "core.h"
+#include "modules.h"
 #include "objects.h"
 #include "recbin.h"
 #include "recfmt.h"
 #include "sink.h"
+#include "stack.h"
 
+#include <limits.h>
 #include <string.h>
 
 static unsigned char packable[_SPY_FN_COUNT];
@@ -41,52 +44,46 @@ spy_recbin_init(void)
 /* Where a text may be found: this many places from the object's own. */
 #define WAYS 4
 
-/*
- * The text id of a handle or descriptor, writing its text first when this
- * thread has not; -1 when none. `state`: with what was set on it (an
- * argument), or its id alone (an element behind a pointer). `used`: the
- * places this call's arguments name already.
- */
+/* The id of a text this thread wrote for (ptr, kind, stamp, state) and still holds; 0 when none. */
 static long
-text_id(struct spy_thread *th, struct spy_buf *b, int handle, const char *desc_kind, int state, const void *ptr,
-	uint64_t *used)
+cached(struct spy_buf *b, const void *ptr, const char *kind, uint64_t stamp, int state, uint64_t *used)
 {
-	const char *kind = handle ? "handle" : desc_kind ? desc_kind : "descriptor";
-	unsigned home = (unsigned)(((uintptr_t)ptr >> 4) % PLACES), place = PLACES;
-	struct spy_text_slot *t;
-	struct spy_line *l = &b->line;
-	uint8_t body[4096];
-	uint64_t stamp;
-	int keep;
-	unsigned id;
-	size_t n;
+	unsigned home = (unsigned)(((uintptr_t)ptr >> 4) % PLACES);
 
-	if (!ptr)
-		return 0;
-	keep = spy_obj_stamp(ptr, &stamp);
-	for (unsigned w = 0; keep && w < WAYS; w++) {
-		t = &b->texts[(home + w) % PLACES];
+	for (unsigned w = 0; w < WAYS; w++) {
+		struct spy_text_slot *t = &b->texts[(home + w) % PLACES];
+
 		if (t->id && t->ptr == ptr && t->kind == kind && t->stamp == stamp && t->major == spy_names_major &&
 		    t->state == state) {
 			*used |= 1ull << ((home + w) % PLACES);
 			return t->id;
 		}
 	}
-	/*
-	 * A new text takes a place that no other argument of this call uses: the
-	 * reader knows an id by its latest text, and one call's arguments are
-	 * read after all of their texts.
-	 */
+	return 0;
+}
+
+/*
+ * Writes the text in b->line as a text frame, in a place of the cache no other argument of this call uses (the
+ * reader knows an id by its latest text, and one call's arguments are read after all of their texts): its id, or
+ * -1 when no place is left or the text is too long. `keep`: the cache may name it again.
+ */
+static long
+define(struct spy_thread *th, struct spy_buf *b, const void *ptr, const char *kind, uint64_t stamp, int state,
+       int keep, uint64_t *used)
+{
+	unsigned home = (unsigned)(((uintptr_t)ptr >> 4) % PLACES), place = PLACES;
+	struct spy_line *l = &b->line;
+	struct spy_text_slot *t;
+	uint8_t body[4096];
+	unsigned id;
+	size_t n;
+
 	for (unsigned w = 0; w < PLACES && place == PLACES; w++)
 		if (!(*used & (1ull << ((home + w) % PLACES))))
 			place = (home + w) % PLACES;
-	if (place == PLACES)
+	if (place == PLACES || l->overflow || l->len > sizeof(body) - 10)
 		return -1;
 	t = &b->texts[place];
-	spy_line_reset(l);
-	spy_obj_describe(l, ptr, kind, state, SPY_ARGS_AFTER_SUCCESS | SPY_ARGS_BRIEF);
-	if (l->overflow || l->len > sizeof(body) - 10)
-		return -1;
 	/* 0 is NULL. */
 	id = th->index * PLACES + place + 1;
 	n = spy_rec_put_uv(body, id);
@@ -101,6 +98,80 @@ text_id(struct spy_thread *th, struct spy_buf *b, int handle, const char *desc_k
 	t->id = keep ? id : 0;
 	*used |= 1ull << place;
 	return id;
+}
+
+/*
+ * The text id of a handle or descriptor, writing its text first when this
+ * thread has not; -1 when none. `state`: with what was set on it (an
+ * argument), or its id alone (an element behind a pointer). `used`: the
+ * places this call's arguments name already.
+ */
+static long
+text_id(struct spy_thread *th, struct spy_buf *b, int handle, const char *desc_kind, int state, const void *ptr,
+	uint64_t *used)
+{
+	const char *kind = handle ? "handle" : desc_kind ? desc_kind : "descriptor";
+	uint64_t stamp;
+	long id;
+	int keep;
+
+	if (!ptr)
+		return 0;
+	keep = spy_obj_stamp(ptr, &stamp);
+	if (keep && (id = cached(b, ptr, kind, stamp, state, used)))
+		return id;
+	spy_line_reset(&b->line);
+	spy_obj_describe(&b->line, ptr, kind, state, SPY_ARGS_AFTER_SUCCESS | SPY_ARGS_BRIEF);
+	return define(th, b, ptr, kind, stamp, state, keep, used);
+}
+
+_Static_assert(SPY_STACK_MAX <= SPY_REC_STACK_MAX, "the reader takes every frame the library captures");
+
+static const char module_kind[] = "module";
+
+/*
+ * A stack frame's module as a text: its name as format 1 shows it (a JSON
+ * string), a NUL, and the file the command reads its symbols from. Kept by
+ * its load address and its name (the module map's names stay put).
+ */
+static long
+module_id(struct spy_thread *th, struct spy_buf *b, const struct spy_module *m, uint64_t *used)
+{
+	char path[PATH_MAX];
+	const char *file;
+	long id;
+
+	if ((id = cached(b, (const void *)m->base, module_kind, (uintptr_t)m->name, 0, used)))
+		return id;
+	file = spy_stack_symbol_file(m->name, path, sizeof(path));
+	spy_line_reset(&b->line);
+	spy_line_str(&b->line, m->name);
+	spy_line_char(&b->line, 0);
+	spy_line_raw(&b->line, file);
+	return define(th, b, (const void *)m->base, module_kind, (uintptr_t)m->name, 0, 1, used);
+}
+
+/* The stack after the arguments: its frames, each a module's text id (0: in none) and the offset into it. */
+static size_t
+stack(struct spy_thread *th, struct spy_buf *b, void *const *ips, int nips, uint8_t *body, size_t n, uint64_t *used)
+{
+	struct spy_module mods[SPY_STACK_MAX];
+
+	if (nips > SPY_STACK_MAX)
+		nips = SPY_STACK_MAX;
+	/* The map cannot be used (too many objects): the JSON record asks dladdr frame by frame. */
+	if (spy_modules_find(ips, nips, mods) != 0)
+		return 0;
+	n += spy_rec_put_uv(body + n, (uint64_t)nips);
+	for (int i = 0; i < nips; i++) {
+		long id = mods[i].name ? module_id(th, b, &mods[i], used) : 0;
+
+		if (id < 0)
+			return 0;
+		n += spy_rec_put_uv(body + n, (uint64_t)id);
+		n += spy_rec_put_uv(body + n, (uintptr_t)ips[i] - (id ? mods[i].base : 0));
+	}
+	return n;
 }
 
 static int64_t
@@ -176,12 +247,13 @@ scaling(const struct spy_fn_info *f, const union spy_arg *args, int i, uint8_t *
 }
 
 int
-spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args)
+spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args,
+		void *const *ips, int nips)
 {
 	const struct spy_fn_info *f = &spy_fn_info[c->id];
 	struct spy_buf *b = th->buf;
-	/* The fixed fields, and per parameter an address, a count and SPY_REC_VALUES elements. */
-	uint8_t body[64 + 64 * (3 * 10 + SPY_REC_VALUES * 10)];
+	/* The fixed fields, per parameter an address, a count and SPY_REC_VALUES elements, and a stack's frames. */
+	uint8_t body[64 + 64 * (3 * 10 + SPY_REC_VALUES * 10) + 10 + SPY_STACK_MAX * 20];
 	size_t n = 0;
 	uint64_t used = 0;	/* the text places this call's arguments name */
 
@@ -247,6 +319,8 @@ spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, co
 			break;
 		}
 	}
+	if (nips > 0 && !(n = stack(th, b, ips, nips, body, n, &used)))
+		return 0;
 	spy_sink_commit_frame(th, SPY_REC_CALL, body, n, c->t0 ? c->t0 : spy_now_ns());
 	return 1;
 }

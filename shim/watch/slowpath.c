@@ -508,7 +508,7 @@ slow_path(struct spy_call *c, long status, const union spy_arg *args)
 	} else if (flags & SPY_FN_BACKTRACE) {
 		nips = spy_stack_capture(ips, SPY_STACK_MAX);
 	}
-	if (sink && !failed && !nips && spy_config.format == SPY_FORMAT_BINARY && spy_recbin_call(th, c, status, args))
+	if (sink && !failed && spy_config.format == SPY_FORMAT_BINARY && spy_recbin_call(th, c, status, args, ips, nips))
 		sink = 0;	/* written packed */
 	if (sink) {
 		spy_line_reset(l);
@@ -599,7 +599,7 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 		spy_names_major = __atomic_load_n(&spy_copies[c->copy].major, __ATOMIC_RELAXED);
 		if (flags & SPY_FN_STATE)
 			track_state(c->id, args);
-		if (spy_recbin_call(th, c, status, args)) {
+		if (spy_recbin_call(th, c, status, args, NULL, 0)) {
 			errno = saved;
 			return;
 		}

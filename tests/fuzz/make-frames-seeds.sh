@@ -10,7 +10,8 @@ out="$here/corpus/frames"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$out"
-rm -f "$out"/*
+# Inputs the fuzzer found (found-*) stay: they are what it once broke on.
+find "$out" -type f ! -name 'found-*' -delete
 n=0
 record() {
 	name=$1
@@ -30,4 +31,5 @@ record threads "$build/tests/threads" 100
 record conv-legacy "$build/tests/conv-legacy"
 record decode-odd "$build/tests/decode-odd"
 FAKECUDNN_STATUS=cudnnCreate=1001 record failures "$build/examples/failures"
+CUDNNSPY_BACKTRACE='*' record stacks "$build/tests/stack-names" "$build/tests/libstacklate.so"
 ls -l "$out"

@@ -3054,6 +3054,40 @@ def binary_records():
 
 
 @scenario
+def binary_stacks():
+    """Traced calls with their stacks (CUDNNSPY_BACKTRACE) in format 2 are packed: the return addresses as
+    module texts and offsets, named by the command from each module's symbol table (offline). Read back, each
+    stack is format 1's, frame for frame (module, offset, symbol): a static function of the program, a library
+    opened late, and the program started by a relative path (its frames read through the file it was)."""
+    lib = os.path.join(os.path.dirname(prog("stack-names")), "libstacklate.so")
+    for label, argv, cwd in (("by its path", [prog("stack-names"), lib], None),
+                             ("by a relative path", ["./stack-names", lib], os.path.dirname(prog("stack-names")))):
+        got = []
+        for fmt in ("json", "binary"):
+            with tempfile.TemporaryDirectory() as d:
+                env = {"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": FAKE9, "CUDNNSPY_OUTPUT": d, "CUDNNSPY_FORMAT": fmt,
+                       "CUDNNSPY_TRACE": "*", "CUDNNSPY_BACKTRACE": "*"}
+                p = run(argv, env, preexec=(lambda c=cwd: os.chdir(c)) if cwd else None)
+                check("library status 0" in p.stdout, "%s: the program ran" % label, p.stdout, p.stderr)
+                names = os.listdir(d)
+                with open(os.path.join(d, names[0]), "rb") as f:
+                    data = f.read()
+                got.append(([r for r in records_in(d)[names[0]] if r["event"] == "call"], data))
+        (jcalls, _), (bcalls, bdata) = got
+        check(len(jcalls) == len(bcalls) >= 4, "%s: the same traced calls (%d, %d)" % (label, len(jcalls), len(bcalls)))
+        for j, b in zip(jcalls, bcalls):
+            check(j["fn"] == b["fn"] and j.get("stack") and j["stack"] == b.get("stack"),
+                  "%s: %s: format 2's stack is format 1's" % (label, j["fn"]), repr(j.get("stack")), repr(b.get("stack")))
+        sets = [r["stack"] for r in bcalls if r["fn"] == "cudnnSetTensor4dDescriptor"]
+        check(len(sets) == 2 and [f["symbol"] for f in sets[0][:2]] == ["layer_forward", "main"] and
+              [f["symbol"] for f in sets[1][:3]] == ["lib_layer", "stack_lib_call", "main"] and
+              sets[1][0]["module"] == lib, "%s: the static function and the late library named" % label, repr(sets))
+        packed = sum(1 for t, _, _ in schema.frames(bdata) if t == schema.TAG_CALL)
+        check(packed == len(bcalls), "%s: each traced call packed with its stack (%d of %d)" % (label, packed,
+                                                                                             len(bcalls)))
+
+
+@scenario
 def binary_records_real():
     """The same against the real cuDNN 9.19: its host-side calls (every legacy descriptor kind, odd values,
     folded convolutions, a graph up to its plans, and every function of the API description called once),
