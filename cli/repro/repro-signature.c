@@ -8,6 +8,7 @@
  * spy its own copies of the arguments).
  */
 #include "repro.h"
+#include "layout.h"
 
 #include <fnmatch.h>
 #include <jansson.h>
@@ -91,55 +92,14 @@ add_dims(struct text *t, int n, const long long *v)
 }
 
 static const char *
-layout_name(int channels_last, int nd)
-{
-	static const char *const first[] = { "NC", "NCW", "NCHW", "NCDHW" };
-	static const char *const last[] = { "NC", "NWC", "NHWC", "NDHWC" };
-
-	if (nd < 2 || nd > 5)
-		return channels_last ? "channels-last" : "packed";
-	return channels_last ? last[nd - 2] : first[nd - 2];
-}
-
-static int
-packed(int nd, const long long *dims, const long long *strides, int channels_last)
-{
-	long long want[8], acc = 1;
-
-	if (nd < 1 || nd > 8)
-		return 0;
-	if (!channels_last || nd < 3) {
-		if (channels_last)
-			return 0;
-		for (int i = nd - 1; i >= 0; i--) {
-			want[i] = acc;
-			acc *= dims[i];
-		}
-	} else {
-		want[1] = 1;
-		acc = dims[1];
-		for (int i = nd - 1; i >= 2; i--) {
-			want[i] = acc;
-			acc *= dims[i];
-		}
-		want[0] = acc;
-	}
-	/* A dimension of size 1 may have any stride. */
-	for (int i = 0; i < nd; i++)
-		if (strides[i] != want[i] && dims[i] != 1)
-			return 0;
-	return 1;
-}
-
-static const char *
 format_name(json_t *format, int nd)
 {
 	const char *s = json_is_string(format) ? json_string_value(format) : "";
 
 	if (strcmp(s, "CUDNN_TENSOR_NCHW") == 0)
-		return layout_name(0, nd);
+		return spy_layout_name(0, nd);
 	if (strcmp(s, "CUDNN_TENSOR_NHWC") == 0)
-		return layout_name(1, nd);
+		return spy_layout_name(1, nd);
 	return strcmp(s, "CUDNN_TENSOR_NCHW_VECT_C") == 0 ? "NCHW_VECT_C" : "?";
 }
 
@@ -236,10 +196,18 @@ tensor(struct text *t, const struct repro_desc *d)
 		add(t, layout);
 	} else if (have_strides) {
 		add(t, ":");
-		if (packed((int)nd, dims, strides, 0))
-			add(t, layout_name(0, (int)nd));
-		else if (packed((int)nd, dims, strides, 1))
-			add(t, layout_name(1, (int)nd));
+		int64_t d64[SPY_LAYOUT_MAX_DIMS], s64[SPY_LAYOUT_MAX_DIMS];
+		const char *named = NULL;
+
+		if (nd >= 1 && nd <= SPY_LAYOUT_MAX_DIMS) {
+			for (int i = 0; i < nd; i++) {
+				d64[i] = dims[i];
+				s64[i] = strides[i];
+			}
+			named = spy_layout_of((int)nd, d64, s64);
+		}
+		if (named)
+			add(t, named);
 		else {
 			add(t, "strides=");
 			add_dims(t, (int)nd, strides);

@@ -18,6 +18,7 @@
  */
 #include "core.h"
 #include "algo.h"
+#include "layout.h"
 #include "audit.h"
 #include "objects.h"
 #include "sink.h"
@@ -162,9 +163,9 @@ format_name(int64_t format, int nd)
 {
 	/* CUDNN_TENSOR_NCHW and NHWC stand for channels first or last whatever the rank. */
 	if (format == 0)
-		return spy_text_layout_name(0, nd);
+		return spy_layout_name(0, nd);
 	if (format == 1)
-		return spy_text_layout_name(1, nd);
+		return spy_layout_name(1, nd);
 	return format == 2 ? "NCHW_VECT_C" : "?";
 }
 

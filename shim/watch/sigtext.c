@@ -7,6 +7,7 @@
 #include "core.h"
 #include "objects.h"
 #include "sigtext.h"
+#include "layout.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -89,49 +90,6 @@ text_dims(struct spy_text *t, int n, const int64_t *v)
 	}
 }
 
-/* NCHW-like names for a packed layout of `nd` dimensions, channels first or last. */
-const char *
-spy_text_layout_name(int channels_last, int nd)
-{
-	static const char *const first[] = { "NC", "NCW", "NCHW", "NCDHW" };
-	static const char *const last[] = { "NC", "NWC", "NHWC", "NDHWC" };
-
-	if (nd < 2 || nd > 5)
-		return channels_last ? "channels-last" : "packed";
-	return channels_last ? last[nd - 2] : first[nd - 2];
-}
-
-/* Whether the strides describe a packed layout, channels first (NCHW) or last (NHWC). */
-static int
-packed(int nd, const int64_t *dims, const int64_t *strides, int channels_last)
-{
-	int64_t want[SPY_OBJ_MAX_ARRAY], acc = 1;
-
-	if (nd < 1 || nd > SPY_OBJ_MAX_ARRAY)
-		return 0;
-	if (!channels_last || nd < 3) {
-		if (channels_last)
-			return 0;
-		for (int i = nd - 1; i >= 0; i--) {
-			want[i] = acc;
-			acc *= dims[i];
-		}
-	} else {
-		want[1] = 1;
-		acc = dims[1];
-		for (int i = nd - 1; i >= 2; i--) {
-			want[i] = acc;
-			acc *= dims[i];
-		}
-		want[0] = acc;
-	}
-	/* A dimension of size 1 may have any stride. */
-	for (int i = 0; i < nd; i++)
-		if (strides[i] != want[i] && dims[i] != 1)
-			return 0;
-	return 1;
-}
-
 void
 spy_text_tensor(struct spy_text *t, int64_t dtype, int nd, const int64_t *dims, const int64_t *strides,
 		const char *format)
@@ -144,11 +102,11 @@ spy_text_tensor(struct spy_text *t, int64_t dtype, int nd, const int64_t *dims, 
 		spy_text_add(t, format);
 	} else if (strides) {
 		spy_text_add(t, ":");
-		if (packed(nd, dims, strides, 0))
-			spy_text_add(t, spy_text_layout_name(0, nd));
-		else if (packed(nd, dims, strides, 1))
-			spy_text_add(t, spy_text_layout_name(1, nd));
-		else {
+		const char *layout = spy_layout_of(nd, dims, strides);
+
+		if (layout) {
+			spy_text_add(t, layout);
+		} else {
 			spy_text_add(t, "strides=");
 			text_dims(t, nd, strides);
 		}

@@ -41,8 +41,6 @@ enum spy_conv_op { SPY_OP_FWD, SPY_OP_BWD_DATA, SPY_OP_BWD_FILTER, SPY_OP_BIAS_A
 const char *spy_op_name(int op);
 /* "CUDNN_CROSS_CORRELATION" with prefix "CUDNN_" -> "cross_correlation"; "?" for NULL. */
 void spy_text_lower(struct spy_text *t, const char *s, const char *prefix);
-/* "NCHW"-like names for a packed layout of `nd` dimensions, channels first or last. */
-const char *spy_text_layout_name(int channels_last, int nd);
 /* Whether the first n of a and b are equal. */
 int spy_same_i64(int n, const int64_t *a, const int64_t *b);
 
