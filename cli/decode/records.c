@@ -10,6 +10,7 @@
 #include "recfmt.h"
 #include "spy-api.h"
 #include "symtab.h"
+#include "battr.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -79,6 +80,7 @@ init(struct rec_reader *r)
 	memset(r, 0, sizeof(*r));
 	r->fd = -1;
 	spy_line_reset(&r->out);
+	spy_line_reset(&r->scratch);
 }
 
 void
@@ -131,6 +133,7 @@ rec_close(struct rec_reader *r)
 	if (r->owned)
 		free(r->buf);
 	spy_line_free(&r->out);
+	spy_line_free(&r->scratch);
 	r->texts = NULL;
 	r->buf = NULL;
 }
@@ -382,6 +385,297 @@ pointer_arg(struct rec_reader *r, struct spy_line *l, const struct spy_param_inf
 	return 1;
 }
 
+/* ---- cudnnBackendSetAttribute (recbin.c's setattr()) ---- */
+
+static double
+as_double(int64_t bits)
+{
+	double d;
+
+	memcpy(&d, &bits, sizeof(d));
+	return d;
+}
+
+/* One element as backend.c shows it (value_json). */
+static void
+battr_value(struct rec_reader *r, struct spy_line *l, const struct spy_battr_type *t, int64_t v)
+{
+	const char *name;
+
+	switch (t->kind) {
+	case SPY_BV_BOOL:
+		spy_line_raw(l, v ? "true" : "false");
+		return;
+	case SPY_BV_FLOAT:
+	case SPY_BV_DOUBLE:
+		spy_line_double(l, as_double(v));
+		return;
+	case SPY_BV_PTR:
+		if (v)
+			spy_line_hex(l, (uint64_t)v);
+		else
+			spy_line_lit(l, "null");
+		return;
+	case SPY_BV_HANDLE:
+	case SPY_BV_DESC:
+		text(r, l, (uint64_t)v);
+		return;
+	case SPY_BV_ENUM:
+		name = spy_enum_name(t->enum_id, v, 0);
+		if (name)
+			spy_line_name(l, name);
+		else
+			spy_line_i64(l, v);
+		return;
+	}
+	spy_line_i64(l, v);
+}
+
+/* The attribute as the descriptor's text holds it (backend.c's attr_json): what remember() keeps of the call. */
+static void
+battr_kept(struct rec_reader *r, struct spy_line *l, const struct spy_battr_type *t, int64_t count, const int64_t *v)
+{
+	int per = t->kind == SPY_BV_FRACTION ? 2 : 1;
+	int64_t stored = count <= 0 ? 0 : count >= SPY_REC_VALUES || count * per >= SPY_REC_VALUES ? SPY_REC_VALUES
+												 : count * per;
+	int64_t n = stored / per;
+	int cut = count > n;
+
+	if (count == 1 && n == 1 && per == 1) {
+		battr_value(r, l, t, v[0]);
+		return;
+	}
+	if (cut) {
+		spy_line_lit(l, "{\"count\":");
+		spy_line_i64(l, count);
+		spy_line_lit(l, ",\"values\":");
+	}
+	spy_line_char(l, '[');
+	for (int64_t i = 0; i < n; i++) {
+		if (i)
+			spy_line_char(l, ',');
+		if (per == 2) {
+			spy_line_char(l, '[');
+			spy_line_i64(l, v[2 * i]);
+			spy_line_char(l, ',');
+			spy_line_i64(l, v[2 * i + 1]);
+			spy_line_char(l, ']');
+		} else {
+			battr_value(r, l, t, v[i]);
+		}
+	}
+	spy_line_char(l, ']');
+	if (cut)
+		spy_line_char(l, '}');
+}
+
+/* One past the end of the JSON value or key at s[i]; 0 when it is not whole. */
+static size_t
+value_end(const char *s, size_t n, size_t i)
+{
+	int depth = 0;
+
+	for (; i < n; i++) {
+		char c = s[i];
+
+		if (c == '"') {
+			for (i++; i < n && s[i] != '"'; i++)
+				if (s[i] == '\\')
+					i++;
+			if (i >= n)
+				return 0;
+			if (!depth)
+				return i + 1;
+		} else if (c == '[' || c == '{') {
+			depth++;
+		} else if (c == ']' || c == '}') {
+			if (!depth)
+				return i;
+			if (!--depth)
+				return i + 1;
+		} else if (!depth && c == ',') {
+			return i;
+		}
+	}
+	return depth ? 0 : n;
+}
+
+/*
+ * A backend descriptor's text with one attribute set, as backend.c keeps
+ * it: the attribute replaced where it is, or added last. 0 when the text has
+ * no attributes object to set it in (the frame is then unreadable).
+ */
+static int
+with_attr(struct spy_line *out, const char *t, size_t n, const char *key, size_t klen, const char *val, size_t vlen)
+{
+	static const char mark[] = ",\"attrs\":{";
+	const char *at = memmem(t, n, mark, sizeof(mark) - 1);
+	size_t i;
+	int first = 1, replaced = 0;
+
+	if (!at)
+		return 0;
+	i = (size_t)(at - t) + sizeof(mark) - 1;
+	spy_line_mem(out, t, i);
+	while (i < n && t[i] != '}') {
+		size_t ke = t[i] == '"' ? value_end(t, n, i) : 0, ve;
+
+		if (!ke || ke >= n || t[ke] != ':' || !(ve = value_end(t, n, ke + 1)))
+			return 0;
+		if (!first)
+			spy_line_char(out, ',');
+		spy_line_mem(out, t + i, ke + 1 - i);
+		if (ke - i == klen && memcmp(t + i, key, klen) == 0) {
+			spy_line_mem(out, val, vlen);
+			replaced = 1;
+		} else {
+			spy_line_mem(out, t + ke + 1, ve - ke - 1);
+		}
+		first = 0;
+		i = ve < n && t[ve] == ',' ? ve + 1 : ve;
+	}
+	if (i >= n)
+		return 0;
+	if (!replaced) {
+		if (!first)
+			spy_line_char(out, ',');
+		spy_line_mem(out, key, klen);
+		spy_line_char(out, ':');
+		spy_line_mem(out, val, vlen);
+	}
+	spy_line_mem(out, t + i, n - i);
+	return 1;
+}
+
+/*
+ * The arguments of a packed cudnnBackendSetAttribute: the descriptor's text
+ * (with the attribute added to the text the thread wrote before, when the
+ * frame says so), the attribute's name, type and count, and its elements as
+ * backend.c shows them. 0 when the frame ends first or is not one.
+ */
+static int
+setattr_args(struct rec_reader *r, struct spy_line *l, const struct spy_fn_info *f, const uint8_t *p, size_t n,
+	     size_t *pos)
+{
+	uint64_t id, u, addr, len = 0;
+	int64_t name, type, count, shown, v[2 * SPY_REC_VALUES];
+	const struct spy_battr_type *t;
+	const uint8_t *str = NULL;
+	int delta, per;
+
+	if (f->nparams != 5 || !spy_rec_get_uv(p, n, pos, &id) || *pos >= n || (delta = p[(*pos)++]) > 1 ||
+	    !spy_rec_get_uv(p, n, pos, &u))
+		return 0;
+	name = spy_rec_unzigzag(u);
+	if (!spy_rec_get_uv(p, n, pos, &u))
+		return 0;
+	type = spy_rec_unzigzag(u);
+	if (type < 0 || type >= SPY_BATTR_NTYPES || !spy_rec_get_uv(p, n, pos, &u) || !spy_rec_get_uv(p, n, pos, &addr))
+		return 0;
+	count = spy_rec_unzigzag(u);
+	t = &spy_battr_types[type];
+	per = t->kind == SPY_BV_FRACTION ? 2 : 1;
+	shown = count < 0 ? 0 : count < SPY_REC_VALUES ? count : SPY_REC_VALUES;
+	if (t->kind == SPY_BV_CHAR) {
+		if (!spy_rec_get_uv(p, n, pos, &len) || len > SPY_REC_STRING_MAX || len > n - *pos)
+			return 0;
+		str = p + *pos;
+		*pos += len;
+	} else {
+		for (int64_t k = 0; k < shown * per; k++) {
+			if (t->kind == SPY_BV_FLOAT || t->kind == SPY_BV_DOUBLE) {
+				if (*pos + 8 > n)
+					return 0;
+				memcpy(&v[k], p + *pos, 8);
+				*pos += 8;
+			} else if (t->kind == SPY_BV_BOOL) {
+				if (*pos >= n)
+					return 0;
+				v[k] = p[(*pos)++] != 0;
+			} else if (!spy_rec_get_uv(p, n, pos, &u)) {
+				return 0;
+			} else {
+				v[k] = t->kind == SPY_BV_PTR || t->kind == SPY_BV_HANDLE || t->kind == SPY_BV_DESC ? (int64_t)u
+															: spy_rec_unzigzag(u);
+			}
+		}
+	}
+	if (delta) {
+		/* This thread's text of the descriptor just before the call, with the attribute: its text from now on. */
+		struct spy_line *s = &r->scratch;
+		const char *key = spy_enum_name(f->params[1].enum_id, name, 0);
+		char num[24], keyq[160], val[4096];
+		size_t klen, vlen;
+
+		if (!key) {
+			snprintf(num, sizeof(num), "%lld", (long long)name);
+			key = num;
+		}
+		klen = (size_t)snprintf(keyq, sizeof(keyq), "\"%s\"", key);
+		spy_line_reset(s);
+		battr_kept(r, s, t, count, v);
+		vlen = s->len;
+		if (s->overflow || vlen > sizeof(val) || klen >= sizeof(keyq))
+			return 0;
+		memcpy(val, s->data, vlen);
+		spy_line_reset(s);
+		if (id < r->ntexts && r->texts[id] &&
+		    with_attr(s, r->texts[id], r->text_len[id], keyq, klen, val, vlen) && !s->overflow)
+			keep_text(r, id, (const uint8_t *)s->data, s->len);
+		else if (id < r->ntexts && r->texts[id])
+			return 0;
+		/* No text to add it to (it was in a damaged part): shown as missing below. */
+	}
+	spy_line_key(l, f->params[0].name);
+	text(r, l, id);
+	spy_line_char(l, ',');
+	spy_line_key(l, f->params[1].name);
+	enum_value(l, f->params[1].enum_id, name);
+	spy_line_char(l, ',');
+	spy_line_key(l, f->params[2].name);
+	enum_value(l, f->params[2].enum_id, type);
+	spy_line_char(l, ',');
+	spy_line_key(l, f->params[3].name);
+	spy_line_i64(l, count);
+	spy_line_char(l, ',');
+	spy_line_key(l, f->params[4].name);
+	spy_line_lit(l, "{\"ptr\":");
+	spy_line_hex(l, addr);
+	if (str) {
+		char b[SPY_REC_STRING_MAX + 1];
+
+		memcpy(b, str, len);
+		b[len] = 0;
+		spy_line_lit(l, ",\"string\":");
+		spy_line_str(l, b);
+		if (count > 0 && (uint64_t)count > len && strlen(b) == len)
+			spy_line_lit(l, ",\"cut\":true");
+		spy_line_char(l, '}');
+		return 1;
+	}
+	spy_line_lit(l, ",\"values\":[");
+	for (int64_t k = 0; k < shown; k++) {
+		if (k)
+			spy_line_char(l, ',');
+		if (per == 2) {
+			spy_line_char(l, '[');
+			spy_line_i64(l, v[2 * k]);
+			spy_line_char(l, ',');
+			spy_line_i64(l, v[2 * k + 1]);
+			spy_line_char(l, ']');
+		} else {
+			battr_value(r, l, t, v[k]);
+		}
+	}
+	spy_line_char(l, ']');
+	if (count > SPY_REC_VALUES) {
+		spy_line_lit(l, ",\"count\":");
+		spy_line_i64(l, count);
+	}
+	spy_line_char(l, '}');
+	return 1;
+}
+
 /*
  * A packed call's stack, as format 1's "stack": each frame's module (a text:
  * its name as JSON, a NUL, the file to read its symbols from), its offset,
@@ -451,6 +745,11 @@ call_frame(struct rec_reader *r, const uint8_t *p, size_t n)
 	spy_call_fields(l, "call", (unsigned)fn, spy_rec_unzigzag(status), copy, (long long)r->tid, r->t_prev, dur != 0,
 			dur - 1);
 	spy_line_lit(l, ",\"args\":{");
+	if (fn == _SPY_FN_cudnnBackendSetAttribute) {
+		if (!setattr_args(r, l, f, p, n, &pos))
+			return 0;
+		goto args_done;
+	}
 	for (int i = 0; i < f->nparams; i++) {
 		const struct spy_param_info *a = &f->params[i];
 		double d;
@@ -494,6 +793,7 @@ call_frame(struct rec_reader *r, const uint8_t *p, size_t n)
 				spy_line_lit(l, "null");
 		}
 	}
+args_done:
 	spy_line_char(l, '}');
 	if (pos < n && !stack(r, l, p, n, &pos))
 		return 0;

@@ -26,6 +26,7 @@ struct rec_reader {
 	int chunk, have_file, mismatch;
 	unsigned version;
 	struct spy_line out;
+	struct spy_line scratch;	/* a backend descriptor's text being changed */
 	/* What was found, for the caller to say. */
 	long long records, cut, damaged, missing_texts, unreadable_calls;
 	unsigned long long cut_at, cut_bytes, damage_at, damage_bytes;

@@ -28,6 +28,8 @@ enum spy_rec_tag {
 };
 /* At most this many elements of an array argument are shown (args.c's MAX_VALUES): the rest is not written. */
 #define SPY_REC_VALUES 16
+/* At most this many bytes of a string attribute (CUDNN_TYPE_CHAR) are shown (backend.c's STRING_MAX). */
+#define SPY_REC_STRING_MAX 1024
 /* The most frames a packed call's stack holds (SPY_STACK_MAX, core/stack.h). */
 #define SPY_REC_STACK_MAX 32
 

@@ -18,6 +18,7 @@
 #include "algo.h"
 #include "backend.h"
 #include "objects.h"
+#include "battr.h"
 #include "sink.h"
 
 #include <errno.h>
@@ -38,46 +39,9 @@
 #define GRAPH_OPS 256		/* operations kept per graph (past VALUES, in `more`) */
 #define MM_DIMS 8		/* dimensions kept per matmul tensor */
 
-/* How the elements of each cudnnBackendAttributeType_t are laid out and named. */
-enum vkind { V_INT, V_BOOL, V_FLOAT, V_DOUBLE, V_PTR, V_HANDLE, V_DESC, V_ENUM, V_CHAR, V_FRACTION };
-
-static const struct {
-	unsigned char kind, size;
-	short enum_id;
-} types[] = {
-	[CUDNN_TYPE_HANDLE] = { V_HANDLE, 8, -1 },
-	[CUDNN_TYPE_DATA_TYPE] = { V_ENUM, 4, _SPY_ENUM_cudnnDataType_t },
-	[CUDNN_TYPE_BOOLEAN] = { V_BOOL, 1, -1 },
-	[CUDNN_TYPE_INT64] = { V_INT, 8, -1 },
-	[CUDNN_TYPE_FLOAT] = { V_FLOAT, 4, -1 },
-	[CUDNN_TYPE_DOUBLE] = { V_DOUBLE, 8, -1 },
-	[CUDNN_TYPE_VOID_PTR] = { V_PTR, 8, -1 },
-	[CUDNN_TYPE_CONVOLUTION_MODE] = { V_ENUM, 4, _SPY_ENUM_cudnnConvolutionMode_t },
-	[CUDNN_TYPE_HEUR_MODE] = { V_ENUM, 4, _SPY_ENUM_cudnnBackendHeurMode_t },
-	[CUDNN_TYPE_KNOB_TYPE] = { V_ENUM, 4, _SPY_ENUM_cudnnBackendKnobType_t },
-	[CUDNN_TYPE_NAN_PROPOGATION] = { V_ENUM, 4, _SPY_ENUM_cudnnNanPropagation_t },
-	[CUDNN_TYPE_NUMERICAL_NOTE] = { V_ENUM, 4, _SPY_ENUM_cudnnBackendNumericalNote_t },
-	[CUDNN_TYPE_LAYOUT_TYPE] = { V_ENUM, 4, _SPY_ENUM_cudnnBackendLayoutType_t },
-	[CUDNN_TYPE_ATTRIB_NAME] = { V_ENUM, 4, _SPY_ENUM_cudnnBackendAttributeName_t },
-	[CUDNN_TYPE_POINTWISE_MODE] = { V_ENUM, 4, _SPY_ENUM_cudnnPointwiseMode_t },
-	[CUDNN_TYPE_BACKEND_DESCRIPTOR] = { V_DESC, 8, -1 },
-	[CUDNN_TYPE_GENSTATS_MODE] = { V_ENUM, 4, _SPY_ENUM_cudnnGenStatsMode_t },
-	[CUDNN_TYPE_BN_FINALIZE_STATS_MODE] = { V_ENUM, 4, _SPY_ENUM_cudnnBnFinalizeStatsMode_t },
-	[CUDNN_TYPE_REDUCTION_OPERATOR_TYPE] = { V_ENUM, 4, _SPY_ENUM_cudnnReduceTensorOp_t },
-	[CUDNN_TYPE_BEHAVIOR_NOTE] = { V_ENUM, 4, _SPY_ENUM_cudnnBackendBehaviorNote_t },
-	[CUDNN_TYPE_TENSOR_REORDERING_MODE] = { V_ENUM, 4, _SPY_ENUM_cudnnBackendTensorReordering_t },
-	[CUDNN_TYPE_RESAMPLE_MODE] = { V_ENUM, 4, _SPY_ENUM_cudnnResampleMode_t },
-	[CUDNN_TYPE_PADDING_MODE] = { V_ENUM, 4, _SPY_ENUM_cudnnPaddingMode_t },
-	[CUDNN_TYPE_INT32] = { V_INT, 4, -1 },
-	[CUDNN_TYPE_CHAR] = { V_CHAR, 1, -1 },
-	[CUDNN_TYPE_SIGNAL_MODE] = { V_ENUM, 4, _SPY_ENUM_cudnnSignalMode_t },
-	[CUDNN_TYPE_FRACTION] = { V_FRACTION, 16, -1 },
-	[CUDNN_TYPE_NORM_MODE] = { V_ENUM, 4, _SPY_ENUM_cudnnBackendNormMode_t },
-	[CUDNN_TYPE_NORM_FWD_PHASE] = { V_ENUM, 4, _SPY_ENUM_cudnnBackendNormFwdPhase_t },
-	[CUDNN_TYPE_RNG_DISTRIBUTION] = { V_ENUM, 4, _SPY_ENUM_cudnnRngDistribution_t },
-	[CUDNN_TYPE_MOE_GROUPED_MATMUL_MODE] = { V_ENUM, 4, _SPY_ENUM_cudnnMoeGroupedMatmulMode_t },
-};
-#define NTYPES ((int64_t)(sizeof(types) / sizeof(types[0])))
+/* How the elements of each cudnnBackendAttributeType_t are laid out and named (common/battr.c). */
+#define types spy_battr_types
+#define NTYPES ((int64_t)SPY_BATTR_NTYPES)
 
 struct attr {
 	int name;		/* cudnnBackendAttributeName_t */
@@ -91,6 +55,8 @@ struct attr {
 
 struct slot {
 	uintptr_t key;
+	/* Moves on (from one counter for all slots) with every change its JSON text shows: format 2 keeps texts by it. */
+	uint64_t version;
 	unsigned num;		/* backend#N */
 	int type;		/* cudnnBackendDescriptorType_t, -1 when the spy missed its creation */
 	unsigned char finalized, nattrs;
@@ -160,6 +126,12 @@ static struct slot slots[SLOTS];
 static struct query queries[QUERIES];
 static int nqueries;
 static unsigned newest;		/* the highest backend#N seen created */
+static uint64_t versions;	/* the last slot version given */
+/* This thread's last traced cudnnBackendSetAttribute that kept its attribute (format 2 packs it as a change). */
+static __thread struct {
+	const void *ptr;
+	uint64_t before, after;
+} last_set;
 /* Counts changes that could change what a plan resolves to: every one but a variant pack's. */
 static unsigned epoch = 1;
 static char json[JSON_MAX + 1];
@@ -167,6 +139,12 @@ static int full_said, queries_said;
 static int queries_from;	/* in a forked child: the queries before the fork are the parent's to record */
 
 /* ---- The table (lock held) ---- */
+
+static void
+changed(struct slot *s)
+{
+	__atomic_store_n(&s->version, __atomic_add_fetch(&versions, 1, __ATOMIC_RELAXED), __ATOMIC_RELEASE);
+}
 
 static size_t
 hash(uintptr_t p)
@@ -215,6 +193,7 @@ insert(const void *ptr, int type)
 		s->rank = -1;
 		s->knob = -1;
 		s->cache_choice = -1;
+		changed(s);
 		s->num = spy_obj_number(ptr);
 		if (s->num > newest)
 			__atomic_store_n(&newest, s->num, __ATOMIC_RELAXED);
@@ -285,7 +264,7 @@ int_attr(const struct slot *s, int name, int64_t *out)
 {
 	const struct attr *a = attr_of(s, name);
 
-	if (!a || a->stored < 1 || types[a->type].kind == V_FLOAT || types[a->type].kind == V_DOUBLE)
+	if (!a || a->stored < 1 || types[a->type].kind == SPY_BV_FLOAT || types[a->type].kind == SPY_BV_DOUBLE)
 		return 0;
 	*out = a->v[0];
 	return 1;
@@ -304,14 +283,14 @@ static int64_t
 load(const void *at, unsigned size, int kind)
 {
 	switch (kind) {
-	case V_FLOAT: {
+	case SPY_BV_FLOAT: {
 		double d = *(const float *)at;
 		int64_t bits;
 
 		memcpy(&bits, &d, sizeof(bits));
 		return bits;
 	}
-	case V_BOOL:
+	case SPY_BV_BOOL:
 		return *(const unsigned char *)at != 0;
 	}
 	switch (size) {
@@ -331,12 +310,13 @@ remember(struct slot *s, int64_t name, int64_t type, int64_t count, const void *
 	struct attr *a;
 	unsigned per, size;
 
-	if (!s || type < 0 || type >= NTYPES || types[type].kind == V_CHAR)
+	if (!s || type < 0 || type >= NTYPES || types[type].kind == SPY_BV_CHAR)
 		return NULL;
 	a = attr_of(s, (int)name);
 	if (!a) {
 		if (s->nattrs >= ATTRS) {
 			s->dropped++;
+			changed(s);
 			return NULL;
 		}
 		a = &s->attrs[s->nattrs++];
@@ -347,7 +327,7 @@ remember(struct slot *s, int64_t name, int64_t type, int64_t count, const void *
 	a->count = count;
 	a->born = __atomic_load_n(&newest, __ATOMIC_RELAXED);
 	a->stored = 0;
-	per = types[type].kind == V_FRACTION ? 2 : 1;
+	per = types[type].kind == SPY_BV_FRACTION ? 2 : 1;
 	size = types[type].size / per;
 	for (int64_t i = 0; array && i < count * per && a->stored < VALUES; i++)
 		a->v[a->stored++] = load((const char *)array + i * size, size, types[type].kind);
@@ -363,6 +343,7 @@ remember(struct slot *s, int64_t name, int64_t type, int64_t count, const void *
 			s->nmore = (int)extra;
 		}
 	}
+	changed(s);
 	return a;
 }
 
@@ -1090,14 +1071,14 @@ value_json(struct spy_line *l, int type, int64_t v, int text)
 	const char *n;
 
 	switch (types[type].kind) {
-	case V_BOOL:
+	case SPY_BV_BOOL:
 		spy_line_raw(l, v ? "true" : "false");
 		return;
-	case V_FLOAT:
-	case V_DOUBLE:
+	case SPY_BV_FLOAT:
+	case SPY_BV_DOUBLE:
 		spy_line_double(l, as_double(v));
 		return;
-	case V_PTR:
+	case SPY_BV_PTR:
 		if (text)
 			spy_line_xdigits(l, (uint64_t)v);
 		else if (v)
@@ -1105,13 +1086,13 @@ value_json(struct spy_line *l, int type, int64_t v, int text)
 		else
 			spy_line_lit(l, "null");
 		return;
-	case V_HANDLE:
+	case SPY_BV_HANDLE:
 		spy_obj_describe(l, (const void *)(uintptr_t)v, "handle", 0, text ? SPY_ARGS_TEXT : 0);
 		return;
-	case V_DESC:
+	case SPY_BV_DESC:
 		spy_obj_describe(l, (const void *)(uintptr_t)v, "backend", 0, text ? SPY_ARGS_TEXT : 0);
 		return;
-	case V_ENUM:
+	case SPY_BV_ENUM:
 		n = spy_enum_name(types[type].enum_id, v, 0);
 		if (!n)
 			spy_line_i64(l, v);
@@ -1132,12 +1113,12 @@ static void desc_json(struct spy_line *l, const struct slot *s, int depth, int a
 static void
 attr_json(struct spy_line *l, const struct slot *s, const struct attr *a, int depth)
 {
-	int per = types[a->type].kind == V_FRACTION ? 2 : 1;
+	int per = types[a->type].kind == SPY_BV_FRACTION ? 2 : 1;
 	int64_t n = a->stored / per;
 	int cut = a->count > n;
 
 	if (a->count == 1 && n == 1 && per == 1) {
-		const struct slot *t = depth > 0 && types[a->type].kind == V_DESC ? target(s, a->name, 0) : NULL;
+		const struct slot *t = depth > 0 && types[a->type].kind == SPY_BV_DESC ? target(s, a->name, 0) : NULL;
 
 		if (t)
 			desc_json(l, t, depth - 1, 1);
@@ -1152,7 +1133,7 @@ attr_json(struct spy_line *l, const struct slot *s, const struct attr *a, int de
 	}
 	spy_line_char(l, '[');
 	for (int64_t i = 0; i < n; i++) {
-		const struct slot *t = depth > 0 && types[a->type].kind == V_DESC ? target(s, a->name, (int)i) : NULL;
+		const struct slot *t = depth > 0 && types[a->type].kind == SPY_BV_DESC ? target(s, a->name, (int)i) : NULL;
 
 		if (i)
 			spy_line_char(l, ',');
@@ -1285,7 +1266,7 @@ spy_backend_arg_json(struct spy_line *l, unsigned fn, const union spy_arg *args,
 
 		if (get || args[3].i <= 0)
 			return 0;
-		n = types[type].kind == V_CHAR ? (size_t)(args[3].i < STRING_MAX ? args[3].i : STRING_MAX)
+		n = types[type].kind == SPY_BV_CHAR ? (size_t)(args[3].i < STRING_MAX ? args[3].i : STRING_MAX)
 					       : (size_t)types[type].size * (size_t)(args[3].i < 16 ? args[3].i : 16);
 		if (n > sizeof(copy) || spy_safe_copy(copy, at, n) != 0)
 			return 0;
@@ -1304,7 +1285,7 @@ spy_backend_arg_json(struct spy_line *l, unsigned fn, const union spy_arg *args,
 		count = 0;
 	spy_line_lit(l, "{\"ptr\":");
 	spy_line_hex(l, (uintptr_t)from);
-	if (types[type].kind == V_CHAR) {
+	if (types[type].kind == SPY_BV_CHAR) {
 		char b[STRING_MAX + 1];
 		size_t n = (size_t)(count < STRING_MAX ? count : STRING_MAX);
 
@@ -1317,7 +1298,7 @@ spy_backend_arg_json(struct spy_line *l, unsigned fn, const union spy_arg *args,
 		spy_line_char(l, '}');
 		return 1;
 	}
-	per = types[type].kind == V_FRACTION ? 2 : 1;
+	per = types[type].kind == SPY_BV_FRACTION ? 2 : 1;
 	size = types[type].size / per;
 	spy_line_lit(l, ",\"values\":[");
 	for (int64_t k = 0; k < count && k < 16; k++) {
@@ -1325,9 +1306,9 @@ spy_backend_arg_json(struct spy_line *l, unsigned fn, const union spy_arg *args,
 			spy_line_char(l, ',');
 		if (per == 2) {
 			spy_line_char(l, '[');
-			spy_line_i64(l, load(at + 2 * k * size, (unsigned)size, V_INT));
+			spy_line_i64(l, load(at + 2 * k * size, (unsigned)size, SPY_BV_INT));
 			spy_line_char(l, ',');
-			spy_line_i64(l, load(at + (2 * k + 1) * size, (unsigned)size, V_INT));
+			spy_line_i64(l, load(at + (2 * k + 1) * size, (unsigned)size, SPY_BV_INT));
 			spy_line_char(l, ']');
 		} else {
 			value_json(l, (int)type, load(at + k * size, (unsigned)size, types[type].kind), 0);
@@ -1653,8 +1634,10 @@ got(const struct spy_call *c, struct slot *s, const union spy_arg *args)
 		for (int64_t i = 0; i < n && i < VALUES; i++) {
 			struct slot *t = insert(((void *const *)args[5].p)[i], -1);
 
-			if (t)
+			if (t && !t->finalized) {
 				__atomic_store_n(&t->finalized, 1, __ATOMIC_RELEASE);
+				changed(t);
+			}
 		}
 	known = attr_of(s, (int)name);
 	/*
@@ -1766,6 +1749,42 @@ spy_backend_is_probe(unsigned fn, long status, long not_supported, const union s
 	return probe;
 }
 
+/* A traced Set: what format 2 needs to pack it as a change of the text the thread wrote before (recbin.c). */
+static void
+note_set(const struct spy_call *c, const void *ptr, uint64_t before, const struct slot *s, const struct attr *kept)
+{
+	if (!(spy_fn_flags[c->id] & SPY_FN_TRACE))
+		return;
+	last_set.ptr = kept ? ptr : NULL;
+	last_set.before = before;
+	last_set.after = __atomic_load_n(&s->version, __ATOMIC_ACQUIRE);
+}
+
+int
+spy_backend_version(const void *ptr, uint64_t *version)
+{
+	const struct slot *s = find(ptr);
+
+	*version = 0;
+	/* A finalized plan's text says what it runs, which other descriptors decide: never kept. */
+	if (!s || (s->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR && __atomic_load_n(&s->finalized, __ATOMIC_ACQUIRE)))
+		return 0;
+	*version = __atomic_load_n(&s->version, __ATOMIC_ACQUIRE);
+	return 1;
+}
+
+int
+spy_backend_last_set(const void *ptr, uint64_t *before, uint64_t *after)
+{
+	uint64_t now;
+
+	if (!ptr || last_set.ptr != ptr || !spy_backend_version(ptr, &now) || now != last_set.after)
+		return 0;
+	*before = last_set.before;
+	*after = last_set.after;
+	return 1;
+}
+
 void
 spy_backend_call(struct spy_call *c, long status, const union spy_arg *args)
 {
@@ -1828,7 +1847,9 @@ spy_backend_call(struct spy_call *c, long status, const union spy_arg *args)
 		if (!s)
 			return;
 		if (!__atomic_load_n(&s->finalized, __ATOMIC_ACQUIRE)) {
-			remember(s, args[1].i, args[2].i, args[3].i, args[4].p, 0);
+			uint64_t before = s->version;
+
+			note_set(c, args[0].p, before, s, remember(s, args[1].i, args[2].i, args[3].i, args[4].p, 0));
 			return;
 		}
 	}
@@ -1863,12 +1884,19 @@ spy_backend_call(struct spy_call *c, long status, const union spy_arg *args)
 			forget(s);
 		}
 		break;
-	case _SPY_FN_cudnnBackendSetAttribute:
-		s = find(args[0].p);
-		if (s && remember(s, args[1].i, args[2].i, args[3].i, args[4].p, 0) &&
-		    (args[1].i == CUDNN_ATTR_ENGINE_GLOBAL_INDEX || args[1].i == CUDNN_ATTR_ENGINECFG_ENGINE))
+	case _SPY_FN_cudnnBackendSetAttribute: {
+		uint64_t before;
+		const struct attr *a;
+
+		if (!(s = find(args[0].p)))
+			break;
+		before = s->version;
+		a = remember(s, args[1].i, args[2].i, args[3].i, args[4].p, 0);
+		note_set(c, args[0].p, before, s, a);
+		if (a && (args[1].i == CUDNN_ATTR_ENGINE_GLOBAL_INDEX || args[1].i == CUDNN_ATTR_ENGINECFG_ENGINE))
 			query_learn(s);
 		break;
+	}
 	case _SPY_FN_cudnnBackendGetAttribute:
 		if ((s = find(args[0].p)))
 			got(c, s, args);
@@ -1877,6 +1905,7 @@ spy_backend_call(struct spy_call *c, long status, const union spy_arg *args)
 		if (!(s = find(args[0].p)))
 			break;
 		__atomic_store_n(&s->finalized, 1, __ATOMIC_RELEASE);
+		changed(s);
 		capture(s);
 		if (s->type == CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR) {
 			graph_record(c, s);

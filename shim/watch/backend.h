@@ -26,6 +26,18 @@ int spy_backend_arg_json(struct spy_line *l, unsigned fn, const union spy_arg *a
  * heuristics attribute. `not_supported` is that status in the copy's numbering.
  */
 int spy_backend_is_probe(unsigned fn, long status, long not_supported, const union spy_arg *args);
+/*
+ * Format 2 (recbin.c): a number that changes with every change a backend
+ * descriptor's JSON text shows; 0 when its text cannot be kept (the spy does
+ * not know it, or it is a finalized plan, whose text says what it runs).
+ */
+int spy_backend_version(const void *ptr, uint64_t *version);
+/*
+ * 1 when this thread's last traced cudnnBackendSetAttribute was on ptr and
+ * kept its attribute, taking the descriptor's version from `before` to
+ * `after`, and nothing changed it since.
+ */
+int spy_backend_last_set(const void *ptr, uint64_t *before, uint64_t *after);
 /* At exit: one `heuristics` record per results query. */
 void spy_backend_records(void);
 /* slowpath.c, once: flags the backend functions the spy watches (SPY_FN_WATCH), and keeps its locks across fork. */

@@ -14,6 +14,8 @@
  * format 1, byte for byte (cli/decode/records.c).
  */
 #include "core.h"
+#include "backend.h"
+#include "battr.h"
 #include "modules.h"
 #include "objects.h"
 #include "recbin.h"
@@ -24,7 +26,9 @@
 #include <limits.h>
 #include <string.h>
 
+/* Per function: 1 packed by its parameters' kinds, SETATTR by setattr(), 0 not packed. */
 static unsigned char packable[_SPY_FN_COUNT];
+enum { SETATTR = 2 };
 
 void
 spy_recbin_init(void)
@@ -38,15 +42,16 @@ spy_recbin_init(void)
 			ok = f->params[k].kind != SPY_ARG_PTR || spy_rec_ptr_shape(&f->params[k]) != SPY_REC_PTR_NO;
 		packable[i] = (unsigned char)ok;
 	}
+	packable[_SPY_FN_cudnnBackendSetAttribute] = SETATTR;
 }
 
 #define PLACES ((unsigned)(sizeof(((struct spy_buf *)0)->texts) / sizeof(((struct spy_buf *)0)->texts[0])))
 /* Where a text may be found: this many places from the object's own. */
 #define WAYS 4
 
-/* The id of a text this thread wrote for (ptr, kind, stamp, state) and still holds; 0 when none. */
-static long
-cached(struct spy_buf *b, const void *ptr, const char *kind, uint64_t stamp, int state, uint64_t *used)
+/* The place of a text this thread wrote for (ptr, kind, stamp, state) and still holds; NULL when none. */
+static struct spy_text_slot *
+cached_slot(struct spy_buf *b, const void *ptr, const char *kind, uint64_t stamp, int state, uint64_t *used)
 {
 	unsigned home = (unsigned)(((uintptr_t)ptr >> 4) % PLACES);
 
@@ -56,10 +61,18 @@ cached(struct spy_buf *b, const void *ptr, const char *kind, uint64_t stamp, int
 		if (t->id && t->ptr == ptr && t->kind == kind && t->stamp == stamp && t->major == spy_names_major &&
 		    t->state == state) {
 			*used |= 1ull << ((home + w) % PLACES);
-			return t->id;
+			return t;
 		}
 	}
-	return 0;
+	return NULL;
+}
+
+static long
+cached(struct spy_buf *b, const void *ptr, const char *kind, uint64_t stamp, int state, uint64_t *used)
+{
+	struct spy_text_slot *t = cached_slot(b, ptr, kind, stamp, state, used);
+
+	return t ? t->id : 0;
 }
 
 /*
@@ -246,14 +259,111 @@ scaling(const struct spy_fn_info *f, const union spy_arg *args, int i, uint8_t *
 	return n + 8;
 }
 
+/* An attribute element as backend.c loads it (a float as its double, a bool as 0 or 1). */
+static size_t
+battr_element(struct spy_thread *th, struct spy_buf *b, const struct spy_battr_type *t, const char *at, uint8_t *body,
+	      size_t n, uint64_t *used)
+{
+	double d;
+	long id;
+
+	switch (t->kind) {
+	case SPY_BV_FLOAT:
+		d = *(const float *)at;
+		memcpy(body + n, &d, 8);
+		return n + 8;
+	case SPY_BV_DOUBLE:
+		memcpy(body + n, at, 8);
+		return n + 8;
+	case SPY_BV_BOOL:
+		body[n] = *(const unsigned char *)at != 0;
+		return n + 1;
+	case SPY_BV_PTR:
+		return n + spy_rec_put_uv(body + n, (uintptr_t) * (void *const *)at);
+	case SPY_BV_HANDLE:
+	case SPY_BV_DESC:
+		id = text_id(th, b, t->kind == SPY_BV_HANDLE, "backend", 0, *(void *const *)at, used);
+		return id < 0 ? 0 : n + spy_rec_put_uv(body + n, (uint64_t)id);
+	case SPY_BV_FRACTION:
+		n += spy_rec_put_uv(body + n, spy_rec_zigzag(*(const int64_t *)at));
+		return n + spy_rec_put_uv(body + n, spy_rec_zigzag(*(const int64_t *)(at + 8)));
+	}
+	return n + spy_rec_put_uv(body + n, spy_rec_zigzag(load(at, t->size, 1)));
+}
+
+/*
+ * cudnnBackendSetAttribute: its descriptor as a text, and the attribute as
+ * raw elements (at most SPY_REC_VALUES, or the bytes of a string), which the
+ * command shows both as the call's arrayOfElements and inside the
+ * descriptor's text. A descriptor this thread wrote the text of before, as
+ * it was just before this call, is not written again: the frame says to add
+ * this attribute to that text (a graph's attributes are set by the hundred,
+ * and its text grows with each).
+ */
+static size_t
+setattr(struct spy_thread *th, struct spy_buf *b, const union spy_arg *args, uint8_t *body, size_t n, uint64_t *used)
+{
+	int64_t type = args[2].i, count = args[3].i, shown;
+	const char *at = args[4].p;
+	const struct spy_battr_type *t;
+	uint64_t before, after, v;
+	struct spy_text_slot *slot;
+	long id;
+	int keep;
+
+	/* As args.c shows them without its decoder: an address, in JSON. */
+	if (!args[0].p || !at || type < 0 || type >= SPY_BATTR_NTYPES)
+		return 0;
+	t = &spy_battr_types[type];
+	if (spy_backend_last_set(args[0].p, &before, &after) &&
+	    (slot = cached_slot(b, args[0].p, "backend", before, 1, used))) {
+		/* The text the reader holds, with this attribute: kept as the descriptor's text after the call. */
+		slot->stamp = after;
+		n += spy_rec_put_uv(body + n, slot->id);
+		body[n++] = 1;
+	} else {
+		keep = spy_backend_version(args[0].p, &v);
+		if (!keep || !(id = cached(b, args[0].p, "backend", v, 1, used))) {
+			spy_line_reset(&b->line);
+			spy_obj_describe(&b->line, args[0].p, "backend", 1, SPY_ARGS_AFTER_SUCCESS | SPY_ARGS_BRIEF);
+			/* Changed while it was written (another thread): written again next time. */
+			keep = keep && spy_backend_version(args[0].p, &after) && after == v;
+			id = define(th, b, args[0].p, "backend", v, 1, keep, used);
+		}
+		if (id <= 0)
+			return 0;
+		n += spy_rec_put_uv(body + n, (uint64_t)id);
+		body[n++] = 0;
+	}
+	n += spy_rec_put_uv(body + n, spy_rec_zigzag((int32_t)args[1].i));
+	n += spy_rec_put_uv(body + n, spy_rec_zigzag((int32_t)args[2].i));
+	n += spy_rec_put_uv(body + n, spy_rec_zigzag(count));
+	n += spy_rec_put_uv(body + n, (uintptr_t)at);
+	if (t->kind == SPY_BV_CHAR) {
+		size_t len = (size_t)(count < 0 ? 0 : count < SPY_REC_STRING_MAX ? count : SPY_REC_STRING_MAX);
+
+		n += spy_rec_put_uv(body + n, len);
+		memcpy(body + n, at, len);
+		return n + len;
+	}
+	shown = count < 0 ? 0 : count < SPY_REC_VALUES ? count : SPY_REC_VALUES;
+	for (int64_t k = 0; k < shown; k++)
+		if (!(n = battr_element(th, b, t, at + k * t->size, body, n, used)))
+			return 0;
+	return n;
+}
+
 int
 spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args,
 		void *const *ips, int nips)
 {
 	const struct spy_fn_info *f = &spy_fn_info[c->id];
 	struct spy_buf *b = th->buf;
-	/* The fixed fields, per parameter an address, a count and SPY_REC_VALUES elements, and a stack's frames. */
-	uint8_t body[64 + 64 * (3 * 10 + SPY_REC_VALUES * 10) + 10 + SPY_STACK_MAX * 20];
+	/*
+	 * The fixed fields, per parameter an address, a count and SPY_REC_VALUES elements (or a string's bytes),
+	 * and a stack's frames.
+	 */
+	uint8_t body[64 + 64 * (3 * 10 + SPY_REC_VALUES * 20) + SPY_REC_STRING_MAX + 10 + SPY_STACK_MAX * 20];
 	size_t n = 0;
 	uint64_t used = 0;	/* the text places this call's arguments name */
 
@@ -265,6 +375,11 @@ spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, co
 	body[n++] = (uint8_t)spy_names_major;
 	n += spy_rec_put_uv(body + n, spy_rec_zigzag(status));
 	n += spy_rec_put_uv(body + n, c->t0 ? c->t1 - c->t0 + 1 : 0);
+	if (packable[c->id] == SETATTR) {
+		if (!(n = setattr(th, b, args, body, n, &used)))
+			return 0;
+		goto stack;
+	}
 	for (int i = 0; i < f->nparams; i++) {
 		const struct spy_param_info *p = &f->params[i];
 		long id;
@@ -319,6 +434,7 @@ spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, co
 			break;
 		}
 	}
+stack:
 	if (nips > 0 && !(n = stack(th, b, ips, nips, body, n, &used)))
 		return 0;
 	spy_sink_commit_frame(th, SPY_REC_CALL, body, n, c->t0 ? c->t0 : spy_now_ns());

@@ -30,6 +30,7 @@ record decode-all "$build/tests/decode-all"
 record threads "$build/tests/threads" 100
 record conv-legacy "$build/tests/conv-legacy"
 record decode-odd "$build/tests/decode-odd"
+record conv-graph "$build/tests/conv-graph"
 FAKECUDNN_STATUS=cudnnCreate=1001 record failures "$build/examples/failures"
 CUDNNSPY_BACKTRACE='*' record stacks "$build/tests/stack-names" "$build/tests/libstacklate.so"
 ls -l "$out"

@@ -3051,6 +3051,18 @@ def binary_records():
     # Two copies, each with its own numbering of enums and its own copy id.
     same_records("two copies", [prog("load-copies"), os.path.join(FAKE9, "libcudnn.so.9"),
                                 os.path.join(FAKE8, "libcudnn.so.8")], {"LD_PRELOAD": PRELOAD})
+    # The graph API: every successful cudnnBackendSetAttribute packed, its descriptor's text written once and then
+    # changed attribute by attribute (a graph, an attention graph, cudnn-frontend's way with its plan cache).
+    for label, argv in (("conv-graph", [prog("conv-graph")]), ("attention-graph", [prog("attention-graph")]),
+                        ("graph-frontend", [prog("graph-frontend"), "40"])):
+        recs, jdata, bdata, calls = same_records(label, argv, {"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": FAKE9})
+        sets = [r for r in events({"": recs}, "call") if r["fn"] == "cudnnBackendSetAttribute"]
+        left = [f for t, f, _ in schema.frames(bdata) if t == "json" and b'"fn":"cudnnBackendSetAttribute"' in f and
+                b'"event":"call"' in f]
+        check(sets and not left, "%s: each of the %d traced cudnnBackendSetAttribute packed (%d left JSON)" %
+              (label, len(sets), len(left)))
+        texts = sum(1 for t, _, _ in schema.frames(bdata) if t == schema.TAG_TEXT)
+        check(texts < len(sets), "%s: fewer descriptor texts (%d) than Set calls (%d)" % (label, texts, len(sets)))
 
 
 @scenario
