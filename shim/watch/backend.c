@@ -55,7 +55,11 @@ struct attr {
 
 struct slot {
 	uintptr_t key;
-	/* Moves on (from one counter for all slots) with every change its JSON text shows: format 2 keeps texts by it. */
+	/*
+	 * Moves on with every change its JSON text shows: format 2 keeps texts by
+	 * it. The slot's generation (a new one each time it is taken) above bit
+	 * 32, its changes below.
+	 */
 	uint64_t version;
 	unsigned num;		/* backend#N */
 	int type;		/* cudnnBackendDescriptorType_t, -1 when the spy missed its creation */
@@ -126,7 +130,7 @@ static struct slot slots[SLOTS];
 static struct query queries[QUERIES];
 static int nqueries;
 static unsigned newest;		/* the highest backend#N seen created */
-static uint64_t versions;	/* the last slot version given */
+static uint64_t generations;	/* slots taken so far (lock held) */
 /* This thread's last traced cudnnBackendSetAttribute that kept its attribute (format 2 packs it as a change). */
 static __thread struct {
 	const void *ptr;
@@ -140,10 +144,15 @@ static int queries_from;	/* in a forked child: the queries before the fork are t
 
 /* ---- The table (lock held) ---- */
 
+/*
+ * Not an atomic add: a descriptor not finalized yet changes in its own
+ * thread only (spy_backend_call), and a finalized one under the lock; a
+ * shared counter cost a contended cache line on every attribute set.
+ */
 static void
 changed(struct slot *s)
 {
-	__atomic_store_n(&s->version, __atomic_add_fetch(&versions, 1, __ATOMIC_RELAXED), __ATOMIC_RELEASE);
+	__atomic_store_n(&s->version, __atomic_load_n(&s->version, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
 }
 
 static size_t
@@ -193,7 +202,7 @@ insert(const void *ptr, int type)
 		s->rank = -1;
 		s->knob = -1;
 		s->cache_choice = -1;
-		changed(s);
+		s->version = ++generations << 32;
 		s->num = spy_obj_number(ptr);
 		if (s->num > newest)
 			__atomic_store_n(&newest, s->num, __ATOMIC_RELAXED);
