@@ -1775,10 +1775,12 @@ spy_backend_version(const void *ptr, uint64_t *version)
 	const struct slot *s = find(ptr);
 
 	*version = 0;
-	/* A finalized plan's text says what it runs, which other descriptors decide: never kept. */
-	if (!s || (s->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR && __atomic_load_n(&s->finalized, __ATOMIC_ACQUIRE)))
+	if (!s)
 		return 0;
 	*version = __atomic_load_n(&s->version, __ATOMIC_ACQUIRE);
+	/* A finalized plan's text says what it runs, which any change but a variant pack's may change (epoch). */
+	if (s->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR && __atomic_load_n(&s->finalized, __ATOMIC_ACQUIRE))
+		*version ^= (uint64_t)__atomic_load_n(&epoch, __ATOMIC_ACQUIRE) * 0x9e3779b97f4a7c15ull;
 	return 1;
 }
 
@@ -1985,6 +1987,7 @@ spy_backend_flags_init(void)
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	/* The describers of arguments and objects hand backend descriptors and attribute arrays to this file. */
 	spy_obj_set_backend_describer(spy_backend_describe);
+	spy_obj_set_backend_stamper(spy_backend_version);
 	spy_args_set_backend_decoder(spy_backend_arg_json);
 	for (size_t i = 0; i < sizeof(watched) / sizeof(watched[0]); i++) {
 		int id = spy_fn_lookup(watched[i]);

@@ -27,9 +27,9 @@ int spy_backend_arg_json(struct spy_line *l, unsigned fn, const union spy_arg *a
  */
 int spy_backend_is_probe(unsigned fn, long status, long not_supported, const union spy_arg *args);
 /*
- * Format 2 (recbin.c): a number that changes with every change a backend
- * descriptor's JSON text shows; 0 when its text cannot be kept (the spy does
- * not know it, or it is a finalized plan, whose text says what it runs).
+ * Format 2 (recbin.c, objects.c's stamp): a number that changes with every
+ * change a backend descriptor's JSON text shows (a finalized plan's: with
+ * what it runs, too); 0 when the spy does not know the descriptor.
  */
 int spy_backend_version(const void *ptr, uint64_t *version);
 /*

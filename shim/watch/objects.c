@@ -80,6 +80,15 @@ spy_obj_set_backend_describer(void (*fn)(struct spy_line *l, const void *ptr, un
 	__atomic_store_n(&backend_describer, fn, __ATOMIC_RELEASE);
 }
 
+/* backend.c's version of a descriptor's text (spy_backend_version), set at its start like the describer. */
+static int (*backend_stamper)(const void *, uint64_t *);
+
+void
+spy_obj_set_backend_stamper(int (*fn)(const void *ptr, uint64_t *stamp))
+{
+	__atomic_store_n(&backend_stamper, fn, __ATOMIC_RELEASE);
+}
+
 static void
 describe_backend(struct spy_line *l, const void *ptr, unsigned mode)
 {
@@ -597,9 +606,17 @@ spy_obj_stamp(const void *ptr, uint64_t *stamp)
 	if (!s)
 		return 1;
 	seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
-	/* Being written; and a backend descriptor's text is backend.c's, which changes without a Set here. */
-	if ((seq & 1) || strcmp(kinds[s->kind], "backend") == 0)
-		return 0;
+	if (seq & 1)
+		return 0;	/* being written */
+	/*
+	 * A backend descriptor's text is backend.c's, which changes without a Set here; what this file adds to it
+	 * changes only when the address is taken again, and so does backend.c's version.
+	 */
+	if (strcmp(kinds[s->kind], "backend") == 0) {
+		int (*fn)(const void *, uint64_t *) = __atomic_load_n(&backend_stamper, __ATOMIC_ACQUIRE);
+
+		return fn && fn(ptr, stamp);
+	}
 	*stamp = (uint64_t)(s - slots + 1) << 32 | seq;
 	return 1;
 }

@@ -92,6 +92,8 @@ void spy_obj_set_arg_printer(const struct spy_arg_printer *p);
 /* slowpath.c, at the start: hands args.c's printer to objects.c. */
 void spy_args_init(void);
 
+/* backend.c, at its start: which version of a backend descriptor's text is current (spy_obj_stamp). */
+void spy_obj_set_backend_stamper(int (*fn)(const void *ptr, uint64_t *stamp));
 /* backend.c, at its start: how a backend descriptor is described (its attributes are kept there). */
 void spy_obj_set_backend_describer(void (*fn)(struct spy_line *l, const void *ptr, unsigned mode));
 /* backend.c, at its start: how cudnnBackendSet/GetAttribute's untyped array is decoded; 0 when not handled. */
