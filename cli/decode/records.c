@@ -547,6 +547,86 @@ with_attr(struct spy_line *out, const char *t, size_t n, const char *key, size_t
 	return 1;
 }
 
+/* An attribute's elements after their address (recbin.c's battr_array()); 0 when the frame ends first. */
+static int
+battr_read(const struct spy_battr_type *t, int64_t count, const uint8_t *p, size_t n, size_t *pos, int64_t *v,
+	   const uint8_t **str, uint64_t *len)
+{
+	int per = t->kind == SPY_BV_FRACTION ? 2 : 1;
+	int64_t shown = count < 0 ? 0 : count < SPY_REC_VALUES ? count : SPY_REC_VALUES;
+	uint64_t u;
+
+	if (t->kind == SPY_BV_CHAR) {
+		if (!spy_rec_get_uv(p, n, pos, len) || *len > SPY_REC_STRING_MAX || *len > n - *pos)
+			return 0;
+		*str = p + *pos;
+		*pos += *len;
+		return 1;
+	}
+	for (int64_t k = 0; k < shown * per; k++) {
+		if (t->kind == SPY_BV_FLOAT || t->kind == SPY_BV_DOUBLE) {
+			if (*pos + 8 > n)
+				return 0;
+			memcpy(&v[k], p + *pos, 8);
+			*pos += 8;
+		} else if (t->kind == SPY_BV_BOOL) {
+			if (*pos >= n)
+				return 0;
+			v[k] = p[(*pos)++] != 0;
+		} else if (!spy_rec_get_uv(p, n, pos, &u)) {
+			return 0;
+		} else {
+			v[k] = t->kind == SPY_BV_PTR || t->kind == SPY_BV_HANDLE || t->kind == SPY_BV_DESC ? (int64_t)u
+													    : spy_rec_unzigzag(u);
+		}
+	}
+	return 1;
+}
+
+/* The elements as backend.c shows a call's array (spy_backend_arg_json). */
+static void
+battr_json(struct rec_reader *r, struct spy_line *l, const struct spy_battr_type *t, uint64_t addr, int64_t count,
+	   const int64_t *v, const uint8_t *str, uint64_t len)
+{
+	int per = t->kind == SPY_BV_FRACTION ? 2 : 1;
+	int64_t shown = count < 0 ? 0 : count < SPY_REC_VALUES ? count : SPY_REC_VALUES;
+
+	spy_line_lit(l, "{\"ptr\":");
+	spy_line_hex(l, addr);
+	if (str) {
+		char b[SPY_REC_STRING_MAX + 1];
+
+		memcpy(b, str, len);
+		b[len] = 0;
+		spy_line_lit(l, ",\"string\":");
+		spy_line_str(l, b);
+		if (count > 0 && (uint64_t)count > len && strlen(b) == len)
+			spy_line_lit(l, ",\"cut\":true");
+		spy_line_char(l, '}');
+		return;
+	}
+	spy_line_lit(l, ",\"values\":[");
+	for (int64_t k = 0; k < shown; k++) {
+		if (k)
+			spy_line_char(l, ',');
+		if (per == 2) {
+			spy_line_char(l, '[');
+			spy_line_i64(l, v[2 * k]);
+			spy_line_char(l, ',');
+			spy_line_i64(l, v[2 * k + 1]);
+			spy_line_char(l, ']');
+		} else {
+			battr_value(r, l, t, v[k]);
+		}
+	}
+	spy_line_char(l, ']');
+	if (count > SPY_REC_VALUES) {
+		spy_line_lit(l, ",\"count\":");
+		spy_line_i64(l, count);
+	}
+	spy_line_char(l, '}');
+}
+
 /*
  * The arguments of a packed cudnnBackendSetAttribute: the descriptor's text
  * (with the attribute added to the text the thread wrote before, when the
@@ -558,10 +638,10 @@ setattr_args(struct rec_reader *r, struct spy_line *l, const struct spy_fn_info 
 	     size_t *pos)
 {
 	uint64_t id, u, addr, len = 0;
-	int64_t name, type, count, shown, v[2 * SPY_REC_VALUES];
+	int64_t name, type, count, v[2 * SPY_REC_VALUES];
 	const struct spy_battr_type *t;
 	const uint8_t *str = NULL;
-	int delta, per;
+	int delta;
 
 	if (f->nparams != 5 || !spy_rec_get_uv(p, n, pos, &id) || *pos >= n || (delta = p[(*pos)++]) > 1 ||
 	    !spy_rec_get_uv(p, n, pos, &u))
@@ -574,32 +654,8 @@ setattr_args(struct rec_reader *r, struct spy_line *l, const struct spy_fn_info 
 		return 0;
 	count = spy_rec_unzigzag(u);
 	t = &spy_battr_types[type];
-	per = t->kind == SPY_BV_FRACTION ? 2 : 1;
-	shown = count < 0 ? 0 : count < SPY_REC_VALUES ? count : SPY_REC_VALUES;
-	if (t->kind == SPY_BV_CHAR) {
-		if (!spy_rec_get_uv(p, n, pos, &len) || len > SPY_REC_STRING_MAX || len > n - *pos)
-			return 0;
-		str = p + *pos;
-		*pos += len;
-	} else {
-		for (int64_t k = 0; k < shown * per; k++) {
-			if (t->kind == SPY_BV_FLOAT || t->kind == SPY_BV_DOUBLE) {
-				if (*pos + 8 > n)
-					return 0;
-				memcpy(&v[k], p + *pos, 8);
-				*pos += 8;
-			} else if (t->kind == SPY_BV_BOOL) {
-				if (*pos >= n)
-					return 0;
-				v[k] = p[(*pos)++] != 0;
-			} else if (!spy_rec_get_uv(p, n, pos, &u)) {
-				return 0;
-			} else {
-				v[k] = t->kind == SPY_BV_PTR || t->kind == SPY_BV_HANDLE || t->kind == SPY_BV_DESC ? (int64_t)u
-															: spy_rec_unzigzag(u);
-			}
-		}
-	}
+	if (!battr_read(t, count, p, n, pos, v, &str, &len))
+		return 0;
 	if (delta) {
 		/* This thread's text of the descriptor just before the call, with the attribute: its text from now on. */
 		struct spy_line *s = &r->scratch;
@@ -639,40 +695,30 @@ setattr_args(struct rec_reader *r, struct spy_line *l, const struct spy_fn_info 
 	spy_line_i64(l, count);
 	spy_line_char(l, ',');
 	spy_line_key(l, f->params[4].name);
-	spy_line_lit(l, "{\"ptr\":");
-	spy_line_hex(l, addr);
-	if (str) {
-		char b[SPY_REC_STRING_MAX + 1];
+	battr_json(r, l, t, addr, count, v, str, len);
+	return 1;
+}
 
-		memcpy(b, str, len);
-		b[len] = 0;
-		spy_line_lit(l, ",\"string\":");
-		spy_line_str(l, b);
-		if (count > 0 && (uint64_t)count > len && strlen(b) == len)
-			spy_line_lit(l, ",\"cut\":true");
-		spy_line_char(l, '}');
-		return 1;
-	}
-	spy_line_lit(l, ",\"values\":[");
-	for (int64_t k = 0; k < shown; k++) {
-		if (k)
-			spy_line_char(l, ',');
-		if (per == 2) {
-			spy_line_char(l, '[');
-			spy_line_i64(l, v[2 * k]);
-			spy_line_char(l, ',');
-			spy_line_i64(l, v[2 * k + 1]);
-			spy_line_char(l, ']');
-		} else {
-			battr_value(r, l, t, v[k]);
-		}
-	}
-	spy_line_char(l, ']');
-	if (count > SPY_REC_VALUES) {
-		spy_line_lit(l, ",\"count\":");
-		spy_line_i64(l, count);
-	}
-	spy_line_char(l, '}');
+/*
+ * cudnnBackendGetAttribute's arrayOfElements after a non-NULL elementCount:
+ * the address, the count shown and the elements (recbin.c's getattr_array());
+ * `type` is the call's attributeType. 0 when the frame ends first.
+ */
+static int
+getattr_array(struct rec_reader *r, struct spy_line *l, int64_t type, const uint8_t *p, size_t n, size_t *pos)
+{
+	uint64_t addr, count, len = 0;
+	int64_t v[2 * SPY_REC_VALUES];
+	const uint8_t *str = NULL;
+	const struct spy_battr_type *t;
+
+	if (type < 0 || type >= SPY_BATTR_NTYPES || !spy_rec_get_uv(p, n, pos, &addr) ||
+	    !spy_rec_get_uv(p, n, pos, &count) || count > INT64_MAX)
+		return 0;
+	t = &spy_battr_types[type];
+	if (!battr_read(t, (int64_t)count, p, n, pos, v, &str, &len))
+		return 0;
+	battr_json(r, l, t, addr, (int64_t)count, v, str, len);
 	return 1;
 }
 
@@ -731,6 +777,8 @@ call_frame(struct rec_reader *r, const uint8_t *p, size_t n)
 	uint64_t dt, fn, status, dur, v;
 	const struct spy_fn_info *f;
 	unsigned copy;
+	int64_t get_type = -1;	/* GetAttribute's attributeType */
+	int get_count = 0;	/* and whether its elementCount was given */
 
 	if (r->mismatch || !r->chunk || !spy_rec_get_uv(p, n, &pos, &dt) || !spy_rec_get_uv(p, n, &pos, &fn) ||
 	    fn >= _SPY_FN_COUNT || pos + 2 > n)
@@ -765,13 +813,26 @@ call_frame(struct rec_reader *r, const uint8_t *p, size_t n)
 			spy_line_double(l, d);
 			continue;
 		}
+		if (fn == _SPY_FN_cudnnBackendGetAttribute && i == 5 && get_count) {
+			if (!getattr_array(r, l, get_type, p, n, &pos))
+				return 0;
+			continue;
+		}
 		if (a->kind == SPY_ARG_PTR) {
+			size_t at = pos;
+			uint64_t addr;
+
 			if (!pointer_arg(r, l, a, p, n, &pos))
 				return 0;
+			/* GetAttribute: with an elementCount, its array is packed by the attribute type. */
+			if (fn == _SPY_FN_cudnnBackendGetAttribute && i == 4)
+				get_count = spy_rec_get_uv(p, n, &at, &addr) && addr != 0;
 			continue;
 		}
 		if (!spy_rec_get_uv(p, n, &pos, &v))
 			return 0;
+		if (fn == _SPY_FN_cudnnBackendGetAttribute && i == 2)
+			get_type = spy_rec_unzigzag(v);
 		switch (a->kind) {
 		case SPY_ARG_INT:
 			spy_line_i64(l, spy_rec_unzigzag(v));

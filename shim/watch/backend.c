@@ -64,6 +64,7 @@ struct slot {
 	unsigned num;		/* backend#N */
 	int type;		/* cudnnBackendDescriptorType_t, -1 when the spy missed its creation */
 	unsigned char finalized, nattrs;
+	unsigned char refs;	/* an attribute names other objects (descriptors, handles): its text shows their numbers */
 	unsigned short dropped;	/* attributes that found no room */
 	short query, rank;	/* engine configs (and their engines, knob choices): the heuristics query that returned it */
 	short knob;		/* a ranked config's knob choice: which of its knobs, -1 */
@@ -330,6 +331,8 @@ remember(struct slot *s, int64_t name, int64_t type, int64_t count, const void *
 		}
 		a = &s->attrs[s->nattrs++];
 	}
+	if (types[type].kind == SPY_BV_DESC || types[type].kind == SPY_BV_HANDLE)
+		s->refs = 1;
 	a->name = (int)name;
 	a->type = (unsigned char)type;
 	a->got = (unsigned char)got;
@@ -1769,6 +1772,22 @@ note_set(const struct spy_call *c, const void *ptr, uint64_t before, const struc
 	last_set.after = __atomic_load_n(&s->version, __ATOMIC_ACQUIRE);
 }
 
+/*
+ * A slot version as the stamp of its text now: the text also shows the
+ * numbers of the objects its attributes name (which a destroy may give to
+ * another object at the same address), and a finalized plan's shows what it
+ * runs (which any change but a variant pack's may change: the epoch).
+ */
+static uint64_t
+stamp_of(const struct slot *s, uint64_t version)
+{
+	if (__atomic_load_n(&s->refs, __ATOMIC_RELAXED))
+		version ^= spy_obj_renumbered() * 0xc2b2ae3d27d4eb4full;
+	if (s->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR && __atomic_load_n(&s->finalized, __ATOMIC_ACQUIRE))
+		version ^= (uint64_t)__atomic_load_n(&epoch, __ATOMIC_ACQUIRE) * 0x9e3779b97f4a7c15ull;
+	return version;
+}
+
 int
 spy_backend_version(const void *ptr, uint64_t *version)
 {
@@ -1777,22 +1796,19 @@ spy_backend_version(const void *ptr, uint64_t *version)
 	*version = 0;
 	if (!s)
 		return 0;
-	*version = __atomic_load_n(&s->version, __ATOMIC_ACQUIRE);
-	/* A finalized plan's text says what it runs, which any change but a variant pack's may change (epoch). */
-	if (s->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR && __atomic_load_n(&s->finalized, __ATOMIC_ACQUIRE))
-		*version ^= (uint64_t)__atomic_load_n(&epoch, __ATOMIC_ACQUIRE) * 0x9e3779b97f4a7c15ull;
+	*version = stamp_of(s, __atomic_load_n(&s->version, __ATOMIC_ACQUIRE));
 	return 1;
 }
 
 int
 spy_backend_last_set(const void *ptr, uint64_t *before, uint64_t *after)
 {
-	uint64_t now;
+	const struct slot *s = ptr && last_set.ptr == ptr ? find(ptr) : NULL;
 
-	if (!ptr || last_set.ptr != ptr || !spy_backend_version(ptr, &now) || now != last_set.after)
+	if (!s || __atomic_load_n(&s->version, __ATOMIC_ACQUIRE) != last_set.after)
 		return 0;
-	*before = last_set.before;
-	*after = last_set.after;
+	*before = stamp_of(s, last_set.before);
+	*after = stamp_of(s, last_set.after);
 	return 1;
 }
 

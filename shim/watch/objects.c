@@ -201,6 +201,15 @@ insert(const void *ptr, const char *kind)
 	return NULL;
 }
 
+/* Objects forgotten so far: each one's address may come back with another number (spy_obj_renumbered). */
+static uint64_t renumbered;
+
+uint64_t
+spy_obj_renumbered(void)
+{
+	return __atomic_load_n(&renumbered, __ATOMIC_ACQUIRE);
+}
+
 void
 spy_obj_created(const void *ptr, const char *kind)
 {
@@ -210,8 +219,10 @@ spy_obj_created(const void *ptr, const char *kind)
 		return;
 	/* An address reused after a destroy the spy did not see: a new object all the same. */
 	s = find(ptr);
-	if (s)
+	if (s) {
 		__atomic_store_n(&s->key, (uintptr_t)KEY_GONE, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&renumbered, 1, __ATOMIC_RELEASE);
+	}
 	s = insert(ptr, kind);
 	if (s) {
 		write_begin(s);
@@ -225,8 +236,10 @@ spy_obj_destroyed(const void *ptr)
 {
 	struct slot *s = ptr ? find(ptr) : NULL;
 
-	if (s)
+	if (s) {
 		__atomic_store_n(&s->key, (uintptr_t)KEY_GONE, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&renumbered, 1, __ATOMIC_RELEASE);
+	}
 }
 
 /* cudnnRNNSetClip_v8 and _v9: several settings on a descriptor, beside its shape. */

@@ -92,6 +92,12 @@ void spy_obj_set_arg_printer(const struct spy_arg_printer *p);
 /* slowpath.c, at the start: hands args.c's printer to objects.c. */
 void spy_args_init(void);
 
+/*
+ * How many objects were forgotten (destroyed, or their address created
+ * again): a text that names other objects by their numbers ("backend#3")
+ * may be out of date once this moves.
+ */
+uint64_t spy_obj_renumbered(void);
 /* backend.c, at its start: which version of a backend descriptor's text is current (spy_obj_stamp). */
 void spy_obj_set_backend_stamper(int (*fn)(const void *ptr, uint64_t *stamp));
 /* backend.c, at its start: how a backend descriptor is described (its attributes are kept there). */

@@ -28,22 +28,23 @@
 
 /* Per function: 1 packed by its parameters' kinds, SETATTR by setattr(), 0 not packed. */
 static unsigned char packable[_SPY_FN_COUNT];
-enum { SETATTR = 2 };
+enum { SETATTR = 2, GETATTR };
 
 void
 spy_recbin_init(void)
 {
 	for (unsigned i = 0; i < _SPY_FN_COUNT; i++) {
 		const struct spy_fn_info *f = &spy_fn_info[i];
-		/* GetAttribute's array is decoded by the attribute type (backend.c), as SetAttribute's is here. */
-		int ok = i != _SPY_FN_cudnnBackendGetAttribute;
+		int ok = 1;
 
 		/* What a pointer points to is packed as numbers or texts; structs, strings and scaling factors stay JSON. */
 		for (int k = 0; ok && k < f->nparams; k++)
 			ok = f->params[k].kind != SPY_ARG_PTR || spy_rec_ptr_shape(&f->params[k]) != SPY_REC_PTR_NO;
 		packable[i] = (unsigned char)ok;
 	}
+	/* Their arrays are decoded by the attribute type, as backend.c decodes them. */
 	packable[_SPY_FN_cudnnBackendSetAttribute] = SETATTR;
+	packable[_SPY_FN_cudnnBackendGetAttribute] = GETATTR;
 }
 
 #define PLACES ((unsigned)(sizeof(((struct spy_buf *)0)->texts) / sizeof(((struct spy_buf *)0)->texts[0])))
@@ -292,6 +293,49 @@ battr_element(struct spy_thread *th, struct spy_buf *b, const struct spy_battr_t
 	return n + spy_rec_put_uv(body + n, spy_rec_zigzag(load(at, t->size, 1)));
 }
 
+/* An attribute's elements after their address: a string's bytes, or the first SPY_REC_VALUES elements. */
+static size_t
+battr_array(struct spy_thread *th, struct spy_buf *b, const struct spy_battr_type *t, const char *at, int64_t count,
+	    uint8_t *body, size_t n, uint64_t *used)
+{
+	int64_t shown = count < 0 ? 0 : count < SPY_REC_VALUES ? count : SPY_REC_VALUES;
+
+	if (t->kind == SPY_BV_CHAR) {
+		size_t len = (size_t)(count < 0 ? 0 : count < SPY_REC_STRING_MAX ? count : SPY_REC_STRING_MAX);
+
+		n += spy_rec_put_uv(body + n, len);
+		memcpy(body + n, at, len);
+		return n + len;
+	}
+	for (int64_t k = 0; k < shown; k++)
+		if (!(n = battr_element(th, b, t, at + k * t->size, body, n, used)))
+			return 0;
+	return n;
+}
+
+/*
+ * cudnnBackendGetAttribute's arrayOfElements when elementCount was given
+ * (without it, it is an address, packed as one): the address, the count
+ * shown (what cuDNN wrote, at most what was asked), and the elements cuDNN
+ * wrote. 0 when it cannot be packed.
+ */
+static size_t
+getattr_array(struct spy_thread *th, struct spy_buf *b, const union spy_arg *args, uint8_t *body, size_t n,
+	      uint64_t *used)
+{
+	int64_t type = args[2].i, count = *(const int64_t *)args[4].p;
+
+	if (!args[5].p || type < 0 || type >= SPY_BATTR_NTYPES)
+		return 0;
+	if (count > args[3].i)
+		count = args[3].i;
+	if (count < 0)
+		count = 0;
+	n += spy_rec_put_uv(body + n, (uintptr_t)args[5].p);
+	n += spy_rec_put_uv(body + n, (uint64_t)count);
+	return battr_array(th, b, &spy_battr_types[type], args[5].p, count, body, n, used);
+}
+
 /*
  * cudnnBackendSetAttribute: its descriptor as a text, and the attribute as
  * raw elements (at most SPY_REC_VALUES, or the bytes of a string), which the
@@ -304,7 +348,7 @@ battr_element(struct spy_thread *th, struct spy_buf *b, const struct spy_battr_t
 static size_t
 setattr(struct spy_thread *th, struct spy_buf *b, const union spy_arg *args, uint8_t *body, size_t n, uint64_t *used)
 {
-	int64_t type = args[2].i, count = args[3].i, shown;
+	int64_t type = args[2].i, count = args[3].i;
 	const char *at = args[4].p;
 	const struct spy_battr_type *t;
 	uint64_t before, after, v;
@@ -340,18 +384,7 @@ setattr(struct spy_thread *th, struct spy_buf *b, const union spy_arg *args, uin
 	n += spy_rec_put_uv(body + n, spy_rec_zigzag((int32_t)args[2].i));
 	n += spy_rec_put_uv(body + n, spy_rec_zigzag(count));
 	n += spy_rec_put_uv(body + n, (uintptr_t)at);
-	if (t->kind == SPY_BV_CHAR) {
-		size_t len = (size_t)(count < 0 ? 0 : count < SPY_REC_STRING_MAX ? count : SPY_REC_STRING_MAX);
-
-		n += spy_rec_put_uv(body + n, len);
-		memcpy(body + n, at, len);
-		return n + len;
-	}
-	shown = count < 0 ? 0 : count < SPY_REC_VALUES ? count : SPY_REC_VALUES;
-	for (int64_t k = 0; k < shown; k++)
-		if (!(n = battr_element(th, b, t, at + k * t->size, body, n, used)))
-			return 0;
-	return n;
+	return battr_array(th, b, t, at, count, body, n, used);
 }
 
 int
@@ -385,6 +418,11 @@ spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, co
 		const struct spy_param_info *p = &f->params[i];
 		long id;
 
+		if (packable[c->id] == GETATTR && i == 5 && args[4].p) {
+			if (!(n = getattr_array(th, b, args, body, n, &used)))
+				return 0;
+			continue;
+		}
 		switch (p->kind) {
 		case SPY_ARG_INT:
 			n += spy_rec_put_uv(body + n, spy_rec_zigzag(args[i].i));

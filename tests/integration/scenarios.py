@@ -3051,16 +3051,18 @@ def binary_records():
     # Two copies, each with its own numbering of enums and its own copy id.
     same_records("two copies", [prog("load-copies"), os.path.join(FAKE9, "libcudnn.so.9"),
                                 os.path.join(FAKE8, "libcudnn.so.8")], {"LD_PRELOAD": PRELOAD})
-    # The graph API: every successful traced call but GetAttribute's packed; a SetAttribute's descriptor text written
-    # once and then changed attribute by attribute, a plan's kept while nothing it runs changes (a graph, an
-    # attention graph, cudnn-frontend's way with its plan cache).
+    # The graph API: every successful traced call packed; a SetAttribute's descriptor text written once and then
+    # changed attribute by attribute, a plan's kept while nothing it runs changes, and a text that names other
+    # descriptors written again once one of those may have been destroyed (cudnn-frontend destroys the configs a
+    # heuristics query returned and creates others at their addresses): a graph, an attention graph, and
+    # cudnn-frontend's way with its plan cache.
     for label, argv in (("conv-graph", [prog("conv-graph")]), ("attention-graph", [prog("attention-graph")]),
                         ("graph-frontend", [prog("graph-frontend"), "40"])):
         recs, jdata, bdata, calls = same_records(label, argv, {"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": FAKE9})
         backend = [r for r in events({"": recs}, "call") if r["fn"].startswith("cudnnBackend")]
         left = [f for t, f, _ in schema.frames(bdata) if t == "json" and b'"fn":"cudnnBackend' in f and
-                b'"event":"call"' in f and b'"fn":"cudnnBackendGetAttribute"' not in f]
-        check(backend and not left, "%s: each of the %d traced backend calls packed but GetAttribute's (%d left JSON)"
+                b'"event":"call"' in f]
+        check(backend and not left, "%s: each of the %d traced backend calls packed (%d left JSON)"
               % (label, len(backend), len(left)), *[f[:300] for f in left[:3]])
         check(len(bdata) * 2 < len(jdata), "%s: %d bytes in format 2, %d in format 1" % (label, len(bdata), len(jdata)))
 
