@@ -1098,16 +1098,33 @@ int
 report_path_header_start(const char *path, long long *start_unix_ns)
 {
 	struct src s = { 0 };
+	struct rec_reader rec;
+	unsigned char magic[16];
+	struct stat st;
 	const char *line;
 	size_t len;
+	ssize_t got;
 	int flags, ok = 0;
 
 	s.fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (s.fd < 0)
 		return 0;
+	/* Not a pipe, whose records reading it here would take from the report; not a directory. */
+	if (fstat(s.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(s.fd);
+		return 0;
+	}
 	s.buf = report_xcalloc(1, READ_BUF);
+	/* Format 2 begins with its file frame: the header is its first record. */
+	got = pread(s.fd, magic, sizeof(magic), 0);
+	if (got > 0 && binary_records(magic, (size_t)got)) {
+		rec_open_fd(&rec, s.fd);
+		s.rec = &rec;
+	}
 	if (src_next(&s, &line, &len, &flags) && !(flags & LINE_LONG))
 		ok = report_header_start(line, len, start_unix_ns);
+	if (s.rec)
+		rec_close(&rec);
 	free(s.buf);
 	close(s.fd);
 	return ok;

@@ -466,6 +466,10 @@ def spy_run(argv, outdir, env=None, lib_dir=None):
     check(p.returncode == 0, "%s exited %d" % (argv, p.returncode), p.stderr)
 
 
+def xs_first(xs):
+    return min(e["ts"] for e in xs)
+
+
 def dump_lines(path):
     """A record file's JSON lines, read through `cudnnspy dump` (either format)."""
     p = subprocess.run([EXE, "dump", path], env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -686,10 +690,23 @@ def real_threads_chrome():
         by_fn[e["name"]] = by_fn.get(e["name"], 0) + 1
     check(by_fn == {"cudnnCreateTensorDescriptor": 8, "cudnnSetTensor4dDescriptor": 40,
                     "cudnnDestroyTensorDescriptor": 8}, "slices per function", by_fn)
-    # Paired thread by thread: a slice's ts (µs from the epoch, a double) keeps about a quarter of a µs, so calls of
-    # two threads that close together may sort either way; one thread's own calls follow each other.
-    for r, e in zip(sorted(calls, key=lambda r: (r["tid"], r["t_ns"])), sorted(xs, key=lambda e: (e["tid"], e["ts"]))):
+    # Times from the earliest header (less 10 s), not from the epoch: a double of µs since 1970 keeps a quarter of a
+    # µs, and calls of two threads that close together would sort either way (format 2 files gave no base once).
+    check(all(e["ts"] < 1e9 for e in xs), "ts from the run's start", [e["ts"] for e in xs[:3]])
+    starts = sorted(r["t_ns"] for r in calls)
+    for r, e in zip(sorted(calls, key=lambda r: (r["t_ns"], r["tid"])), sorted(xs, key=lambda e: (e["ts"], e["tid"]))):
         check(abs((e["dur"] * 1000) - r["dur_ns"]) < 1, "dur from dur_ns", r, e)
+        check(abs((e["ts"] - xs_first(xs)) * 1000 - (r["t_ns"] - starts[0])) < 2, "ts from t_ns, to the ns", r, e)
+    # From a pipe, the same slices: the base is looked for in files only (reading a pipe for it would take its records).
+    with open(os.path.join(d, files[0]), "rb") as f:
+        data = f.read()
+    out = os.path.join(d, "piped.json")
+    p = subprocess.run([EXE, "report", "--chrome", out, "/dev/stdin"], input=data, env=clean_env(),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    with open(out) as f:
+        piped = [e for e in json.load(f)["traceEvents"] if e["ph"] == "X"]
+    check(p.returncode == 0 and len(piped) == len(xs), "from a pipe: %d slices, not %d" % (len(piped), len(xs)),
+          p.stderr)
     # And the text report of the same run.
     t = report([d]).stdout
     check("56 calls, 0 failures" in t, "the counts", t)
