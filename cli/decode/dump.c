@@ -21,7 +21,8 @@
 static const char help_text[] =
 	"usage: cudnnspy dump FILE_OR_DIR...\n"
 	"\n"
-	"Prints the records of the files (a directory: its *.cudnnspy.rec and *.jsonl files, in name order) as\n"
+	"Prints the records of the files (a directory: its *.cudnnspy.rec and *.jsonl files, in name order;\n"
+	"-: standard input, a pipe as well as a file) as\n"
 	"JSON Lines on stdout, one record a line, in the schema of docs/output-format.md, whichever format the\n"
 	"spy wrote them in (CUDNNSPY_FORMAT=json or binary). Pipe it to jq.\n"
 	"\n"
@@ -169,7 +170,9 @@ cudnnspy_dump_main(int argc, char **argv)
 		struct stat st;
 
 		files++;
-		if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode))
+		if (strcmp(argv[i], "-") == 0)
+			rc |= dump_file("/dev/stdin");
+		else if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode))
 			rc |= dump_dir(argv[i]);
 		else
 			rc |= dump_file(argv[i]);

@@ -319,6 +319,8 @@ def library_unusable():
     with tempfile.TemporaryDirectory() as d:
         real = os.path.join(FAKE9, "libcudnn.so.9")
         data = open(real, "rb").read()
+        dash = subprocess.run([exe, "dump", "-"], input=data, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        check(dash.returncode == 0 and dash.stdout == whole_dump(exe, path), "dump - reads standard input", dash.stderr)
         fifo = os.path.join(d, "fifo")
         os.mkfifo(fifo)
         unusable(fifo, "is a FIFO, not a library")
@@ -3220,6 +3222,10 @@ def binary_report():
         check(j0 == j1, "%s: the same JSON report" % argv[-1],
               "\n".join(l for l in difflib.unified_diff(j0.splitlines(), j1.splitlines(), lineterm=""))[:3000])
 
+
+
+def whole_dump(exe, path):
+    return subprocess.run([exe, "dump", path], stdout=subprocess.PIPE).stdout
 
 
 @scenario
