@@ -29,6 +29,8 @@
 /* Per function: 1 packed by its parameters' kinds, SETATTR by setattr(), 0 not packed. */
 static unsigned char packable[_SPY_FN_COUNT];
 enum { SETATTR = 2, GETATTR };
+/* The most parameters a packed call has (the API's longest function has 33): more go out as JSON. */
+#define PACK_PARAMS 40
 
 void
 spy_recbin_init(void)
@@ -394,15 +396,17 @@ spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, co
 	const struct spy_fn_info *f = &spy_fn_info[c->id];
 	struct spy_buf *b = th->buf;
 	/*
-	 * The fixed fields, per parameter an address, a count and SPY_REC_VALUES elements (or a string's bytes),
-	 * and a stack's frames.
+	 * The fixed fields; per parameter an address, a count and SPY_REC_VALUES elements of 10 bytes at most; one
+	 * backend attribute's array, whose elements may be fractions (two varints) or a string; and a stack's
+	 * frames. On the program's stack, which a framework's worker thread may have small: under 10 KiB.
 	 */
-	uint8_t body[64 + 64 * (3 * 10 + SPY_REC_VALUES * 20) + SPY_REC_STRING_MAX + 10 + SPY_STACK_MAX * 20];
+	uint8_t body[64 + PACK_PARAMS * (3 * 10 + SPY_REC_VALUES * 10) + SPY_REC_VALUES * 20 + SPY_REC_STRING_MAX + 10 +
+		     SPY_STACK_MAX * 20];
 	size_t n = 0;
 	uint64_t used = 0;	/* the text places this call's arguments name */
 
 	/* The block shared when no block could be made has no text places of its own. */
-	if (!b || !packable[c->id] || f->nparams > 64 || (f->nparams && !args) || th->index == ~0u)
+	if (!b || !packable[c->id] || f->nparams > PACK_PARAMS || (f->nparams && !args) || th->index == ~0u)
 		return 0;
 	n += spy_rec_put_uv(body + n, c->id);
 	body[n++] = (uint8_t)c->copy;
