@@ -332,7 +332,7 @@ remember(struct slot *s, int64_t name, int64_t type, int64_t count, const void *
 		a = &s->attrs[s->nattrs++];
 	}
 	if (types[type].kind == SPY_BV_DESC || types[type].kind == SPY_BV_HANDLE)
-		s->refs = 1;
+		__atomic_store_n(&s->refs, 1, __ATOMIC_RELAXED);
 	a->name = (int)name;
 	a->type = (unsigned char)type;
 	a->got = (unsigned char)got;
