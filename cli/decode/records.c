@@ -13,6 +13,7 @@
 #include "battr.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -722,6 +723,46 @@ getattr_array(struct rec_reader *r, struct spy_line *l, int64_t type, const uint
 	return 1;
 }
 
+/* Hex digits into bytes; their count, 0 when they are not an even run of hex digits that fits. */
+static size_t
+unhex(const char *s, unsigned char *out, size_t max)
+{
+	size_t n = 0;
+
+	for (; s[0] && s[1] && n < max; s += 2) {
+		int hi = s[0] >= 'a' && s[0] <= 'f' ? s[0] - 'a' + 10 : s[0] >= '0' && s[0] <= '9' ? s[0] - '0' : -1;
+		int lo = s[1] >= 'a' && s[1] <= 'f' ? s[1] - 'a' + 10 : s[1] >= '0' && s[1] <= '9' ? s[1] - '0' : -1;
+
+		if (hi < 0 || lo < 0)
+			return 0;
+		out[n++] = (unsigned char)(hi << 4 | lo);
+	}
+	return s[0] ? 0 : n;
+}
+
+/*
+ * The file to name a module's functions from: the one the record names,
+ * when it is still the build that ran (its build-id); else the build's
+ * debug file where distributions put them (/usr/lib/debug/.build-id); else
+ * none, rather than names from another build. A module without a build-id
+ * is named from its file as it is.
+ */
+static const char *
+symbol_file(const char *file, const char *bid_hex, char *buf, size_t size)
+{
+	unsigned char want[SPY_BUILD_ID_MAX], got[SPY_BUILD_ID_MAX];
+	size_t n = bid_hex && *bid_hex ? unhex(bid_hex, want, sizeof(want)) : 0;
+
+	if (!n)
+		return file;
+	if (spy_symtab_build_id(file, got, sizeof(got)) == n && memcmp(got, want, n) == 0)
+		return file;
+	if ((size_t)snprintf(buf, size, "/usr/lib/debug/.build-id/%.2s/%s.debug", bid_hex, bid_hex + 2) < size &&
+	    spy_symtab_build_id(buf, got, sizeof(got)) == n && memcmp(got, want, n) == 0)
+		return buf;
+	return NULL;
+}
+
 /*
  * A packed call's stack, as format 1's "stack": each frame's module (a text:
  * its name as JSON, a NUL, the file to read its symbols from), its offset,
@@ -738,13 +779,18 @@ stack(struct rec_reader *r, struct spy_line *l, const uint8_t *p, size_t n, size
 		return 0;
 	spy_line_lit(l, ",\"stack\":[");
 	for (uint64_t i = 0; i < frames; i++) {
-		const char *t = NULL, *file = NULL;
+		const char *t = NULL, *file = NULL, *bid = NULL;
+		char debug[PATH_MAX];
 
 		if (!spy_rec_get_uv(p, n, pos, &id) || !spy_rec_get_uv(p, n, pos, &off))
 			return 0;
 		if (id && id < r->ntexts && r->texts[id] && strlen(r->texts[id]) < r->text_len[id]) {
 			t = r->texts[id];
 			file = t + strlen(t) + 1;
+			/* A text without a build-id part names no build: its file is taken as it is. */
+			if ((size_t)(file + strlen(file) - t) < r->text_len[id])
+				bid = file + strlen(file) + 1;
+			file = symbol_file(file, bid, debug, sizeof(debug));
 		} else if (id) {
 			r->missing_texts++;
 		}
@@ -758,7 +804,7 @@ stack(struct rec_reader *r, struct spy_line *l, const uint8_t *p, size_t n, size
 		spy_line_lit(l, ",\"offset\":");
 		spy_line_hex(l, off);
 		spy_line_lit(l, ",\"symbol\":");
-		if (t && off > 0 && spy_symtab_name(file, off - 1, name, sizeof(name)) > 0)
+		if (t && file && off > 0 && spy_symtab_name(file, off - 1, name, sizeof(name)) > 0)
 			spy_line_str(l, name);
 		else
 			spy_line_lit(l, "null");

@@ -30,6 +30,8 @@ struct fsym {
 
 struct module {
 	char *path;
+	unsigned char build_id[SPY_BUILD_ID_MAX];	/* the GNU build-id note's bytes, build_id_len of them */
+	size_t build_id_len;
 	uint64_t first_vaddr;	/* of the first PT_LOAD: what the load base stands for */
 	struct fsym *syms;
 	size_t n;
@@ -117,6 +119,16 @@ load(struct module *m)
 	sh = malloc((size_t)eh.e_shnum * sizeof(*sh));
 	if (!sh || spy_read_at(fd, eh.e_shoff, sh, (size_t)eh.e_shnum * sizeof(*sh)) != 0)
 		goto out;
+	/* Which build this file is: the command checks it against the one a record names. */
+	for (int i = 0; i < eh.e_shnum && !m->build_id_len; i++) {
+		unsigned char notes[4096];
+
+		if (sh[i].sh_type != SHT_NOTE || sh[i].sh_size > sizeof(notes) || sh[i].sh_offset > (uint64_t)st.st_size ||
+		    sh[i].sh_size > (uint64_t)st.st_size - sh[i].sh_offset ||
+		    spy_read_at(fd, sh[i].sh_offset, notes, (size_t)sh[i].sh_size) != 0)
+			continue;
+		m->build_id_len = spy_note_build_id(notes, (size_t)sh[i].sh_size, m->build_id, sizeof(m->build_id));
+	}
 	/* .symtab when there is one (it holds what .dynsym holds, and more); .dynsym else. */
 	want = SHT_SYMTAB;
 	for (int i = 0; i < eh.e_shnum; i++)
@@ -188,6 +200,57 @@ module_of(const char *path)
 	nmodules++;
 	load(m);
 	return m;
+}
+
+size_t
+spy_note_build_id(const void *notes, size_t len, unsigned char *out, size_t max)
+{
+	const unsigned char *p = notes;
+	size_t at = 0;
+
+	while (len - at >= 12 && at < len) {
+		uint32_t namesz, descsz, type;
+		size_t name_at = at + 12, desc_at, next;
+
+		memcpy(&namesz, p + at, 4);
+		memcpy(&descsz, p + at + 4, 4);
+		memcpy(&type, p + at + 8, 4);
+		if (namesz > len || descsz > len)
+			return 0;
+		desc_at = name_at + (((size_t)namesz + 3) & ~(size_t)3);
+		next = desc_at + (((size_t)descsz + 3) & ~(size_t)3);
+		if (desc_at > len || desc_at + descsz > len)
+			return 0;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && memcmp(p + name_at, "GNU", 4) == 0 && descsz > 0 &&
+		    descsz <= max) {
+			memcpy(out, p + desc_at, descsz);
+			return descsz;
+		}
+		if (next > len)
+			return 0;
+		at = next;
+	}
+	return 0;
+}
+
+size_t
+spy_symtab_build_id(const char *path, unsigned char *out, size_t max)
+{
+	struct module *m;
+	size_t n = 0;
+	int saved = errno;
+
+	if (!path || !path[0])
+		return 0;
+	pthread_mutex_lock(&lock);
+	m = module_of(path);
+	if (m && m->build_id_len && m->build_id_len <= max) {
+		memcpy(out, m->build_id, m->build_id_len);
+		n = m->build_id_len;
+	}
+	pthread_mutex_unlock(&lock);
+	errno = saved;
+	return n;
 }
 
 int

@@ -8,6 +8,7 @@
  * and the loader only.
  */
 #include "modules.h"
+#include "symtab.h"
 
 #include <errno.h>
 #include <link.h>
@@ -182,6 +183,46 @@ static void
 register_fork(void)
 {
 	pthread_atfork(fork_prepare, fork_done, fork_done);
+}
+
+struct build_id {
+	uintptr_t base, page;
+	unsigned char *out;
+	size_t max, len;
+};
+
+/* The object mapped from `base` (as build_cb() takes its start): its GNU build-id note, in memory. */
+static int
+build_id_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct build_id *f = data;
+	uintptr_t lo = UINTPTR_MAX;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD && info->dlpi_addr + (info->dlpi_phdr[i].p_vaddr & ~(f->page - 1)) < lo)
+			lo = info->dlpi_addr + (info->dlpi_phdr[i].p_vaddr & ~(f->page - 1));
+	if (lo != f->base)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum && !f->len; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_NOTE)
+			f->len = spy_note_build_id((const void *)(info->dlpi_addr + ph->p_vaddr), ph->p_memsz, f->out, f->max);
+	}
+	return 1;
+}
+
+size_t
+spy_module_build_id(uintptr_t base, unsigned char *out, size_t max)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct build_id f = { base, page > 0 ? (uintptr_t)page : 4096, out, max, 0 };
+	int saved = errno;
+
+	dl_iterate_phdr(build_id_cb, &f);
+	errno = saved;
+	return f.len;
 }
 
 int

@@ -2,6 +2,7 @@
 #ifndef SPY_MODULES_H
 #define SPY_MODULES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct spy_module {
@@ -17,5 +18,7 @@ struct spy_module {
  * room for): then the caller asks dladdr.
  */
 int spy_modules_find(void *const *ips, int n, struct spy_module *out);
+/* The GNU build-id of the object mapped from `base` (a spy_module's), read from its notes in memory; 0 when none. */
+size_t spy_module_build_id(uintptr_t base, unsigned char *out, size_t max);
 
 #endif

@@ -22,6 +22,7 @@
 #include "recfmt.h"
 #include "sink.h"
 #include "stack.h"
+#include "symtab.h"
 
 #include <limits.h>
 #include <string.h>
@@ -148,23 +149,33 @@ static const char module_kind[] = "module";
 
 /*
  * A stack frame's module as a text: its name as format 1 shows it (a JSON
- * string), a NUL, and the file the command reads its symbols from. Kept by
- * its load address and its name (the module map's names stay put).
+ * string), a NUL, the file the command reads its symbols from, a NUL, and
+ * its GNU build-id in hex (empty when it has none), so that the command names
+ * no function from a file that was rebuilt since. Kept by its load address
+ * and its name (the module map's names stay put).
  */
 static long
 module_id(struct spy_thread *th, struct spy_buf *b, const struct spy_module *m, uint64_t *used)
 {
 	char path[PATH_MAX];
+	unsigned char bid[SPY_BUILD_ID_MAX];
 	const char *file;
+	size_t nbid;
 	long id;
 
 	if ((id = cached(b, (const void *)m->base, module_kind, (uintptr_t)m->name, 0, used)))
 		return id;
 	file = spy_stack_symbol_file(m->name, path, sizeof(path));
+	nbid = spy_module_build_id(m->base, bid, sizeof(bid));
 	spy_line_reset(&b->line);
 	spy_line_str(&b->line, m->name);
 	spy_line_char(&b->line, 0);
 	spy_line_raw(&b->line, file);
+	spy_line_char(&b->line, 0);
+	for (size_t i = 0; i < nbid; i++) {
+		spy_line_char(&b->line, "0123456789abcdef"[bid[i] >> 4]);
+		spy_line_char(&b->line, "0123456789abcdef"[bid[i] & 15]);
+	}
 	return define(th, b, (const void *)m->base, module_kind, (uintptr_t)m->name, 0, 1, used);
 }
 

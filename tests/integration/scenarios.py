@@ -3101,6 +3101,21 @@ def binary_stacks():
         packed = sum(1 for t, _, _ in schema.frames(bdata) if t == schema.TAG_CALL)
         check(packed == len(bcalls), "%s: each traced call packed with its stack (%d of %d)" % (label, packed,
                                                                                              len(bcalls)))
+    # The library rebuilt after the run (another file, another build-id, at its path): its frames get no name
+    # rather than names from the new build; the rest of the stack keeps its names.
+    with tempfile.TemporaryDirectory() as d:
+        copy = os.path.join(d, "libstacklate.so")
+        shutil.copy(lib, copy)
+        out = os.path.join(d, "out")
+        os.mkdir(out)
+        run([prog("stack-names"), copy], {"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": FAKE9, "CUDNNSPY_OUTPUT": out,
+                                          "CUDNNSPY_FORMAT": "binary", "CUDNNSPY_TRACE": "*", "CUDNNSPY_BACKTRACE": "*"})
+        shutil.copy(os.path.join(os.path.dirname(prog("stack-names")), "libprobe1.so"), copy)
+        calls = [r for r in records_in(out)[os.listdir(out)[0]] if r["event"] == "call"]
+        late = [r["stack"] for r in calls if r["fn"] == "cudnnSetTensor4dDescriptor"][1]
+        check([f["symbol"] for f in late if f["module"] == copy] == [None, None] and
+              [f["symbol"] for f in late if f["module"] != copy][:1] == ["main"],
+              "another build at the library's path: its frames unnamed, the program's named", repr(late))
 
 
 @scenario

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "recfmt.h"
+#include "symtab.h"
 
 static const uint64_t values[] = {
 	0, 1, 127, 128, 255, 16383, 16384, (1ull << 32) - 1, 1ull << 32, (1ull << 63) - 1, 1ull << 63, UINT64_MAX,
@@ -110,6 +111,30 @@ START_TEST(test_frame_damage)
 }
 END_TEST
 
+/* A GNU build-id note among others, as ld writes them (symtab.c reads them from files and from memory). */
+START_TEST(test_build_id_note)
+{
+	static const unsigned char notes[] = {
+		/* an ABI tag note first: namesz 4, descsz 16, type 1, "GNU\0", 16 bytes */
+		4, 0, 0, 0, 16, 0, 0, 0, 1, 0, 0, 0, 'G', 'N', 'U', 0,
+		0, 0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0,
+		/* the build-id: namesz 4, descsz 6 (padded to 8), type 3 */
+		4, 0, 0, 0, 6, 0, 0, 0, 3, 0, 0, 0, 'G', 'N', 'U', 0,
+		0xde, 0xad, 0xbe, 0xef, 0x01, 0x02, 0, 0,
+	};
+	unsigned char out[64], small[4];
+	unsigned char huge[12] = { 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0x7f, 3, 0, 0, 0 };
+
+	ck_assert_uint_eq(spy_note_build_id(notes, sizeof(notes), out, sizeof(out)), 6);
+	ck_assert(memcmp(out, "\xde\xad\xbe\xef\x01\x02", 6) == 0);
+	/* Cut inside the build-id, too small a buffer, a size past the end: none. */
+	ck_assert_uint_eq(spy_note_build_id(notes, sizeof(notes) - 4, out, sizeof(out)), 0);
+	ck_assert_uint_eq(spy_note_build_id(notes, sizeof(notes), small, sizeof(small)), 0);
+	ck_assert_uint_eq(spy_note_build_id(huge, sizeof(huge), out, sizeof(out)), 0);
+	ck_assert_uint_eq(spy_note_build_id(notes, 5, out, sizeof(out)), 0);
+}
+END_TEST
+
 UNIT_SUITE(recfmt)
 {
 	Suite *s = suite_create("recfmt");
@@ -122,5 +147,7 @@ UNIT_SUITE(recfmt)
 	tc = unit_tcase(s, "frames");
 	tcase_add_test(tc, test_frame_walk);
 	tcase_add_test(tc, test_frame_damage);
+	tc = unit_tcase(s, "build-id");
+	tcase_add_test(tc, test_build_id_note);
 	return s;
 }
