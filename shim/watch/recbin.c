@@ -30,6 +30,11 @@
 /* Per function: 1 packed by its parameters' kinds, SETATTR by setattr(), 0 not packed. */
 static unsigned char packable[_SPY_FN_COUNT];
 enum { SETATTR = 2, GETATTR };
+/*
+ * A backend descriptor's kind as the API tables name it: the text cache tells kinds apart by their address,
+ * so that the texts written here and those of other backend calls' arguments are the same entries.
+ */
+#define BACKEND_KIND (spy_fn_info[_SPY_FN_cudnnBackendSetAttribute].params[0].desc_kind)
 /* The most parameters a packed call has (the API's longest function has 33): more go out as JSON. */
 #define PACK_PARAMS 40
 
@@ -297,7 +302,7 @@ battr_element(struct spy_thread *th, struct spy_buf *b, const struct spy_battr_t
 		return n + spy_rec_put_uv(body + n, (uintptr_t) * (void *const *)at);
 	case SPY_BV_HANDLE:
 	case SPY_BV_DESC:
-		id = text_id(th, b, t->kind == SPY_BV_HANDLE, "backend", 0, *(void *const *)at, used);
+		id = text_id(th, b, t->kind == SPY_BV_HANDLE, BACKEND_KIND, 0, *(void *const *)at, used);
 		return id < 0 ? 0 : n + spy_rec_put_uv(body + n, (uint64_t)id);
 	case SPY_BV_FRACTION:
 		n += spy_rec_put_uv(body + n, spy_rec_zigzag(*(const int64_t *)at));
@@ -374,19 +379,19 @@ setattr(struct spy_thread *th, struct spy_buf *b, const union spy_arg *args, uin
 		return 0;
 	t = &spy_battr_types[type];
 	if (spy_backend_last_set(args[0].p, &before, &after) &&
-	    (slot = cached_slot(b, args[0].p, "backend", before, 1, used))) {
+	    (slot = cached_slot(b, args[0].p, BACKEND_KIND, before, 1, used))) {
 		/* The text the reader holds, with this attribute: kept as the descriptor's text after the call. */
 		slot->stamp = after;
 		n += spy_rec_put_uv(body + n, slot->id);
 		body[n++] = 1;
 	} else {
 		keep = spy_backend_version(args[0].p, &v);
-		if (!keep || !(id = cached(b, args[0].p, "backend", v, 1, used))) {
+		if (!keep || !(id = cached(b, args[0].p, BACKEND_KIND, v, 1, used))) {
 			spy_line_reset(&b->line);
-			spy_obj_describe(&b->line, args[0].p, "backend", 1, SPY_ARGS_AFTER_SUCCESS | SPY_ARGS_BRIEF);
+			spy_obj_describe(&b->line, args[0].p, BACKEND_KIND, 1, SPY_ARGS_AFTER_SUCCESS | SPY_ARGS_BRIEF);
 			/* Changed while it was written (another thread): written again next time. */
 			keep = keep && spy_backend_version(args[0].p, &after) && after == v;
-			id = define(th, b, args[0].p, "backend", v, 1, keep, used);
+			id = define(th, b, args[0].p, BACKEND_KIND, v, 1, keep, used);
 		}
 		if (id <= 0)
 			return 0;
