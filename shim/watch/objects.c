@@ -635,6 +635,21 @@ spy_obj_stamp(const void *ptr, uint64_t *stamp)
 }
 
 int
+spy_obj_id_stamp(const void *ptr, uint64_t *stamp)
+{
+	const struct slot *s = ptr ? find(ptr) : NULL;
+	struct slot copy;
+
+	*stamp = 0;
+	if (!s)
+		return 1;
+	if (!snapshot(s, &copy) || copy.key != (uintptr_t)ptr)
+		return 0;
+	*stamp = (uint64_t)(s - slots + 1) << 40 | (uint64_t)copy.kind << 32 | copy.num;
+	return 1;
+}
+
+int
 spy_obj_get(const void *ptr, struct spy_obj_info *out)
 {
 	const struct slot *s = ptr ? find(ptr) : NULL;

@@ -108,10 +108,13 @@ void spy_args_set_backend_decoder(int (*fn)(struct spy_line *l, unsigned fn, con
 
 /*
  * What the description of `ptr` depends on, as a number that changes
- * whenever it does (its slot and that slot's write count; 0 for an object
- * the spy does not know). 0 when the description cannot be kept: the slot
- * is being written, or it is a backend descriptor (backend.c's state).
+ * whenever it does (its slot and that slot's write count; a backend
+ * descriptor's: backend.c's version of it; 0 for an object the spy does not
+ * know). 0 when the description cannot be kept: the slot is being written,
+ * or backend.c does not know the descriptor.
  */
 int spy_obj_stamp(const void *ptr, uint64_t *stamp);
+/* The same for the object's id alone ("tensor#3"), which changes only when its address is taken again. */
+int spy_obj_id_stamp(const void *ptr, uint64_t *stamp);
 
 #endif

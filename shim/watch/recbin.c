@@ -140,7 +140,8 @@ text_id(struct spy_thread *th, struct spy_buf *b, int handle, const char *desc_k
 
 	if (!ptr)
 		return 0;
-	keep = spy_obj_stamp(ptr, &stamp);
+	/* An id alone changes less often than what was set on the object. */
+	keep = state ? spy_obj_stamp(ptr, &stamp) : spy_obj_id_stamp(ptr, &stamp);
 	if (keep && (id = cached(b, ptr, kind, stamp, state, used)))
 		return id;
 	spy_line_reset(&b->line);
