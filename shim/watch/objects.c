@@ -35,6 +35,7 @@ struct slot {
 	signed char fill_param;	/* with set_fn an RNN or sequence data Set: its paddingFill, copied into args[], or -1 */
 	unsigned char from_create;	/* seen from its Create call on: what it was never set to is cuDNN's default */
 	unsigned char settings_lost;	/* a setting beside the shape failed since: its default no longer holds */
+	unsigned char names;	/* what was set names other objects (handles, descriptors) by their numbers */
 	union spy_arg args[MAX_ARGS];
 	int array[3][MAX_ARRAY];
 	unsigned char array_len[3];
@@ -193,6 +194,7 @@ insert(const void *ptr, const char *kind)
 			memset(s->attr_fn, 0, sizeof(s->attr_fn));
 			s->from_create = 0;
 			s->settings_lost = 0;
+			s->names = 0;
 			write_end(s);
 			return s;
 		}
@@ -324,6 +326,32 @@ same_set(const struct slot *s, const struct spy_fn_info *f, unsigned fn, const u
 	return 1;
 }
 
+/*
+ * Per function + 1: 2 when a parameter past the first is a handle or a descriptor, 1 when none is; 0 unknown yet.
+ * Filled by whichever thread asks first: every thread writes the same value.
+ */
+static unsigned char names_cache[_SPY_FN_COUNT + 1];
+
+static int
+names_objects(unsigned fn1)
+{
+	unsigned char c;
+
+	if (!fn1 || fn1 > _SPY_FN_COUNT)
+		return 0;
+	c = __atomic_load_n(&names_cache[fn1], __ATOMIC_RELAXED);
+	if (!c) {
+		const struct spy_fn_info *f = &spy_fn_info[fn1 - 1];
+
+		c = 1;
+		for (int i = 1; i < f->nparams; i++)
+			if (f->params[i].kind == SPY_ARG_HANDLE || f->params[i].kind == SPY_ARG_DESC)
+				c = 2;
+		__atomic_store_n(&names_cache[fn1], c, __ATOMIC_RELAXED);
+	}
+	return c == 2;
+}
+
 void
 spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg *args)
 {
@@ -387,6 +415,8 @@ spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg 
 		if (fn == _SPY_FN_cudnnSetTensorTransformDescriptor)
 			s->args[6].i = s->args[6].i != CUDNN_TRANSFORM_FOLD ? CUDNN_TRANSFORM_UNFOLD : CUDNN_TRANSFORM_FOLD;
 	}
+	s->names = (unsigned char)(names_objects(s->set_fn) || names_objects(s->aux_fn) || names_objects(s->attr_fn[0]) ||
+				   names_objects(s->attr_fn[1]) || names_objects(s->attr_fn[2]));
 	write_end(s);
 }
 
@@ -614,6 +644,7 @@ spy_obj_stamp(const void *ptr, uint64_t *stamp)
 {
 	const struct slot *s = ptr ? find(ptr) : NULL;
 	unsigned seq;
+	int names;
 
 	*stamp = 0;
 	if (!s)
@@ -630,7 +661,17 @@ spy_obj_stamp(const void *ptr, uint64_t *stamp)
 
 		return fn && fn(ptr, stamp);
 	}
+	/*
+	 * What was set may name other objects by their numbers (an RNN
+	 * descriptor its dropout descriptor): once any object was forgotten,
+	 * another may have its address and a new number, and the text says so.
+	 */
+	names = s->names;
+	if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq)
+		return 0;
 	*stamp = (uint64_t)(s - slots + 1) << 32 | seq;
+	if (names)
+		*stamp ^= spy_obj_renumbered() * 0xc2b2ae3d27d4eb4full;
 	return 1;
 }
 
