@@ -3127,9 +3127,12 @@ def binary_records_real():
         same_records(name, [prog(name)], env)
     # A descriptor's text names another, which is destroyed and whose address cuDNN hands out again: format 2
     # writes the first one's text again, with the new number format 1 shows (it kept the old one).
-    _, _, _, _ = same_records("reused-address", [prog("reused-address")], env)
+    same_records("reused-address", [prog("reused-address")], env)
     p = run([prog("reused-address")], env)
-    check("address reused: yes" in p.stdout, "cuDNN 9.19 gave the address back (else this checks nothing)", p.stdout)
+    # AddressSanitizer keeps freed memory in quarantine: there the records are compared all the same, without the
+    # reused address that this case is about.
+    check("address reused: yes" in p.stdout or sanitizer.RUNTIME, "cuDNN 9.19 gave the address back (else this "
+          "checks nothing)", p.stdout)
 
 
 @scenario
