@@ -60,8 +60,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!r)
 		return 0;
 	report_set_warnings(r, out);
-	report_header_start(data, size, &base);
-	report_chrome_begin(r, out, base);
+	report_chrome_begin(r, out, report_header_start(data, size, &base), base);
 	report_read_buffer(r, "fuzz.jsonl", data, size);
 	report_chrome_end(r);
 	report_write_text(r, out, 3);

@@ -144,7 +144,14 @@ report_chrome_record(struct report *r, struct proc *p, json_t *rec, const char *
 	}
 	report_get_int(rec, "tid", &tid);
 	report_get_count(rec, "dur_ns", &dur);
-	/* Each file's own clock, placed on the wall clock by its header. */
+	/*
+	 * Each file's own clock, placed on the wall clock by its header. Without a base read ahead (only pipes
+	 * were given), the first header read is the base: counted from the epoch, a µs ts keeps a quarter of a µs.
+	 */
+	if (p->have_clock && !r->chrome_have_base) {
+		r->chrome_base = report_sat_add(p->start_unix_ns, -CHROME_LEAD_NS);
+		r->chrome_have_base = 1;
+	}
 	if (p->have_clock) {
 		if (__builtin_sub_overflow(t, p->start_mono_ns, &rel) ||
 		    __builtin_sub_overflow(p->start_unix_ns, r->chrome_base, &ts_ns) ||
@@ -250,13 +257,14 @@ report_chrome_record(struct report *r, struct proc *p, json_t *rec, const char *
 }
 
 void
-report_chrome_begin(struct report *r, FILE *out, long long base_unix_ns)
+report_chrome_begin(struct report *r, FILE *out, int have_base, long long base_unix_ns)
 {
 	r->chrome = out;
 	r->full = 1;
 	r->chrome_first = 1;
 	/* A call can start before its file is opened (the file comes with the first record). */
 	r->chrome_base = report_sat_add(base_unix_ns, -CHROME_LEAD_NS);
+	r->chrome_have_base = have_base;
 	fputs("{\"traceEvents\":[", out);
 }
 

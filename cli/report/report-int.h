@@ -139,6 +139,7 @@ struct report {
 	int full;
 	FILE *chrome;
 	long long chrome_base, chrome_events, chrome_next_pid;
+	int chrome_have_base;	/* chrome_base came from a header (read ahead, or the first one read) */
 	int chrome_first;
 	char *chrome_buf;
 	size_t chrome_cap;

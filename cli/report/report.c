@@ -324,7 +324,7 @@ cudnnspy_report_main(int argc, char **argv)
 			rc = 1;
 			goto out;
 		}
-		report_chrome_begin(r, chrome, base);
+		report_chrome_begin(r, chrome, have, base);
 	}
 	ok = read_inputs(r, &in);
 	if (ok < in.n)

@@ -41,11 +41,12 @@ report_set_full(struct report *r, int full);
 /*
  * Stream a Chrome trace (trace-event JSON) to OUT while reading: one event
  * per call and failure record, so it implies report_set_full. Timestamps
- * count from BASE_UNIX_NS (see report_header_start). report_chrome_end
- * writes the closing brackets; it returns 0, or -1 when OUT had an error.
+ * count from BASE_UNIX_NS when HAVE_BASE (see report_header_start), else
+ * from the first header read. report_chrome_end writes the closing
+ * brackets; it returns 0, or -1 when OUT had an error.
  */
 void
-report_chrome_begin(struct report *r, FILE *out, long long base_unix_ns);
+report_chrome_begin(struct report *r, FILE *out, int have_base, long long base_unix_ns);
 
 int
 report_chrome_end(struct report *r);
