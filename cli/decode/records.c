@@ -432,6 +432,27 @@ battr_value(struct rec_reader *r, struct spy_line *l, const struct spy_battr_typ
 	spy_line_i64(l, v);
 }
 
+/* n elements (a fraction: a pair each) as a JSON list. */
+static void
+battr_list(struct rec_reader *r, struct spy_line *l, const struct spy_battr_type *t, const int64_t *v, int64_t n)
+{
+	spy_line_char(l, '[');
+	for (int64_t i = 0; i < n; i++) {
+		if (i)
+			spy_line_char(l, ',');
+		if (t->kind == SPY_BV_FRACTION) {
+			spy_line_char(l, '[');
+			spy_line_i64(l, v[2 * i]);
+			spy_line_char(l, ',');
+			spy_line_i64(l, v[2 * i + 1]);
+			spy_line_char(l, ']');
+		} else {
+			battr_value(r, l, t, v[i]);
+		}
+	}
+	spy_line_char(l, ']');
+}
+
 /* The attribute as the descriptor's text holds it (backend.c's attr_json): what remember() keeps of the call. */
 static void
 battr_kept(struct rec_reader *r, struct spy_line *l, const struct spy_battr_type *t, int64_t count, const int64_t *v)
@@ -451,21 +472,7 @@ battr_kept(struct rec_reader *r, struct spy_line *l, const struct spy_battr_type
 		spy_line_i64(l, count);
 		spy_line_lit(l, ",\"values\":");
 	}
-	spy_line_char(l, '[');
-	for (int64_t i = 0; i < n; i++) {
-		if (i)
-			spy_line_char(l, ',');
-		if (per == 2) {
-			spy_line_char(l, '[');
-			spy_line_i64(l, v[2 * i]);
-			spy_line_char(l, ',');
-			spy_line_i64(l, v[2 * i + 1]);
-			spy_line_char(l, ']');
-		} else {
-			battr_value(r, l, t, v[i]);
-		}
-	}
-	spy_line_char(l, ']');
+	battr_list(r, l, t, v, n);
 	if (cut)
 		spy_line_char(l, '}');
 }
@@ -589,7 +596,6 @@ static void
 battr_json(struct rec_reader *r, struct spy_line *l, const struct spy_battr_type *t, uint64_t addr, int64_t count,
 	   const int64_t *v, const uint8_t *str, uint64_t len)
 {
-	int per = t->kind == SPY_BV_FRACTION ? 2 : 1;
 	int64_t shown = count < 0 ? 0 : count < SPY_REC_VALUES ? count : SPY_REC_VALUES;
 
 	spy_line_lit(l, "{\"ptr\":");
@@ -606,21 +612,8 @@ battr_json(struct rec_reader *r, struct spy_line *l, const struct spy_battr_type
 		spy_line_char(l, '}');
 		return;
 	}
-	spy_line_lit(l, ",\"values\":[");
-	for (int64_t k = 0; k < shown; k++) {
-		if (k)
-			spy_line_char(l, ',');
-		if (per == 2) {
-			spy_line_char(l, '[');
-			spy_line_i64(l, v[2 * k]);
-			spy_line_char(l, ',');
-			spy_line_i64(l, v[2 * k + 1]);
-			spy_line_char(l, ']');
-		} else {
-			battr_value(r, l, t, v[k]);
-		}
-	}
-	spy_line_char(l, ']');
+	spy_line_lit(l, ",\"values\":");
+	battr_list(r, l, t, v, shown);
 	if (count > SPY_REC_VALUES) {
 		spy_line_lit(l, ",\"count\":");
 		spy_line_i64(l, count);
