@@ -388,15 +388,6 @@ pointer_arg(struct rec_reader *r, struct spy_line *l, const struct spy_param_inf
 
 /* ---- cudnnBackendSetAttribute (recbin.c's setattr()) ---- */
 
-static double
-as_double(int64_t bits)
-{
-	double d;
-
-	memcpy(&d, &bits, sizeof(d));
-	return d;
-}
-
 /* One element as backend.c shows it (value_json). */
 static void
 battr_value(struct rec_reader *r, struct spy_line *l, const struct spy_battr_type *t, int64_t v)
@@ -409,7 +400,7 @@ battr_value(struct rec_reader *r, struct spy_line *l, const struct spy_battr_typ
 		return;
 	case SPY_BV_FLOAT:
 	case SPY_BV_DOUBLE:
-		spy_line_double(l, as_double(v));
+		spy_line_double(l, spy_battr_double(v));
 		return;
 	case SPY_BV_PTR:
 		if (v)

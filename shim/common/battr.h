@@ -7,6 +7,9 @@
 #ifndef SPY_BATTR_H
 #define SPY_BATTR_H
 
+#include <stdint.h>
+#include <string.h>
+
 #include "spy-api.h"
 #include "g_cudnn_types.h"
 
@@ -21,5 +24,15 @@ struct spy_battr_type {
 /* One past the highest cudnnBackendAttributeType_t the table knows. */
 #define SPY_BATTR_NTYPES (CUDNN_TYPE_MOE_GROUPED_MATMUL_MODE + 1)
 extern const struct spy_battr_type spy_battr_types[SPY_BATTR_NTYPES];
+
+/* A float or double element as backend.c keeps it (the double's bits) and format 2 packs it. */
+static inline double
+spy_battr_double(int64_t bits)
+{
+	double d;
+
+	memcpy(&d, &bits, sizeof(d));
+	return d;
+}
 
 #endif

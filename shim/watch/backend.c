@@ -280,15 +280,6 @@ int_attr(const struct slot *s, int name, int64_t *out)
 	return 1;
 }
 
-static double
-as_double(int64_t bits)
-{
-	double d;
-
-	memcpy(&d, &bits, sizeof(d));
-	return d;
-}
-
 static int64_t
 load(const void *at, unsigned size, int kind)
 {
@@ -1088,7 +1079,7 @@ value_json(struct spy_line *l, int type, int64_t v, int text)
 		return;
 	case SPY_BV_FLOAT:
 	case SPY_BV_DOUBLE:
-		spy_line_double(l, as_double(v));
+		spy_line_double(l, spy_battr_double(v));
 		return;
 	case SPY_BV_PTR:
 		if (text)
