@@ -247,8 +247,8 @@ file_frame(struct rec_reader *r, const uint8_t *p, size_t n)
 	for (unsigned i = 0; i < _SPY_FN_COUNT; i++)
 		h = spy_rec_hash_step(h, spy_fn_info[i].name);
 	/* Ids mean functions of the writer's table: another table's are not guessed at. */
-	/* Version 2 is version 3 without stacks in call frames: read the same way. */
-	r->mismatch = (r->version != SPY_REC_VERSION && r->version != 2) || count != _SPY_FN_COUNT || hash != h;
+	/* Version 2 is version 3 without stacks in call frames, 3 is 4 without failure frames: read the same way. */
+	r->mismatch = (r->version < 2 || r->version > SPY_REC_VERSION) || count != _SPY_FN_COUNT || hash != h;
 }
 
 static void
@@ -318,7 +318,7 @@ element(struct rec_reader *r, struct spy_line *l, const struct spy_param_info *a
 /* A parameter behind a pointer; 0 when the frame ends first or says what the description does not allow. */
 static int
 pointer_arg(struct rec_reader *r, struct spy_line *l, const struct spy_param_info *a, const uint8_t *p, size_t n,
-	    size_t *pos)
+	    size_t *pos, int failure)
 {
 	enum spy_rec_ptr shape = spy_rec_ptr_shape(a);
 	uint64_t addr, count;
@@ -329,7 +329,8 @@ pointer_arg(struct rec_reader *r, struct spy_line *l, const struct spy_param_inf
 		spy_line_lit(l, "null");
 		return 1;
 	}
-	if (shape == SPY_REC_PTR_ADDRESS) {
+	/* A failed call's out-values were not read: the address alone. */
+	if (shape == SPY_REC_PTR_ADDRESS || (failure && shape == SPY_REC_PTR_VALUES && !a->is_array)) {
 		spy_line_hex(l, addr);
 		return 1;
 	}
@@ -754,12 +755,12 @@ symbol_file(const char *file, const char *bid_hex, char *buf, size_t size)
  * (the byte before the return address). 0 when the frame ends first.
  */
 static int
-stack(struct rec_reader *r, struct spy_line *l, const uint8_t *p, size_t n, size_t *pos)
+stack(struct rec_reader *r, struct spy_line *l, const uint8_t *p, size_t n, size_t *pos, int allow_none)
 {
 	uint64_t frames, id, off;
 	char name[256];
 
-	if (!spy_rec_get_uv(p, n, pos, &frames) || frames == 0 || frames > SPY_REC_STACK_MAX)
+	if (!spy_rec_get_uv(p, n, pos, &frames) || (frames == 0 && !allow_none) || frames > SPY_REC_STACK_MAX)
 		return 0;
 	spy_line_lit(l, ",\"stack\":[");
 	for (uint64_t i = 0; i < frames; i++) {
@@ -798,9 +799,93 @@ stack(struct rec_reader *r, struct spy_line *l, const uint8_t *p, size_t n, size
 	return 1;
 }
 
-/* A packed call as slowpath.c writes the JSON record of a traced call that succeeded; 0 when it is not one. */
+/* A failure frame's text (a varint length and the bytes) as a JSON string; 0 when the frame ends first. */
 static int
-call_frame(struct rec_reader *r, const uint8_t *p, size_t n)
+failure_text(struct spy_line *l, const uint8_t *p, size_t n, size_t *pos)
+{
+	char s[SPY_REC_MESSAGE_MAX + 1];
+	uint64_t len;
+
+	if (!spy_rec_get_uv(p, n, pos, &len) || len > SPY_REC_MESSAGE_MAX || len > n - *pos ||
+	    memchr(p + *pos, 0, (size_t)len))
+		return 0;
+	memcpy(s, p + *pos, (size_t)len);
+	s[len] = 0;
+	*pos += (size_t)len;
+	spy_line_str(l, s);
+	return 1;
+}
+
+/*
+ * What follows a failure's arguments: its stack (perhaps of no frames),
+ * then the flags, cuDNN's message, the spy's why and the recent calls;
+ * shown in the order of the JSON failure record, the stack last.
+ */
+static int
+failure_tail(struct rec_reader *r, struct spy_line *l, const uint8_t *p, size_t n, size_t pos)
+{
+	size_t at = pos, end;
+	uint64_t frames, v, fn, st, count;
+	unsigned flags;
+	int first = 1;
+
+	/* Past the stack first: it is shown last. */
+	if (!spy_rec_get_uv(p, n, &pos, &frames) || frames > SPY_REC_STACK_MAX)
+		return 0;
+	for (uint64_t i = 0; i < 2 * frames; i++)
+		if (!spy_rec_get_uv(p, n, &pos, &v))
+			return 0;
+	end = pos;
+	if (pos >= n)
+		return 0;
+	flags = p[pos++];
+	if (flags & ~(unsigned)(SPY_REC_F_INJECTED | SPY_REC_F_PROBING | SPY_REC_F_MESSAGE | SPY_REC_F_WHY))
+		return 0;
+	if (flags & SPY_REC_F_INJECTED)
+		spy_line_lit(l, ",\"injected\":true");
+	if (flags & SPY_REC_F_PROBING)
+		spy_line_lit(l, ",\"probing\":true");
+	spy_line_lit(l, ",\"message\":");
+	if (!(flags & SPY_REC_F_MESSAGE))
+		spy_line_lit(l, "null");
+	else if (!failure_text(l, p, n, &pos))
+		return 0;
+	if (flags & SPY_REC_F_WHY) {
+		spy_line_lit(l, ",\"why\":");
+		if (!failure_text(l, p, n, &pos))
+			return 0;
+	}
+	if (!spy_rec_get_uv(p, n, &pos, &count) || count > SPY_REC_RECENT_MAX)
+		return 0;
+	spy_line_lit(l, ",\"recent\":[");
+	for (uint64_t i = 0; i < count; i++) {
+		if (!spy_rec_get_uv(p, n, &pos, &fn) || !spy_rec_get_uv(p, n, &pos, &st))
+			return 0;
+		/* As the library's JSON record: an entry it cannot name is left out. */
+		if (fn >= _SPY_FN_COUNT)
+			continue;
+		if (!first)
+			spy_line_char(l, ',');
+		first = 0;
+		spy_line_lit(l, "{\"fn\":");
+		spy_line_name(l, spy_fn_info[fn].name);
+		spy_line_lit(l, ",\"status\":");
+		spy_line_i64(l, spy_rec_unzigzag(st));
+		spy_line_char(l, '}');
+	}
+	spy_line_char(l, ']');
+	if (pos != n || !stack(r, l, p, end, &at, 1) || at != end)
+		return 0;
+	spy_line_char(l, '}');
+	return !l->overflow;
+}
+
+/*
+ * A packed call as slowpath.c writes the JSON record of a traced call that
+ * succeeded, or (`failure`) of a failed call; 0 when it is not one.
+ */
+static int
+call_frame(struct rec_reader *r, const uint8_t *p, size_t n, int failure)
 {
 	struct spy_line *l = &r->out;
 	size_t pos = 0;
@@ -820,7 +905,10 @@ call_frame(struct rec_reader *r, const uint8_t *p, size_t n)
 		return 0;
 	r->t_prev += (uint64_t)spy_rec_unzigzag(dt);
 	spy_line_reset(l);
-	spy_call_fields(l, "call", (unsigned)fn, spy_rec_unzigzag(status), copy, (long long)r->tid, r->t_prev, dur != 0,
+	/* A failed SetAttribute is not packed (recbin.c). */
+	if (failure && fn == _SPY_FN_cudnnBackendSetAttribute)
+		return 0;
+	spy_call_fields(l, failure ? "failure" : "call", (unsigned)fn, spy_rec_unzigzag(status), copy, (long long)r->tid, r->t_prev, dur != 0,
 			dur - 1);
 	spy_line_lit(l, ",\"args\":{");
 	if (fn == _SPY_FN_cudnnBackendSetAttribute) {
@@ -852,10 +940,10 @@ call_frame(struct rec_reader *r, const uint8_t *p, size_t n)
 			size_t at = pos;
 			uint64_t addr;
 
-			if (!pointer_arg(r, l, a, p, n, &pos))
+			if (!pointer_arg(r, l, a, p, n, &pos, failure))
 				return 0;
 			/* GetAttribute: with an elementCount, its array is packed by the attribute type. */
-			if (fn == _SPY_FN_cudnnBackendGetAttribute && i == 4)
+			if (fn == _SPY_FN_cudnnBackendGetAttribute && i == 4 && !failure)
 				get_count = spy_rec_get_uv(p, n, &at, &addr) && addr != 0;
 			continue;
 		}
@@ -886,7 +974,9 @@ call_frame(struct rec_reader *r, const uint8_t *p, size_t n)
 	}
 args_done:
 	spy_line_char(l, '}');
-	if (pos < n && !stack(r, l, p, n, &pos))
+	if (failure)
+		return failure_tail(r, l, p, n, pos);
+	if (pos < n && !stack(r, l, p, n, &pos, 0))
 		return 0;
 	spy_line_char(l, '}');
 	return pos == n && !l->overflow;
@@ -920,7 +1010,8 @@ resync(const uint8_t *d, size_t len, size_t pos, int more)
 				return UNDECIDED;
 			continue;
 		}
-		if (w != SPY_REC_WHOLE || n > 22 || (d[p + n] != SPY_REC_CALL && d[p + n] != SPY_REC_TEXT))
+		if (w != SPY_REC_WHOLE || n > 22 ||
+		    (d[p + n] != SPY_REC_CALL && d[p + n] != SPY_REC_FAILURE && d[p + n] != SPY_REC_TEXT))
 			continue;
 		w = spy_rec_frame(d, len, p + n, &m);
 		if (w == SPY_REC_CUT && more)
@@ -1003,8 +1094,9 @@ rec_next(struct rec_reader *r, const char **line, size_t *len, int *flags)
 				keep_text(r, a, p + at, n - at);
 			break;
 		case SPY_REC_CALL:
+		case SPY_REC_FAILURE:
 			r->records++;
-			if (call_frame(r, p + at, n - at)) {
+			if (call_frame(r, p + at, n - at, p[0] == SPY_REC_FAILURE)) {
 				*line = r->out.data;
 				*len = r->out.len;
 				return 1;

@@ -17,7 +17,7 @@
 
 #include "spy-api.h"
 
-#define SPY_REC_VERSION 3
+#define SPY_REC_VERSION 4
 /* The first frame of a file: tag, length, "cudnnspy", version, function count, the function table's hash. */
 #define SPY_REC_MAGIC "cudnnspy"
 enum spy_rec_tag {
@@ -25,7 +25,14 @@ enum spy_rec_tag {
 	SPY_REC_CHUNK = 0x02,	/* a thread's buffer begins: varint tid, varint t_ns (the times after are deltas) */
 	SPY_REC_TEXT = 0x03,	/* varint id, then the text: an argument's JSON, written once, named by id after */
 	SPY_REC_CALL = 0x04,	/* a traced call that succeeded: see docs/record-format.md */
+	SPY_REC_FAILURE = 0x05,	/* a failed call, with cuDNN's message, the recent calls and the stack (version 4) */
 };
+/* A failure frame's flags, after its stack. */
+enum { SPY_REC_F_INJECTED = 1, SPY_REC_F_PROBING = 2, SPY_REC_F_MESSAGE = 4, SPY_REC_F_WHY = 8 };
+/* A failure's texts (cuDNN's message, the spy's why) are never longer: a longer one is written as JSON. */
+#define SPY_REC_MESSAGE_MAX 1024
+/* A failure's recent calls are never more (SPY_FLIGHT_MAX, core/spy.h). */
+#define SPY_REC_RECENT_MAX 256
 /* At most this many elements of an array argument are shown (args.c's MAX_VALUES): the rest is not written. */
 #define SPY_REC_VALUES 16
 /* At most this many bytes of a string attribute (CUDNN_TYPE_CHAR) are shown (backend.c's STRING_MAX). */
@@ -143,7 +150,7 @@ spy_rec_frame(const uint8_t *data, size_t len, size_t pos, size_t *n)
 		*n = nl ? (size_t)(nl - (data + pos)) + 1 : len - pos;
 		return nl ? SPY_REC_WHOLE : SPY_REC_CUT;
 	}
-	if (data[pos] >= SPY_REC_FILE && data[pos] <= SPY_REC_CALL) {
+	if (data[pos] >= SPY_REC_FILE && data[pos] <= SPY_REC_FAILURE) {
 		if (!spy_rec_get_uv(data, len, &at, &plen)) {
 			if (len - pos < 11) {
 				*n = len - pos;

@@ -732,7 +732,7 @@ spy_sink_commit_frame(struct spy_thread *th, unsigned tag, const uint8_t *body, 
 	if (b->len + n + 64 > sizeof(b->out))
 		flush_locked(b);
 	o = (uint8_t *)b->out + b->len;
-	if (tag == SPY_REC_CALL) {
+	if (tag == SPY_REC_CALL || tag == SPY_REC_FAILURE) {
 		/* A call's time is a delta from the one before it in this buffer, which begins with the thread and a base. */
 		if (!b->chunk) {
 			uint8_t k[20];
@@ -755,7 +755,8 @@ spy_sink_commit_frame(struct spy_thread *th, unsigned tag, const uint8_t *body, 
 		*o++ = when[i];
 	memcpy(o, body, n);
 	b->len = (size_t)(o + n - (uint8_t *)b->out);
-	if (b->len > sizeof(b->out) * 3 / 4)
+	/* A failure is written at once, as its JSON record is: it may be the last thing the process does. */
+	if (tag == SPY_REC_FAILURE || b->len > sizeof(b->out) * 3 / 4)
 		flush_locked(b);
 	unlock(b);
 }

@@ -10,8 +10,9 @@ int spy_sink_enabled(void);
 void spy_sink_commit(struct spy_thread *th, struct spy_line *l, int now);
 /*
  * Format 2: appends a binary frame (recfmt.h) to the thread's buffer. A
- * call (SPY_REC_CALL) gets its time as a delta put before `body`, and the
- * buffer's chunk frame first when it is the buffer's first call.
+ * call (SPY_REC_CALL, SPY_REC_FAILURE) gets its time as a delta put before
+ * `body`, and the buffer's chunk frame first when it is the buffer's first
+ * call. A failure is written out at once.
  */
 void spy_sink_commit_frame(struct spy_thread *th, unsigned tag, const uint8_t *body, size_t n, uint64_t t_ns);
 /* Writes out one thread's buffer. */

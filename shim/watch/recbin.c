@@ -123,11 +123,14 @@ define(struct spy_thread *th, struct spy_buf *b, const void *ptr, const char *ki
 	return id;
 }
 
+/* A text's kind of description: with what was set on the object; as a failure's record shows it (everything). */
+enum { TEXT_STATE = 1, TEXT_FULL = 2 };
+
 /*
  * The text id of a handle or descriptor, writing its text first when this
- * thread has not; -1 when none. `state`: with what was set on it (an
- * argument), or its id alone (an element behind a pointer). `used`: the
- * places this call's arguments name already.
+ * thread has not; -1 when none. `state`: TEXT_STATE with what was set on it
+ * (an argument), else its id alone (an element behind a pointer); TEXT_FULL
+ * as a failure shows it. `used`: the places this call's arguments name already.
  */
 static long
 text_id(struct spy_thread *th, struct spy_buf *b, int handle, const char *desc_kind, int state, const void *ptr,
@@ -141,15 +144,17 @@ text_id(struct spy_thread *th, struct spy_buf *b, int handle, const char *desc_k
 	if (!ptr)
 		return 0;
 	/* An id alone changes less often than what was set on the object. */
-	keep = state ? spy_obj_stamp(ptr, &stamp) : spy_obj_id_stamp(ptr, &stamp);
+	keep = state & TEXT_STATE ? spy_obj_stamp(ptr, &stamp) : spy_obj_id_stamp(ptr, &stamp);
 	if (keep && (id = cached(b, ptr, kind, stamp, state, used)))
 		return id;
 	spy_line_reset(&b->line);
-	spy_obj_describe(&b->line, ptr, kind, state, SPY_ARGS_AFTER_SUCCESS | SPY_ARGS_BRIEF);
+	spy_obj_describe(&b->line, ptr, kind, state & TEXT_STATE,
+			 state & TEXT_FULL ? 0 : SPY_ARGS_AFTER_SUCCESS | SPY_ARGS_BRIEF);
 	return define(th, b, ptr, kind, stamp, state, keep, used);
 }
 
 _Static_assert(SPY_STACK_MAX <= SPY_REC_STACK_MAX, "the reader takes every frame the library captures");
+_Static_assert(SPY_FLIGHT_MAX <= SPY_REC_RECENT_MAX, "the reader takes every recent call a failure shows");
 
 static const char module_kind[] = "module";
 
@@ -193,6 +198,9 @@ stack(struct spy_thread *th, struct spy_buf *b, void *const *ips, int nips, uint
 
 	if (nips > SPY_STACK_MAX)
 		nips = SPY_STACK_MAX;
+	/* A failure without a stack (not captured, or probing) says so: its JSON record shows an empty one. */
+	if (nips <= 0)
+		return n + spy_rec_put_uv(body + n, 0);
 	/* The map cannot be used (too many objects): the JSON record asks dladdr frame by frame. */
 	if (spy_modules_find(ips, nips, mods) != 0)
 		return 0;
@@ -224,8 +232,8 @@ load(const void *at, unsigned size, int is_signed)
 
 /* One element behind a pointer into body at n; the new n, or 0 when it cannot be packed. */
 static size_t
-element(struct spy_thread *th, struct spy_buf *b, const struct spy_param_info *p, const void *at, uint8_t *body,
-	size_t n, uint64_t *used)
+element(struct spy_thread *th, struct spy_buf *b, const struct spy_param_info *p, const void *at, int full,
+	uint8_t *body, size_t n, uint64_t *used)
 {
 	long id;
 	double d;
@@ -242,7 +250,8 @@ element(struct spy_thread *th, struct spy_buf *b, const struct spy_param_info *p
 		return n + 8;
 	case SPY_ARG_HANDLE:
 	case SPY_ARG_DESC:
-		id = text_id(th, b, p->elem == SPY_ARG_HANDLE, p->desc_kind, 0, *(void *const *)at, used);
+		id = text_id(th, b, p->elem == SPY_ARG_HANDLE, p->desc_kind, full ? TEXT_FULL : 0, *(void *const *)at,
+			     used);
 		return id < 0 ? 0 : n + spy_rec_put_uv(body + n, (uint64_t)id);
 	}
 	return 0;
@@ -406,9 +415,50 @@ setattr(struct spy_thread *th, struct spy_buf *b, const union spy_arg *args, uin
 	return battr_array(th, b, t, at, count, body, n, used);
 }
 
-int
-spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args,
-		void *const *ips, int nips)
+/*
+ * A pointer argument of a failed call, as args.c shows it then: an input
+ * array's elements, copied so that a bad pointer cannot fault; else the
+ * address alone (for an array, a count of 0). The new n, or 0.
+ */
+static size_t
+failed_pointer(struct spy_thread *th, struct spy_buf *b, const struct spy_call *c, const union spy_arg *args, int i,
+	       uint8_t *body, size_t n, uint64_t *used)
+{
+	const struct spy_param_info *p = &spy_fn_info[c->id].params[i];
+	int64_t copy[SPY_REC_VALUES], count;
+
+	if (!p->is_array) {
+		/* An out-value is not read after a failure; an input that is no array is an address anyway. */
+		return n;
+	}
+	count = p->dir == SPY_DIR_IN && p->elem_size <= 8 ? spy_arg_count(c->id, i, args, 0) : -1;
+	if (count > SPY_REC_VALUES)
+		count = SPY_REC_VALUES;
+	if (count < 0 || spy_safe_copy(copy, args[i].p, (size_t)count * p->elem_size) != 0) {
+		n += spy_rec_put_uv(body + n, 0);
+		return n;
+	}
+	n += spy_rec_put_uv(body + n, (uint64_t)count + 1);
+	for (int64_t k = 0; k < count; k++)
+		if (!(n = element(th, b, p, (const char *)copy + k * p->elem_size, 1, body, n, used)))
+			return 0;
+	return n;
+}
+
+/* A string of a failure frame into the line: its length and bytes. */
+static void
+put_text(struct spy_line *l, const char *s, size_t len)
+{
+	uint8_t v[10];
+
+	spy_line_mem(l, (const char *)v, spy_rec_put_uv(v, len));
+	spy_line_mem(l, s, len);
+}
+
+/* A call frame (fail NULL) or a failure frame; 0 when it cannot be packed. */
+static int
+pack(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args, void *const *ips,
+     int nips, const struct spy_recbin_failure *fail)
 {
 	const struct spy_fn_info *f = &spy_fn_info[c->id];
 	struct spy_buf *b = th->buf;
@@ -419,12 +469,29 @@ spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, co
 	 */
 	uint8_t body[64 + PACK_PARAMS * (3 * 10 + SPY_REC_VALUES * 10) + SPY_REC_VALUES * 20 + SPY_REC_STRING_MAX + 10 +
 		     SPY_STACK_MAX * 20];
-	size_t n = 0;
+	size_t n = 0, mlen = 0, wlen = 0;
 	uint64_t used = 0;	/* the text places this call's arguments name */
+	struct spy_line *l;
+	uint8_t v[10];
 
 	/* The block shared when no block could be made has no text places of its own. */
 	if (!b || !packable[c->id] || f->nparams > PACK_PARAMS || (f->nparams && !args) || th->index == ~0u)
 		return 0;
+	if (fail) {
+		/*
+		 * A failed SetAttribute shows its elements as backend.c decodes them: JSON. A failed GetAttribute's
+		 * are not read, so it is packed as any call.
+		 */
+		if (packable[c->id] == SETATTR)
+			return 0;
+		/* A CUDA error is named by the CUDA runtime in the process, which the command cannot ask: JSON. */
+		if (fail->cuda_error)
+			return 0;
+		mlen = fail->message ? strlen(fail->message) : 0;
+		wlen = fail->why ? strlen(fail->why) : 0;
+		if (mlen > SPY_REC_MESSAGE_MAX || wlen > SPY_REC_MESSAGE_MAX)
+			return 0;
+	}
 	n += spy_rec_put_uv(body + n, c->id);
 	body[n++] = (uint8_t)c->copy;
 	body[n++] = (uint8_t)spy_names_major;
@@ -439,7 +506,7 @@ spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, co
 		const struct spy_param_info *p = &f->params[i];
 		long id;
 
-		if (packable[c->id] == GETATTR && i == 5 && args[4].p) {
+		if (packable[c->id] == GETATTR && i == 5 && args[4].p && !fail) {
 			if (!(n = getattr_array(th, b, args, body, n, &used)))
 				return 0;
 			continue;
@@ -461,8 +528,8 @@ spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, co
 			break;
 		case SPY_ARG_HANDLE:
 		case SPY_ARG_DESC:
-			id = text_id(th, b, p->kind == SPY_ARG_HANDLE, p->desc_kind, p->kind == SPY_ARG_DESC, args[i].p,
-				     &used);
+			id = text_id(th, b, p->kind == SPY_ARG_HANDLE, p->desc_kind,
+				     (p->kind == SPY_ARG_DESC ? TEXT_STATE : 0) | (fail ? TEXT_FULL : 0), args[i].p, &used);
 			if (id < 0)
 				return 0;
 			n += spy_rec_put_uv(body + n, (uint64_t)id);
@@ -475,17 +542,20 @@ spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, co
 			}
 			if (!args[i].p || spy_rec_ptr_shape(p) != SPY_REC_PTR_VALUES)
 				break;
-			if (p->is_array) {
+			if (fail) {
+				if (!(n = failed_pointer(th, b, c, args, i, body, n, &used)))
+					return 0;
+			} else if (p->is_array) {
 				int64_t count = spy_arg_count(c->id, i, args, SPY_ARGS_AFTER_SUCCESS | SPY_ARGS_BRIEF);
 
 				/* 0: no count known, the address alone. */
 				n += spy_rec_put_uv(body + n, count < 0 ? 0 : (uint64_t)(count > SPY_REC_VALUES ? SPY_REC_VALUES
 												   : count) + 1);
 				for (int64_t k = 0; k < count && k < SPY_REC_VALUES; k++)
-					if (!(n = element(th, b, p, (const char *)args[i].p + k * p->elem_size, body, n,
-							  &used)))
+					if (!(n = element(th, b, p, (const char *)args[i].p + k * p->elem_size, 0, body,
+							  n, &used)))
 						return 0;
-			} else if (!(n = element(th, b, p, args[i].p, body, n, &used))) {
+			} else if (!(n = element(th, b, p, args[i].p, 0, body, n, &used))) {
 				return 0;
 			}
 			break;
@@ -495,8 +565,48 @@ spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, co
 		}
 	}
 stack:
-	if (nips > 0 && !(n = stack(th, b, ips, nips, body, n, &used)))
+	if ((nips > 0 || fail) && !(n = stack(th, b, ips, nips, body, n, &used)))
 		return 0;
-	spy_sink_commit_frame(th, SPY_REC_CALL, body, n, c->t0 ? c->t0 : spy_now_ns());
+	if (!fail) {
+		spy_sink_commit_frame(th, SPY_REC_CALL, body, n, c->t0 ? c->t0 : spy_now_ns());
+		return 1;
+	}
+	/*
+	 * After the stack, what only a failure has: in the thread's line (the texts are written), so that the
+	 * program's stack holds no more than a call's frame does.
+	 */
+	l = &b->line;
+	spy_line_reset(l);
+	spy_line_mem(l, (const char *)body, n);
+	spy_line_char(l, (char)((fail->injected ? SPY_REC_F_INJECTED : 0) | (fail->probing ? SPY_REC_F_PROBING : 0) |
+				(fail->message ? SPY_REC_F_MESSAGE : 0) | (wlen ? SPY_REC_F_WHY : 0)));
+	if (fail->message)
+		put_text(l, fail->message, mlen);
+	if (wlen)
+		put_text(l, fail->why, wlen);
+	spy_line_mem(l, (const char *)v, spy_rec_put_uv(v, fail->nrecent));
+	for (unsigned i = 0; i < fail->nrecent; i++) {
+		uint32_t e = th->flight[(fail->recent_from + i) % SPY_FLIGHT_MAX];
+
+		spy_line_mem(l, (const char *)v, spy_rec_put_uv(v, e & 0xffff));
+		spy_line_mem(l, (const char *)v, spy_rec_put_uv(v, spy_rec_zigzag((int16_t)(e >> 16))));
+	}
+	if (l->overflow)
+		return 0;
+	spy_sink_commit_frame(th, SPY_REC_FAILURE, (const uint8_t *)l->data, l->len, c->t0 ? c->t0 : spy_now_ns());
 	return 1;
+}
+
+int
+spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args,
+		void *const *ips, int nips)
+{
+	return pack(th, c, status, args, ips, nips, NULL);
+}
+
+int
+spy_recbin_failure(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args,
+		   void *const *ips, int nips, const struct spy_recbin_failure *fail)
+{
+	return pack(th, c, status, args, ips, nips, fail);
 }

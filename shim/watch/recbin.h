@@ -16,4 +16,24 @@ void spy_recbin_init(void);
 int spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args,
 		    void *const *ips, int nips);
 
+/* What a failure's record says besides the call itself (slowpath.c). */
+struct spy_recbin_failure {
+	const char *message;	/* cuDNN's, the injected one or the CUDA error's; NULL when none */
+	const char *why;	/* what the spy can see about why; NULL or "" when nothing */
+	int cuda_error;		/* found when synchronizing after the call; 0 */
+	int injected, probing;
+	unsigned recent_from;	/* the recent calls: th->flight[(recent_from + i) % SPY_FLIGHT_MAX], oldest first */
+	unsigned nrecent;
+};
+/*
+ * Format 2: a failed call as a packed frame, its arguments as the JSON
+ * failure record shows them (descriptors with their whole state, the input
+ * arrays copied so that a bad pointer cannot fault, no out-values), written
+ * out at once. 0 when it cannot (the reasons of spy_recbin_call, the
+ * backend's attribute calls, a CUDA error, a message too long): the caller
+ * writes JSON.
+ */
+int spy_recbin_failure(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args,
+		       void *const *ips, int nips, const struct spy_recbin_failure *fail);
+
 #endif

@@ -205,23 +205,35 @@ spy_take_last_error(unsigned copy, char *message, size_t max_size)
 	return 1;
 }
 
-static void
-recent_calls(struct spy_line *l, const struct spy_thread *th)
+/* The recent calls a failure's record shows, oldest first: th->flight[(*from + i) % SPY_FLIGHT_MAX] for i < the count. */
+static unsigned
+recent_span(const struct spy_thread *th, unsigned *from)
 {
 	unsigned want = (unsigned)spy_config.flight;
 	/* The newest entry is this call itself. */
 	unsigned have = th->flight_pos > 0 ? th->flight_pos - 1 : 0;
 	unsigned n = have < want ? have : want;
 
+	*from = have - n;
+	return n;
+}
+
+static void
+recent_calls(struct spy_line *l, const struct spy_thread *th)
+{
+	unsigned from, n = recent_span(th, &from);
+	int first = 1;
+
 	spy_line_char(l, '[');
 	for (unsigned i = 0; i < n; i++) {
-		uint32_t e = th->flight[(have - n + i) % SPY_FLIGHT_MAX];
+		uint32_t e = th->flight[(from + i) % SPY_FLIGHT_MAX];
 		unsigned id = e & 0xffff;
 
 		if (id >= _SPY_FN_COUNT)
 			continue;
-		if (i)
+		if (!first)
 			spy_line_char(l, ',');
+		first = 0;
 		spy_line_lit(l, "{\"fn\":");
 		spy_line_name(l, spy_fn_info[id].name);
 		spy_line_lit(l, ",\"status\":");
@@ -510,6 +522,16 @@ slow_path(struct spy_call *c, long status, const union spy_arg *args)
 	}
 	if (sink && !failed && spy_config.format == SPY_FORMAT_BINARY && spy_recbin_call(th, c, status, args, ips, nips))
 		sink = 0;	/* written packed */
+	if (sink && failed && spy_config.format == SPY_FORMAT_BINARY) {
+		struct spy_recbin_failure f = {
+			.message = message, .why = why, .cuda_error = cuda_err, .injected = c->pre && c->injected,
+			.probing = probe != 0,
+		};
+
+		f.nrecent = recent_span(th, &f.recent_from);
+		if (spy_recbin_failure(th, c, status, args, ips, nips, &f))
+			sink = 0;	/* written packed, and out at once */
+	}
 	if (sink) {
 		spy_line_reset(l);
 		common_fields(l, failed ? "failure" : "call", c, status);

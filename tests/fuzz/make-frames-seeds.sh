@@ -31,6 +31,9 @@ record threads "$build/tests/threads" 100
 record conv-legacy "$build/tests/conv-legacy"
 record decode-odd "$build/tests/decode-odd"
 record conv-graph "$build/tests/conv-graph"
-FAKECUDNN_STATUS=cudnnCreate=1001 record failures "$build/examples/failures"
+FAKECUDNN_STATUS=cudnnCreate=1001,cudnnSetTensor4dDescriptor=2000 CUDNNSPY_INJECT=cudnnSetConvolution2dDescriptor=3 \
+	record failures "$build/examples/failures"
+FAKECUDNN_STATUS=cudnnSetTensorNdDescriptor=2000,cudnnConvolutionForward=2000 \
+	record decode-failing "$build/tests/decode-all"
 CUDNNSPY_BACKTRACE='*' record stacks "$build/tests/stack-names" "$build/tests/libstacklate.so"
 ls -l "$out"

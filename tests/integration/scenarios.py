@@ -3045,9 +3045,32 @@ def binary_records():
     per_call = len(bdata) / 16000.0
     check(per_call <= 64, "threads: %.1f bytes a traced cudnnSetTensor4dDescriptor (format 1: %.0f)" %
           (per_call, len(jdata) / 16000.0))
-    # Failures, the stderr line's file name, injected statuses: JSON frames among the packed ones.
-    same_records("failures", [prog("failures")], {"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": FAKE9,
-                                                  "CUDNNSPY_INJECT": "cudnnGetVersion=2000@3"})
+    # Failures with cuDNN's message, the spy's why, the recent calls and the stack, and an injected status: packed,
+    # every one, in failure frames.
+    recs, _, bdata, _ = same_records("failures", [prog("failures")], {
+        "LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": FAKE9, "CUDNNSPY_INJECT": "cudnnSetConvolution2dDescriptor=3",
+        "FAKECUDNN_STATUS": "cudnnCreate=1001,cudnnSetTensor4dDescriptor=2000,cudnnSetFilter4dDescriptor=2000"})
+    fails = events({"": recs}, "failure")
+    packed = sum(1 for t, _, _ in schema.frames(bdata) if t == schema.TAG_FAILURE)
+    check(len(fails) == 4 and packed == 4 and fails[0].get("why") and fails[-1].get("injected") and
+          all(f["message"] and f["stack"] for f in fails) and all(f["recent"] for f in fails[1:]),
+          "failures: each of the %d failures packed (%d), with its message, stack and recent calls, a why and an "
+          "injected one among them" % (len(fails), packed), repr(fails[:2]))
+    # Failed calls of other shapes: input arrays (read through a copy that cannot fault), descriptors with all that
+    # was set on them, scaling factors. (cudnnCreate's out-value, not read after a failure, is in the case above; a
+    # failed Create here would leave the program using an uninitialized descriptor, whose garbage differs by run.)
+    failing = ["cudnnSetTensorNdDescriptor", "cudnnSetFilterNdDescriptor", "cudnnSetConvolutionNdDescriptor",
+               "cudnnConvolutionForward", "cudnnPoolingForward", "cudnnOpTensor"]
+    recs, _, bdata, _ = same_records("decode-all, failing", [prog("decode-all")], {
+        "LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": FAKE9,
+        "FAKECUDNN_STATUS": ",".join("%s=2000" % f for f in failing)})
+    fails = events({"": recs}, "failure")
+    packed = sum(1 for t, _, _ in schema.frames(bdata) if t == schema.TAG_FAILURE)
+    check(sorted(set(f["fn"]for f in fails)) == sorted(failing) and packed == len(fails),
+          "decode-all: its failures packed (%d of %d)" % (packed, len(fails)), repr([f["fn"] for f in fails]))
+    nd = only([f for f in fails if f["fn"] == "cudnnSetTensorNdDescriptor"], "the failed SetTensorNd")
+    check(isinstance(nd["args"]["dimA"], dict) and nd["args"]["dimA"].get("values"),
+          "a failed call's input array shown with its values", repr(nd["args"]))
     # Two copies, each with its own numbering of enums and its own copy id.
     same_records("two copies", [prog("load-copies"), os.path.join(FAKE9, "libcudnn.so.9"),
                                 os.path.join(FAKE8, "libcudnn.so.8")], {"LD_PRELOAD": PRELOAD})
@@ -3056,9 +3079,19 @@ def binary_records():
     # descriptors written again once one of those may have been destroyed (cudnn-frontend destroys the configs a
     # heuristics query returned and creates others at their addresses): a graph, an attention graph, and
     # cudnn-frontend's way with its plan cache.
-    for label, argv in (("conv-graph", [prog("conv-graph")]), ("attention-graph", [prog("attention-graph")]),
-                        ("graph-frontend", [prog("graph-frontend"), "40"])):
-        recs, jdata, bdata, calls = same_records(label, argv, {"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": FAKE9})
+    # cudnn-frontend finalizing plans until one works: its NOT_SUPPORTED probing is packed too.
+    unsupported = ",".join(str(e) for e in [12, 0, 7] + list(range(103, 121)))
+    for label, argv, more in (("conv-graph", [prog("conv-graph")], {}),
+                              ("attention-graph", [prog("attention-graph")], {}),
+                              ("graph-frontend", [prog("graph-frontend"), "40"], {}),
+                              ("graph-frontend, probing", [prog("graph-frontend"), "40"],
+                               {"FAKECUDNN_HEUR_COUNT": "30", "FAKECUDNN_UNSUPPORTED_ENGINES": unsupported})):
+        recs, jdata, bdata, calls = same_records(label, argv, dict(more, LD_PRELOAD=PRELOAD, LD_LIBRARY_PATH=FAKE9))
+        fails = events({"": recs}, "failure")
+        probes = [r for r in fails if r.get("probing")]
+        packed = sum(1 for t, _, _ in schema.frames(bdata) if t == schema.TAG_FAILURE)
+        check(packed == len(fails) and (not more or len(probes) == 43),
+              "%s: %d failures (%d probing), %d packed" % (label, len(fails), len(probes), packed))
         backend = [r for r in events({"": recs}, "call") if r["fn"].startswith("cudnnBackend")]
         left = [f for t, f, _ in schema.frames(bdata) if t == "json" and b'"fn":"cudnnBackend' in f and
                 b'"event":"call"' in f]
