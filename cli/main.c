@@ -10,6 +10,7 @@
 #include "dump.h"
 #include "report.h"
 #include "repro.h"
+#include "run-after.h"
 #include "run-check.h"
 #include "run-library.h"
 #include "scan.h"
@@ -508,6 +509,7 @@ cmd_run(int argc, char **argv)
 {
 	const char *output = NULL, *trace = NULL, *library = NULL, *stderr_list = NULL, *format = NULL;
 	int dropin = 0, i, rc, ran, files = -1;	/* record files written, -1 when not known */
+	struct cli_run_files written = { NULL, 0 };
 	char *dir, *run_dir;
 
 	for (i = 0; i < argc; i++) {
@@ -604,13 +606,18 @@ cmd_run(int argc, char **argv)
 	rc = run_command(argv + i + 1, &ran);
 	if (run_dir) {
 		if (ran)
-			files = cli_run_explain(run_dir, argv[i + 1], dropin, rc > 128 && rc < 128 + 65 ? rc - 128 : 0);
+			files = cli_run_explain(run_dir, argv[i + 1], dropin, rc > 128 && rc < 128 + 65 ? rc - 128 : 0,
+						&written);
 		else
 			cli_run_explain_discard(run_dir);
 		free(run_dir);
 	}
+	/* The job's analysis from its records; else, where they are. */
+	if (ran && files > 0 && cli_run_after(&written))
+		files = -1;
 	if (ran && output && files >= 0)
 		say_where_records_are(files);
+	cli_run_files_free(&written);
 	return rc;
 }
 

@@ -275,7 +275,7 @@ report_chrome_record(struct report *r, struct proc *p, json_t *rec, const char *
 json_t *
 report_build_model(struct report *r);
 
-/* ---- report-text.c: what report-compare.c prints the same way ---- */
+/* ---- report-text.c: what report-compare.c and report-brief.c print the same way ---- */
 
 /* A duration in a unit that keeps 3 or 4 digits; a library's version and path; 0, or -1 after a message. */
 void
@@ -283,6 +283,10 @@ report_fmt_ns(char *buf, size_t size, long long ns);
 
 void
 report_print_library(FILE *out, json_t *lib);
+
+/* Processes by their labels ("ranks 0, 2", "pid 7, pid 9"), the first 16 of them. */
+void
+report_print_who(FILE *out, json_t *who);
 
 int
 report_finish_output(FILE *out);

@@ -31,8 +31,8 @@ report_fmt_ns(char *buf, size_t size, long long ns)
 		snprintf(buf, size, "%.3f s", (double)ns / 1e9);
 }
 
-static void
-print_who(FILE *out, json_t *who)
+void
+report_print_who(FILE *out, json_t *who)
 {
 	size_t n = json_array_size(who), i;
 	int ranks = n > 0;
@@ -147,7 +147,7 @@ print_cudnn(FILE *out, json_t *model)
 		else
 			fputs("unknown (no header)", out);
 		fputs(": ", out);
-		print_who(out, json_object_get(v, "who"));
+		report_print_who(out, json_object_get(v, "who"));
 		fputc('\n', out);
 	}
 }
@@ -221,7 +221,7 @@ print_failures(FILE *out, json_t *model)
 		fputc('\n', out);
 		if (json_is_true(json_object_get(g, "only_some"))) {
 			fprintf(out, "     on %lld of %lld processes: ", report_jget_int(g, "processes"), report_jget_int(g, "of"));
-			print_who(out, json_object_get(g, "who"));
+			report_print_who(out, json_object_get(g, "who"));
 			fputc('\n', out);
 			some++;
 		} else if (report_jget_int(g, "of") > 1) {
@@ -238,7 +238,7 @@ print_failures(FILE *out, json_t *model)
 			continue;
 		fprintf(out, "  %s: %s (%lld): ", report_jget_str(g, "fn", "?"), report_jget_str(g, "status_name", "status"),
 			report_jget_int(g, "status"));
-		print_who(out, json_object_get(g, "who"));
+		report_print_who(out, json_object_get(g, "who"));
 		fputs(" only\n", out);
 	}
 }
@@ -267,7 +267,7 @@ print_findings(FILE *out, json_t *model)
 		if (of > 1) {
 			fputs(np == of ? (of == 2 ? "    in both processes" : "    in all processes") : "    in ", out);
 			if (np != of)
-				print_who(out, json_object_get(f, "who"));
+				report_print_who(out, json_object_get(f, "who"));
 			fputc('\n', out);
 		}
 		if (json_is_string(json_object_get(f, "fix")))
@@ -315,7 +315,7 @@ print_signatures(FILE *out, json_t *model)
 			if ((size_t)report_jget_int(g, "processes") == nproc)
 				fputs(nproc == 2 ? "both processes" : "all processes", out);
 			else
-				print_who(out, json_object_get(g, "who"));
+				report_print_who(out, json_object_get(g, "who"));
 		}
 		fputc('\n', out);
 	}

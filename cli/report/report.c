@@ -7,8 +7,8 @@
  * and the order of the steps. The steps are files of their own, and call
  * one way only: report-read.c reads the records (and hands them to
  * report-chrome.c for --chrome), report-model.c makes the report from what
- * was read, report-text.c prints it and report-compare.c sets two runs side
- * by side; report-render.c renders arguments for the reader and the trace,
+ * was read, report-text.c prints it, report-brief.c prints it short for
+ * `cudnnspy run`, and report-compare.c sets two runs side by side; report-render.c renders arguments for the reader and the trace,
  * and report-util.c serves them all (report-int.h).
  */
 #include "report.h"

@@ -73,6 +73,17 @@ report_write_text(struct report *r, FILE *out, int top);
 int
 report_write_json(struct report *r, FILE *out);
 
+/*
+ * The job in a few lines, each prefixed "cudnnspy: ", for `cudnnspy run`
+ * after the program: its processes, copies that differ between them, the
+ * findings and failures of the whole job. WHERE names the records in the
+ * line that points to the full report. With ONLY_NEWS, nothing when the
+ * records hold a single process that ended with its summary (it said all
+ * of that itself at exit). Returns 1 when it printed.
+ */
+int
+report_write_brief(struct report *r, FILE *out, const char *where, int only_news);
+
 /* The comparison of two runs, as text or JSON. */
 int
 report_write_compare(struct report *a, const char *name_a, struct report *b, const char *name_b,

@@ -10,6 +10,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,9 +33,40 @@ cli_run_dir_make(void)
 	return dir;
 }
 
-/* Counts the markers and removes them with the directory. */
+void
+cli_run_files_free(struct cli_run_files *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		free(f->paths[i]);
+	free(f->paths);
+	f->paths = NULL;
+	f->n = 0;
+}
+
+/* A records marker's text: the absolute path of the file the process wrote, kept in `files`. */
 static void
-count_and_remove(const char *dir, int *loaded, int *resolving, int *called, int *records)
+keep_record_path(const char *marker, struct cli_run_files *files)
+{
+	char text[PATH_MAX];
+	int fd = open(marker, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+	char **grown;
+
+	if (fd >= 0)
+		close(fd);
+	if (!files || n <= 0 || text[0] != '/')
+		return;
+	text[n] = 0;
+	if (strlen(text) != (size_t)n || !(grown = realloc(files->paths, (files->n + 1) * sizeof(*grown))))
+		return;
+	files->paths = grown;
+	if ((files->paths[files->n] = strdup(text)))
+		files->n++;
+}
+
+/* Counts the markers, keeps the record files' paths (when `files`), and removes them with the directory. */
+static void
+count_and_remove(const char *dir, int *loaded, int *resolving, int *called, int *records, struct cli_run_files *files)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
@@ -49,8 +81,11 @@ count_and_remove(const char *dir, int *loaded, int *resolving, int *called, int 
 		*loaded += strcmp(dot, ".loaded") == 0;
 		*resolving += strcmp(dot, ".resolving") == 0;
 		*called += strcmp(dot, ".called") == 0;
-		*records += strcmp(dot, ".records") == 0;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (strcmp(dot, ".records") == 0) {
+			(*records)++;
+			keep_record_path(path, files);
+		}
 		unlink(path);
 	}
 	if (d)
@@ -162,15 +197,15 @@ cli_run_explain_discard(const char *dir)
 {
 	int loaded, resolving, called, records;
 
-	count_and_remove(dir, &loaded, &resolving, &called, &records);
+	count_and_remove(dir, &loaded, &resolving, &called, &records, NULL);
 }
 
 int
-cli_run_explain(const char *dir, const char *cmd, int dropin, int signal)
+cli_run_explain(const char *dir, const char *cmd, int dropin, int signal, struct cli_run_files *files)
 {
 	int loaded, resolving, called, records;
 
-	count_and_remove(dir, &loaded, &resolving, &called, &records);
+	count_and_remove(dir, &loaded, &resolving, &called, &records, files);
 	/* A process that began its first cuDNN call and never came back from cuDNN's answer. */
 	if (resolving > called) {
 		const char *name = signal ? sigabbrev_np(signal) : NULL;

@@ -93,7 +93,10 @@ int spy_resolved(void);		/* 1 once the resolution has run, found or not */
 int spy_exiting(void);		/* 1 once the exit handler has started */
 void spy_phase_resolved_set(void);
 int spy_phase_exit_begin(void);	/* the exit begins; 1 when it had begun already */
-/* cudnnspy run's marker: an empty PID.WHAT file in CUDNNSPY_RUN_DIR ("loaded", "called"); silent on failure. */
-void spy_run_marker(const char *what);
+/*
+ * cudnnspy run's marker: a PID.WHAT file in CUDNNSPY_RUN_DIR ("loaded", "called"), holding TEXT (the record
+ * file's path for "records") or empty for NULL; silent on failure.
+ */
+void spy_run_marker(const char *what, const char *text);
 
 #endif

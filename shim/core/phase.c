@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 static int resolve_done;
@@ -40,7 +41,7 @@ spy_phase_exit_begin(void)
 }
 
 void
-spy_run_marker(const char *what)
+spy_run_marker(const char *what, const char *text)
 {
 	char path[PATH_MAX + 48];
 	int saved = errno, fd;
@@ -50,7 +51,11 @@ spy_run_marker(const char *what)
 	snprintf(path, sizeof(path), "%s/%d.%s", spy_config.run_dir, (int)getpid(), what);
 	/* Never through a link, never over a file: the directory is the launcher's own. */
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd >= 0)
+	if (fd >= 0) {
+		/* A short write leaves a name the launcher cannot open: it then says nothing of that file. */
+		if (text)
+			(void)!write(fd, text, strlen(text));
 		close(fd);
+	}
 	errno = saved;
 }

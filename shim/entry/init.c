@@ -117,7 +117,7 @@ load_config(void)
 	/* What the configuration asks of the other parts, once it is read. */
 	spy_inject_init(spy_config.inject);
 	spy_gpu_init();
-	spy_run_marker("loaded");
+	spy_run_marker("loaded", NULL);
 	spy_state_flags_init();
 	pthread_atfork(fork_prepare, NULL, fork_child);
 	/*
@@ -163,9 +163,9 @@ resolve(void)
 	 * say so.
 	 */
 	spy_crash_install();
-	spy_run_marker("resolving");
+	spy_run_marker("resolving", NULL);
 	resolved_ok = spy_resolve() == 0;
-	spy_run_marker("called");
+	spy_run_marker("called", NULL);
 	banner();
 	spy_phase_resolved_set();
 	spy_audit();

@@ -590,8 +590,8 @@ sink_fd(void)
 				/* Published only after the header: other threads write as soon as they see it. */
 				header(f);
 				__atomic_store_n(&fd, f, __ATOMIC_RELEASE);
-				/* cudnnspy run counts the files written, to say so once at the end. */
-				spy_run_marker("records");
+				/* cudnnspy run reads the files written, to say what they hold at the end. */
+				spy_run_marker("records", path);
 				break;
 			}
 			if (errno != EEXIST) {

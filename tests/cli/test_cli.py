@@ -621,7 +621,14 @@ def output_dir():
         two = os.path.join(d, "two")
         p = run(["run", "--output", two, "--", "sh", "-c", "%s; %s" % (HOST_CALLS, HOST_CALLS)],
                 {"LD_LIBRARY_PATH": FAKE9})
-        check(len(os.listdir(two)) == 2 and p.stderr.splitlines()[-1] == "cudnnspy: records of 2 processes in %s" % two,
+        # The job said after the program (integration's run-after) ends by where its records are; with the
+        # summary left out of stderr, one line counts them.
+        check(len(os.listdir(two)) == 2 and "cudnnspy: after the program, from the records of 2 processes:" in
+              p.stderr and p.stderr.splitlines()[-1] == "cudnnspy:   the whole report: cudnnspy report %s" % two,
+              "two processes said at the end", p.stderr)
+        p = run(["run", "--output", two, "--stderr", "banner,failures", "--", "sh", "-c",
+                 "%s; %s" % (HOST_CALLS, HOST_CALLS)], {"LD_LIBRARY_PATH": FAKE9})
+        check(len(os.listdir(two)) == 4 and p.stderr.splitlines()[-1] == "cudnnspy: records of 2 processes in %s" % two,
               "two processes counted at the end", p.stderr)
         blocked = os.path.join(d, "file")
         with open(blocked, "w") as f:

@@ -3029,6 +3029,84 @@ def same_records(label, argv, env, ordered=True):
     return jrecs, jdata, bdata, calls
 
 
+def cudnnspy_run(args, env):
+    """cudnnspy run ARGS in a clean environment plus env."""
+    full = {k: v for k, v in os.environ.items() if not k.startswith("CUDNNSPY_") and k not in
+            ("LD_PRELOAD", "LD_LIBRARY_PATH")}
+    full.update(env)
+    return subprocess.run([E["CUDNNSPY_EXE"], "run"] + args, env=full, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+
+
+def after_lines(stderr):
+    """What cudnnspy run said after the program, from its records: the block from its first line on."""
+    lines = stderr.splitlines()
+    at = [i for i, l in enumerate(lines) if l.startswith("cudnnspy: after the program, from the records of")]
+    return lines[at[0]:] if at else []
+
+
+@scenario
+def run_after():
+    """cudnnspy run, after the program, reads the records its processes wrote (their paths from the run's
+    markers) and says the job in a few lines: each process, copies that differ between processes, the job's
+    failures once with a stack named offline, and the processes that ended without a summary. One process
+    that said its own summary gets nothing more. Checked against cudnnspy report --json over the same files."""
+    fails = {"FAKECUDNN_STATUS": "cudnnSetTensor4dDescriptor=2000"}
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "recs")
+        # Two processes, each with the copy its LD_LIBRARY_PATH finds: the fake 9.19 and the bundled fake 9.3.
+        script = 'LD_LIBRARY_PATH="$1" "$3" >/dev/null; LD_LIBRARY_PATH="$2" "$3" >/dev/null'
+        p = cudnnspy_run(["--output", out, "--", "sh", "-c", script, "sh", FAKE9, BUNDLED9, prog("failures")],
+                         fails)
+        got = after_lines(p.stderr)
+        check(p.returncode == 0 and got, "two processes: the job said after the program", p.stderr)
+        model = json.loads(subprocess.run([E["CUDNNSPY_EXE"], "report", "--json", out], stdout=subprocess.PIPE,
+                                          universal_newlines=True, timeout=60).stdout)
+        pids = sorted(str(x["pid"]) for x in model["processes"])
+        text = "\n".join(got)
+        check(got[0] == "cudnnspy: after the program, from the records of 2 processes:" and
+              all(("pid %s (failures): cuDNN" % x) in text for x in pids),
+              "each process, by the pid the records give", text, repr(pids))
+        check("DIFFERENT cuDNN builds across processes" in text and "cuDNN 9.19.0 (91900)" in text and
+              "cuDNN 9.3.0 (90300)" in text, "the two copies, said different", text)
+        total = model["failures"]["total"]
+        check(total == 2 and ("failures: %d in 1 group" % total) in text and
+              "2x cudnnSetTensor4dDescriptor: CUDNN_STATUS_BAD_PARAM (2000)" in text,
+              "the job's failures once, as the report counts them", text)
+        check(re.search(r"^cudnnspy:       at main \(failures\+0x[0-9a-f]+\) < ", text, re.M),
+              "the failure's stack, named offline", text)
+        check(got[-1] == "cudnnspy:   the whole report: cudnnspy report %s" % out and
+              "cudnnspy: records of 2 processes in" not in p.stderr, "where the whole report is, said once", text)
+
+        # One process that ended normally said it all itself: nothing after it.
+        one = os.path.join(d, "one")
+        p = cudnnspy_run(["--output", one, "--", prog("failures")], dict(fails, LD_LIBRARY_PATH=FAKE9))
+        check(p.returncode == 0 and not after_lines(p.stderr) and "cudnnspy: summary (pid" in p.stderr,
+              "one process with its summary: nothing after the program", p.stderr)
+        # One that ended in _exit() said no summary: its records are all there is, and they are said.
+        ended = os.path.join(d, "ended")
+        p = cudnnspy_run(["--output", ended, "--", prog("endings"), "_exit"],
+                         {"LD_LIBRARY_PATH": FAKE9, "FAKECUDNN_STATUS": "cudnnCreate=1001"})
+        got = after_lines(p.stderr)
+        check(p.returncode == 0 and "cudnnspy: summary (pid" not in p.stderr and got and
+              "(1 ended without a summary: killed, or replaced by exec, before exit)" in got[0] and
+              any(l.endswith(", no summary") for l in got) and
+              any("1x cudnnCreate: CUDNN_STATUS_NOT_INITIALIZED (1001)" in l for l in got),
+              "_exit: the process, its failure, and that it ended without a summary", p.stderr)
+        # --stderr without the summary: not a word of it.
+        quiet = os.path.join(d, "quiet")
+        p = cudnnspy_run(["--output", quiet, "--stderr", "failures", "--", prog("endings"), "_exit"],
+                         {"LD_LIBRARY_PATH": FAKE9, "FAKECUDNN_STATUS": "cudnnCreate=1001"})
+        check(p.returncode == 0 and not after_lines(p.stderr), "--stderr failures: no summary after the program",
+              p.stderr)
+        # Records that are not this run's, in the same directory, are not this run's job.
+        p = cudnnspy_run(["--output", out, "--", prog("endings"), "_exit"],
+                         {"LD_LIBRARY_PATH": FAKE9, "FAKECUDNN_STATUS": "cudnnCreate=1001"})
+        got = after_lines(p.stderr)
+        check(got and got[0].startswith("cudnnspy: after the program, from the records of 1 process "),
+              "an earlier run's files beside them: only this run's process", p.stderr)
+
+
 @scenario
 def binary_records():
     """CUDNNSPY_FORMAT=binary (record format 2): read back through cudnnspy dump, the records are those that

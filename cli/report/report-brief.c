@@ -1,0 +1,186 @@
+/*
+ * The job in a few lines, for `cudnnspy run` to say on stderr after the
+ * program, as heaptrack's launcher prints its analysis: what only the
+ * records of every process taken together show (processes that loaded
+ * different copies, the findings and failures of the whole job once, the
+ * processes that ended without a summary), each line prefixed as the
+ * spy's own. Made from the model, as the full text is.
+ */
+#include "report-int.h"
+
+#include <string.h>
+
+/* At most this many processes, findings and failure groups are named; the full report has the rest. */
+#define BRIEF_PROCS 8
+#define BRIEF_FINDINGS 6
+#define BRIEF_GROUPS 5
+#define BRIEF_FRAMES 4
+
+static const char prefix[] = "cudnnspy: ";
+
+static void
+brief_stack(FILE *out, json_t *first)
+{
+	json_t *stack = json_object_get(first, "stack"), *x;
+	size_t i;
+
+	if (!json_array_size(stack))
+		return;
+	fprintf(out, "%s      at", prefix);
+	json_array_foreach(stack, i, x) {
+		const char *sym = report_jget_str(x, "symbol", NULL);
+
+		if (i >= BRIEF_FRAMES) {
+			fputs(" < ...", out);
+			break;
+		}
+		fputs(i ? " <" : "", out);
+		if (sym)
+			fprintf(out, " %s (%s+%s)", sym, report_jget_str(x, "module", "?"),
+				report_jget_str(x, "offset", "?"));
+		else
+			fprintf(out, " %s+%s", report_jget_str(x, "module", "?"),
+				report_jget_str(x, "offset", "?"));
+	}
+	fputc('\n', out);
+}
+
+static void
+brief_processes(FILE *out, json_t *procs)
+{
+	json_t *p;
+	size_t i;
+
+	json_array_foreach(procs, i, p) {
+		if (i >= BRIEF_PROCS) {
+			fprintf(out, "%s  and %zu more process%s\n", prefix, json_array_size(procs) - i,
+				json_array_size(procs) - i == 1 ? "" : "es");
+			break;
+		}
+		fprintf(out, "%s  %s", prefix, report_jget_str(p, "label", "?"));
+		if (json_is_string(json_object_get(p, "program")))
+			fprintf(out, " (%s)", report_jget_str(p, "program", "?"));
+		fputs(": ", out);
+		report_print_library(out, json_object_get(p, "library"));
+		fprintf(out, ", %lld call%s, %lld failure%s", report_jget_int(p, "calls"),
+			report_jget_int(p, "calls") == 1 ? "" : "s", report_jget_int(p, "failures"),
+			report_jget_int(p, "failures") == 1 ? "" : "s");
+		if (!json_is_true(json_object_get(p, "summary")))
+			fputs(", no summary", out);
+		fputc('\n', out);
+	}
+}
+
+static void
+brief_cudnn(FILE *out, json_t *model)
+{
+	json_t *c = json_object_get(model, "cudnn"), *v;
+	size_t i;
+
+	if (!json_is_true(json_object_get(c, "differ")))
+		return;
+	fprintf(out, "%s  DIFFERENT cuDNN builds across processes (library path or version):\n", prefix);
+	json_array_foreach(json_object_get(c, "variants"), i, v) {
+		long long np = report_jget_int(v, "processes");
+
+		fprintf(out, "%s    %lld process%s: ", prefix, np, np == 1 ? "" : "es");
+		if (json_is_true(json_object_get(v, "known")))
+			report_print_library(out, json_object_get(v, "library"));
+		else
+			fputs("unknown (no header)", out);
+		fputs(": ", out);
+		report_print_who(out, json_object_get(v, "who"));
+		fputc('\n', out);
+	}
+}
+
+static void
+brief_findings(FILE *out, json_t *model)
+{
+	json_t *fs = json_object_get(model, "findings"), *f;
+	size_t i, n = 0, shown = 0;
+
+	json_array_foreach(fs, i, f)
+		n += json_is_string(json_object_get(f, "id"));
+	if (!n)
+		return;
+	fprintf(out, "%s  findings: %zu\n", prefix, n);
+	json_array_foreach(fs, i, f) {
+		long long np = report_jget_int(f, "processes"), of = report_jget_int(f, "of");
+
+		if (!json_is_string(json_object_get(f, "id")))
+			continue;
+		if (shown++ >= BRIEF_FINDINGS) {
+			fprintf(out, "%s    and %zu more\n", prefix, n - BRIEF_FINDINGS);
+			break;
+		}
+		fprintf(out, "%s    %s %s: %s", prefix, report_jget_str(f, "severity", "?"), report_jget_str(f, "id", "?"),
+			report_jget_str(f, "message", ""));
+		if (of > 1 && np == of)
+			fputs(of == 2 ? " (in both processes)" : " (in all processes)", out);
+		else if (of > 1) {
+			fputs(" (in ", out);
+			report_print_who(out, json_object_get(f, "who"));
+			fputc(')', out);
+		}
+		fputc('\n', out);
+	}
+}
+
+static void
+brief_failures(FILE *out, json_t *model)
+{
+	json_t *f = json_object_get(model, "failures"), *groups = json_object_get(f, "groups"), *g;
+	size_t i;
+
+	if (!report_jget_int(f, "total"))
+		return;
+	fprintf(out, "%s  failures: %lld in %zu group%s\n", prefix, report_jget_int(f, "total"), json_array_size(groups),
+		json_array_size(groups) == 1 ? "" : "s");
+	json_array_foreach(groups, i, g) {
+		const char *msg = report_jget_str(g, "message", NULL);
+
+		if (i >= BRIEF_GROUPS) {
+			fprintf(out, "%s    and %zu more group%s\n", prefix, json_array_size(groups) - i,
+				json_array_size(groups) - i == 1 ? "" : "s");
+			break;
+		}
+		fprintf(out, "%s    %lldx %s: %s (%lld)", prefix, report_jget_int(g, "count"), report_jget_str(g, "fn", "?"),
+			report_jget_str(g, "status_name", "status"), report_jget_int(g, "status"));
+		if (msg)
+			fprintf(out, " \"%s\"", msg);
+		if (json_is_true(json_object_get(g, "only_some"))) {
+			fprintf(out, " on %lld of %lld processes: ", report_jget_int(g, "processes"), report_jget_int(g, "of"));
+			report_print_who(out, json_object_get(g, "who"));
+		}
+		fputc('\n', out);
+		brief_stack(out, json_object_get(g, "first"));
+	}
+}
+
+int
+report_write_brief(struct report *r, FILE *out, const char *where, int only_news)
+{
+	json_t *model = report_build_model(r), *procs = json_object_get(model, "processes"), *p;
+	size_t np = json_array_size(procs), i, ended = 0;
+	int said = 0;
+
+	json_array_foreach(procs, i, p)
+		ended += !json_is_true(json_object_get(p, "summary"));
+	/* One process that said its own summary at exit: the records hold nothing it did not say. */
+	if (np && (!only_news || np > 1 || ended)) {
+		fprintf(out, "%safter the program, from the records of %zu process%s", prefix, np, np == 1 ? "" : "es");
+		if (ended)
+			fprintf(out, " (%zu ended without a summary: killed, or replaced by exec, before exit)", ended);
+		fputs(":\n", out);
+		brief_processes(out, procs);
+		brief_cudnn(out, model);
+		brief_findings(out, model);
+		brief_failures(out, model);
+		fprintf(out, "%s  the whole report: cudnnspy report %s\n", prefix, where);
+		said = 1;
+	}
+	json_decref(model);
+	fflush(out);
+	return said;
+}

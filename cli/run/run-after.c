@@ -1,0 +1,99 @@
+/*
+ * `cudnnspy run`, after the program: the analysis of what its processes
+ * recorded, as heaptrack's launcher runs its own. Each process said its own
+ * summary at exit; what only the records of all of them taken together show
+ * is said here once for the job (report-brief.c): copies that differ between
+ * processes, the job's findings and failures once, and the processes that
+ * ended without a summary (killed, or replaced by exec) and so said nothing.
+ */
+#include "run-after.h"
+#include "cli-util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#ifdef CUDNNSPY_HAVE_REPORT
+#include "report.h"
+#endif
+
+/* Records past this are left to `cudnnspy report`: the user is not kept waiting after the program. */
+#define AFTER_MAX_BYTES (1ull << 30)
+
+/* Whether CUDNNSPY_STDERR lets the spy say its summary (unset: the default says it). */
+static int
+summary_wanted(void)
+{
+	const char *v = getenv("CUDNNSPY_STDERR");
+
+	if (!v || !v[0])
+		return 1;
+	while (*v) {
+		size_t len = strcspn(v, ", ");
+
+		if ((len == 7 && strncmp(v, "summary", 7) == 0) || (len == 3 && strncmp(v, "all", 3) == 0))
+			return 1;
+		v += len;
+		v += strspn(v, ", ");
+	}
+	return 0;
+}
+
+/* The directory the files share, or the first file when they share none. */
+static char *
+where_of(const struct cli_run_files *f)
+{
+	const char *first = f->paths[0], *slash = strrchr(first, '/');
+	size_t dir = slash ? (size_t)(slash - first) : 0;
+
+	for (size_t i = 1; i < f->n; i++)
+		if (strncmp(f->paths[i], first, dir) != 0 || !f->paths[i][dir] || strchr(f->paths[i] + dir + 1, '/'))
+			return strdup(first);
+	if (f->n == 1)
+		return strdup(first);
+	return strndup(first, dir ? dir : 1);
+}
+
+int
+cli_run_after(const struct cli_run_files *files)
+{
+#ifdef CUDNNSPY_HAVE_REPORT
+	unsigned long long bytes = 0;
+	struct report *r;
+	char *where;
+	int said;
+
+	if (!files->n || !summary_wanted())
+		return 0;
+	for (size_t i = 0; i < files->n; i++) {
+		struct stat st;
+
+		if (stat(files->paths[i], &st) == 0)
+			bytes += (unsigned long long)st.st_size;
+	}
+	if (!(where = where_of(files)))
+		return 0;
+	if (bytes > AFTER_MAX_BYTES) {
+		complain("records of %zu process%s (%.1f GiB): cudnnspy report %s", files->n, files->n == 1 ? "" : "es",
+			 (double)bytes / (1 << 30), where);
+		free(where);
+		return 1;
+	}
+	if (!(r = report_new())) {
+		free(where);
+		return 0;
+	}
+	/* The program's own stderr is what the user reads: a file's troubles wait for `cudnnspy report`. */
+	report_set_warnings(r, NULL);
+	for (size_t i = 0; i < files->n; i++)
+		report_read_path(r, files->paths[i]);
+	said = report_write_brief(r, stderr, where, 1);
+	report_free(r);
+	free(where);
+	return said;
+#else
+	(void)files;
+	return 0;
+#endif
+}
