@@ -585,24 +585,16 @@ out:
 	errno = saved;
 }
 
-void
-spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
+/*
+ * The lanes after the first: a frame of their own, so that the first (a
+ * remembered Set, on every call a framework makes) saves no registers it
+ * does not use.
+ */
+static __attribute__((noinline)) void
+other_lanes(struct spy_call *c, long status, const union spy_arg *args, unsigned flags)
 {
 	struct spy_thread *th = spy_tls.thread;
-	unsigned flags = spy_fn_flags[c->id];
 
-	/*
-	 * The most frequent slow path of all, a Set that succeeded and is neither
-	 * traced nor watched (a framework sets its descriptors before every call):
-	 * remembered, and nothing else to do.
-	 */
-	if (SPY_LIKELY(flags == SPY_FN_STATE && status == 0 && state_kind[c->id] == STATE_SET && args)) {
-		int saved = errno;
-
-		spy_obj_set(args[0].p, spy_fn_info[c->id].params[0].desc_kind, c->id, args);
-		errno = saved;
-		return;
-	}
 	/* A graph's attributes, set one by one by the hundred: to backend.c, which keeps them. */
 	if (flags == SPY_FN_WATCH && status == 0 && args && c->id == _SPY_FN_cudnnBackendSetAttribute) {
 		int saved = errno;
@@ -630,4 +622,24 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 	}
 
 	slow_path(c, status, args);
+}
+
+void
+spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
+{
+	unsigned flags = spy_fn_flags[c->id];
+
+	/*
+	 * The most frequent slow path of all, a Set that succeeded and is neither
+	 * traced nor watched (a framework sets its descriptors before every call):
+	 * remembered, and nothing else to do.
+	 */
+	if (SPY_LIKELY(flags == SPY_FN_STATE && status == 0 && state_kind[c->id] == STATE_SET && args)) {
+		int saved = errno;
+
+		spy_obj_set(args[0].p, spy_fn_info[c->id].params[0].desc_kind, c->id, args);
+		errno = saved;
+		return;
+	}
+	other_lanes(c, status, args, flags);
 }
