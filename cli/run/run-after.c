@@ -40,19 +40,28 @@ summary_wanted(void)
 	return 0;
 }
 
-/* The directory the files share, or the first file when they share none. */
+/* The directory the files to read share, or the first of them when they share none; NULL when none is read. */
 static char *
-where_of(const struct cli_run_files *f)
+where_of(const struct cli_run_files *f, const int *regular)
 {
-	const char *first = f->paths[0], *slash = strrchr(first, '/');
-	size_t dir = slash ? (size_t)(slash - first) : 0;
+	const char *first = NULL, *slash;
+	size_t dir, n = 0;
 
-	for (size_t i = 1; i < f->n; i++)
+	for (size_t i = 0; i < f->n && !first; i++)
+		if (regular[i])
+			first = f->paths[i];
+	if (!first)
+		return NULL;
+	slash = strrchr(first, '/');
+	dir = slash ? (size_t)(slash - first) : 0;
+	for (size_t i = 0; i < f->n; i++) {
+		if (!regular[i])
+			continue;
+		n++;
 		if (strncmp(f->paths[i], first, dir) != 0 || !f->paths[i][dir] || strchr(f->paths[i] + dir + 1, '/'))
 			return strdup(first);
-	if (f->n == 1)
-		return strdup(first);
-	return strndup(first, dir ? dir : 1);
+	}
+	return n == 1 ? strdup(first) : strndup(first, dir ? dir : 1);
 }
 
 int
@@ -62,35 +71,40 @@ cli_run_after(const struct cli_run_files *files)
 	unsigned long long bytes = 0;
 	struct report *r;
 	char *where;
-	int said;
+	int said, *regular;
 
-	if (!files->n || !summary_wanted())
+	if (!files->n || !summary_wanted() || !(regular = calloc(files->n, sizeof(*regular))))
 		return 0;
 	for (size_t i = 0; i < files->n; i++) {
 		struct stat st;
 
-		if (stat(files->paths[i], &st) == 0)
+		/* The spy writes regular files only: a marker naming anything else (a FIFO, a device) is not read. */
+		if (stat(files->paths[i], &st) == 0 && S_ISREG(st.st_mode)) {
+			regular[i] = 1;
 			bytes += (unsigned long long)st.st_size;
+		}
 	}
-	if (!(where = where_of(files)))
-		return 0;
+	said = 0;
+	if (!(where = where_of(files, regular)))
+		goto out;
 	if (bytes > AFTER_MAX_BYTES) {
 		complain("records of %zu process%s (%.1f GiB): cudnnspy report %s", files->n, files->n == 1 ? "" : "es",
 			 (double)bytes / (1 << 30), where);
-		free(where);
-		return 1;
+		said = 1;
+		goto out;
 	}
-	if (!(r = report_new())) {
-		free(where);
-		return 0;
-	}
+	if (!(r = report_new()))
+		goto out;
 	/* The program's own stderr is what the user reads: a file's troubles wait for `cudnnspy report`. */
 	report_set_warnings(r, NULL);
 	for (size_t i = 0; i < files->n; i++)
-		report_read_path(r, files->paths[i]);
+		if (regular[i])
+			report_read_path(r, files->paths[i]);
 	said = report_write_brief(r, stderr, where, 1);
 	report_free(r);
+out:
 	free(where);
+	free(regular);
 	return said;
 #else
 	(void)files;

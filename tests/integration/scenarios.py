@@ -3099,6 +3099,18 @@ def run_after():
                          {"LD_LIBRARY_PATH": FAKE9, "FAKECUDNN_STATUS": "cudnnCreate=1001"})
         check(p.returncode == 0 and not after_lines(p.stderr), "--stderr failures: no summary after the program",
               p.stderr)
+        # A marker (the program can write in the run's directory) naming a FIFO and a device: not read, no hang.
+        fifo = os.path.join(d, "fifo")
+        os.mkfifo(fifo)
+        script = ('printf %s "$1" > "$CUDNNSPY_RUN_DIR/999999.records"; printf /dev/zero > '
+                  '"$CUDNNSPY_RUN_DIR/999998.records"; "$2" >/dev/null; "$2" >/dev/null')
+        hostile = os.path.join(d, "hostile")
+        p = cudnnspy_run(["--output", hostile, "--", "sh", "-c", script, "sh", fifo, prog("failures")],
+                         dict(fails, LD_LIBRARY_PATH=FAKE9))
+        got = after_lines(p.stderr)
+        check(p.returncode == 0 and got and got[0].endswith("from the records of 2 processes:") and
+              got[-1].endswith("cudnnspy report %s" % hostile),
+              "markers naming a FIFO and /dev/zero: skipped, the two processes said", p.stderr)
         # Records that are not this run's, in the same directory, are not this run's job.
         p = cudnnspy_run(["--output", out, "--", prog("endings"), "_exit"],
                          {"LD_LIBRARY_PATH": FAKE9, "FAKECUDNN_STATUS": "cudnnCreate=1001"})
