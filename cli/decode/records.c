@@ -389,84 +389,13 @@ pointer_arg(struct rec_reader *r, struct spy_line *l, const struct spy_param_inf
 
 /* ---- cudnnBackendSetAttribute (recbin.c's setattr()) ---- */
 
-/* One element as backend.c shows it (value_json). */
+/* An element that names an object: the text the record holds for it (battr.c renders the rest as backend.c does). */
 static void
-battr_value(struct rec_reader *r, struct spy_line *l, const struct spy_battr_type *t, int64_t v)
+text_object(struct spy_line *l, const struct spy_battr_type *t, int64_t v, int index, void *ctx)
 {
-	const char *name;
-
-	switch (t->kind) {
-	case SPY_BV_BOOL:
-		spy_line_raw(l, v ? "true" : "false");
-		return;
-	case SPY_BV_FLOAT:
-	case SPY_BV_DOUBLE:
-		spy_line_double(l, spy_battr_double(v));
-		return;
-	case SPY_BV_PTR:
-		if (v)
-			spy_line_hex(l, (uint64_t)v);
-		else
-			spy_line_lit(l, "null");
-		return;
-	case SPY_BV_HANDLE:
-	case SPY_BV_DESC:
-		text(r, l, (uint64_t)v);
-		return;
-	case SPY_BV_ENUM:
-		name = spy_enum_name(t->enum_id, v, 0);
-		if (name)
-			spy_line_name(l, name);
-		else
-			spy_line_i64(l, v);
-		return;
-	}
-	spy_line_i64(l, v);
-}
-
-/* n elements (a fraction: a pair each) as a JSON list. */
-static void
-battr_list(struct rec_reader *r, struct spy_line *l, const struct spy_battr_type *t, const int64_t *v, int64_t n)
-{
-	spy_line_char(l, '[');
-	for (int64_t i = 0; i < n; i++) {
-		if (i)
-			spy_line_char(l, ',');
-		if (t->kind == SPY_BV_FRACTION) {
-			spy_line_char(l, '[');
-			spy_line_i64(l, v[2 * i]);
-			spy_line_char(l, ',');
-			spy_line_i64(l, v[2 * i + 1]);
-			spy_line_char(l, ']');
-		} else {
-			battr_value(r, l, t, v[i]);
-		}
-	}
-	spy_line_char(l, ']');
-}
-
-/* The attribute as the descriptor's text holds it (backend.c's attr_json): what remember() keeps of the call. */
-static void
-battr_kept(struct rec_reader *r, struct spy_line *l, const struct spy_battr_type *t, int64_t count, const int64_t *v)
-{
-	int per = t->kind == SPY_BV_FRACTION ? 2 : 1;
-	int64_t stored = count <= 0 ? 0 : count >= SPY_REC_VALUES || count * per >= SPY_REC_VALUES ? SPY_REC_VALUES
-												 : count * per;
-	int64_t n = stored / per;
-	int cut = count > n;
-
-	if (count == 1 && n == 1 && per == 1) {
-		battr_value(r, l, t, v[0]);
-		return;
-	}
-	if (cut) {
-		spy_line_lit(l, "{\"count\":");
-		spy_line_i64(l, count);
-		spy_line_lit(l, ",\"values\":");
-	}
-	battr_list(r, l, t, v, n);
-	if (cut)
-		spy_line_char(l, '}');
+	(void)t;
+	(void)index;
+	text(ctx, l, (uint64_t)v);
 }
 
 /* One past the end of the JSON value or key at s[i]; 0 when it is not whole. */
@@ -583,36 +512,6 @@ battr_read(const struct spy_battr_type *t, int64_t count, const uint8_t *p, size
 	return 1;
 }
 
-/* The elements as backend.c shows a call's array (spy_backend_arg_json). */
-static void
-battr_json(struct rec_reader *r, struct spy_line *l, const struct spy_battr_type *t, uint64_t addr, int64_t count,
-	   const int64_t *v, const uint8_t *str, uint64_t len)
-{
-	int64_t shown = count < 0 ? 0 : count < SPY_REC_VALUES ? count : SPY_REC_VALUES;
-
-	spy_line_lit(l, "{\"ptr\":");
-	spy_line_hex(l, addr);
-	if (str) {
-		char b[SPY_REC_STRING_MAX + 1];
-
-		memcpy(b, str, len);
-		b[len] = 0;
-		spy_line_lit(l, ",\"string\":");
-		spy_line_str(l, b);
-		if (count > 0 && (uint64_t)count > len && strlen(b) == len)
-			spy_line_lit(l, ",\"cut\":true");
-		spy_line_char(l, '}');
-		return;
-	}
-	spy_line_lit(l, ",\"values\":");
-	battr_list(r, l, t, v, shown);
-	if (count > SPY_REC_VALUES) {
-		spy_line_lit(l, ",\"count\":");
-		spy_line_i64(l, count);
-	}
-	spy_line_char(l, '}');
-}
-
 /*
  * The arguments of a packed cudnnBackendSetAttribute: the descriptor's text
  * (with the attribute added to the text the thread wrote before, when the
@@ -626,6 +525,7 @@ setattr_args(struct rec_reader *r, struct spy_line *l, const struct spy_fn_info 
 	uint64_t id, u, addr, len = 0;
 	int64_t name, type, count, v[2 * SPY_REC_VALUES];
 	const struct spy_battr_type *t;
+	struct spy_battr_show how = { text_object, r };
 	const uint8_t *str = NULL;
 	int delta;
 
@@ -655,7 +555,7 @@ setattr_args(struct rec_reader *r, struct spy_line *l, const struct spy_fn_info 
 		}
 		klen = (size_t)snprintf(keyq, sizeof(keyq), "\"%s\"", key);
 		spy_line_reset(s);
-		battr_kept(r, s, t, count, v);
+		spy_battr_kept_json(s, t, count, spy_battr_stored(t, count), v, &how);
 		vlen = s->len;
 		if (s->overflow || vlen > sizeof(val) || klen >= sizeof(keyq))
 			return 0;
@@ -681,7 +581,7 @@ setattr_args(struct rec_reader *r, struct spy_line *l, const struct spy_fn_info 
 	spy_line_i64(l, count);
 	spy_line_char(l, ',');
 	spy_line_key(l, f->params[4].name);
-	battr_json(r, l, t, addr, count, v, str, len);
+	spy_battr_array_json(l, t, addr, count, v, (const char *)str, len, &how);
 	return 1;
 }
 
@@ -697,6 +597,7 @@ getattr_array(struct rec_reader *r, struct spy_line *l, int64_t type, const uint
 	int64_t v[2 * SPY_REC_VALUES];
 	const uint8_t *str = NULL;
 	const struct spy_battr_type *t;
+	struct spy_battr_show how = { text_object, r };
 
 	if (type < 0 || type >= SPY_BATTR_NTYPES || !spy_rec_get_uv(p, n, pos, &addr) ||
 	    !spy_rec_get_uv(p, n, pos, &count) || count > INT64_MAX)
@@ -704,7 +605,7 @@ getattr_array(struct rec_reader *r, struct spy_line *l, int64_t type, const uint
 	t = &spy_battr_types[type];
 	if (!battr_read(t, (int64_t)count, p, n, pos, v, &str, &len))
 		return 0;
-	battr_json(r, l, t, addr, (int64_t)count, v, str, len);
+	spy_battr_array_json(l, t, addr, (int64_t)count, v, (const char *)str, len, &how);
 	return 1;
 }
 

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "spy-api.h"
+#include "battr.h"
 
 #define SPY_REC_VERSION 4
 /* The first frame of a file: tag, length, "cudnnspy", version, function count, the function table's hash. */
@@ -35,8 +36,9 @@ enum { SPY_REC_F_INJECTED = 1, SPY_REC_F_PROBING = 2, SPY_REC_F_MESSAGE = 4, SPY
 #define SPY_REC_RECENT_MAX 256
 /* At most this many elements of an array argument are shown (args.c's MAX_VALUES): the rest is not written. */
 #define SPY_REC_VALUES 16
+_Static_assert(SPY_REC_VALUES == SPY_BATTR_VALUES, "a packed attribute holds what the backend keeps");
 /* At most this many bytes of a string attribute (CUDNN_TYPE_CHAR) are shown (backend.c's STRING_MAX). */
-#define SPY_REC_STRING_MAX 1024
+#define SPY_REC_STRING_MAX SPY_BATTR_STRING_MAX
 /* The most frames a packed call's stack holds (SPY_STACK_MAX, core/stack.h). */
 #define SPY_REC_STACK_MAX 32
 

@@ -31,10 +31,10 @@
 #define KEY_EMPTY 0
 #define KEY_GONE 1
 #define ATTRS 12		/* attributes kept per descriptor */
-#define VALUES 16		/* values kept per attribute */
+#define VALUES SPY_BATTR_VALUES	/* values kept per attribute */
 #define QUERIES 256		/* heuristics queries kept for the exit records */
 #define JSON_MAX 6144		/* a plan's JSON representation, at most, in a record */
-#define STRING_MAX 1024		/* CUDNN_TYPE_CHAR arrays in call records, at most */
+#define STRING_MAX SPY_BATTR_STRING_MAX	/* CUDNN_TYPE_CHAR arrays in call records, at most */
 #define DEPTH 2			/* descriptors nested in a graph record: op, then its tensors */
 #define GRAPH_OPS 256		/* operations kept per graph (past VALUES, in `more`) */
 #define MM_DIMS 8		/* dimensions kept per matmul tensor */
@@ -1068,93 +1068,35 @@ run_json(struct spy_line *l, const struct spy_graph_run *r)
 
 /* ---- Values as JSON ---- */
 
-static void
-value_json(struct spy_line *l, int type, int64_t v, int text)
-{
-	const char *n;
-
-	switch (types[type].kind) {
-	case SPY_BV_BOOL:
-		spy_line_raw(l, v ? "true" : "false");
-		return;
-	case SPY_BV_FLOAT:
-	case SPY_BV_DOUBLE:
-		spy_line_double(l, spy_battr_double(v));
-		return;
-	case SPY_BV_PTR:
-		if (text)
-			spy_line_xdigits(l, (uint64_t)v);
-		else if (v)
-			spy_line_hex(l, (uint64_t)v);
-		else
-			spy_line_lit(l, "null");
-		return;
-	case SPY_BV_HANDLE:
-		spy_obj_describe(l, (const void *)(uintptr_t)v, "handle", 0, text ? SPY_ARGS_TEXT : 0);
-		return;
-	case SPY_BV_DESC:
-		spy_obj_describe(l, (const void *)(uintptr_t)v, "backend", 0, text ? SPY_ARGS_TEXT : 0);
-		return;
-	case SPY_BV_ENUM:
-		n = spy_enum_name(types[type].enum_id, v, 0);
-		if (!n)
-			spy_line_i64(l, v);
-		else if (text)
-			spy_line_raw(l, n);
-		else
-			spy_line_name(l, n);
-		return;
-	default:
-		spy_line_i64(l, v);
-		return;
-	}
-}
-
 static void desc_json(struct spy_line *l, const struct slot *s, int depth, int attrs);
+
+/* An element that names an object: its text; within a descriptor's attribute, `depth` levels of it whole. */
+struct object_show {
+	const struct slot *s;
+	int name, depth;
+};
+
+static void
+object_json(struct spy_line *l, const struct spy_battr_type *t, int64_t v, int index, void *ctx)
+{
+	const struct object_show *o = ctx;
+	const struct slot *target_slot =
+		o && o->depth > 0 && t->kind == SPY_BV_DESC ? target(o->s, o->name, index) : NULL;
+
+	if (target_slot)
+		desc_json(l, target_slot, o->depth - 1, 1);
+	else
+		spy_obj_describe(l, (const void *)(uintptr_t)v, t->kind == SPY_BV_HANDLE ? "handle" : "backend", 0, 0);
+}
 
 /* One attribute's values: a single element as itself, several as a list; {"count", "values"} when cut. */
 static void
 attr_json(struct spy_line *l, const struct slot *s, const struct attr *a, int depth)
 {
-	int per = types[a->type].kind == SPY_BV_FRACTION ? 2 : 1;
-	int64_t n = a->stored / per;
-	int cut = a->count > n;
+	struct object_show o = { s, a->name, depth };
+	struct spy_battr_show how = { object_json, &o };
 
-	if (a->count == 1 && n == 1 && per == 1) {
-		const struct slot *t = depth > 0 && types[a->type].kind == SPY_BV_DESC ? target(s, a->name, 0) : NULL;
-
-		if (t)
-			desc_json(l, t, depth - 1, 1);
-		else
-			value_json(l, a->type, a->v[0], 0);
-		return;
-	}
-	if (cut) {
-		spy_line_lit(l, "{\"count\":");
-		spy_line_i64(l, a->count);
-		spy_line_lit(l, ",\"values\":");
-	}
-	spy_line_char(l, '[');
-	for (int64_t i = 0; i < n; i++) {
-		const struct slot *t = depth > 0 && types[a->type].kind == SPY_BV_DESC ? target(s, a->name, (int)i) : NULL;
-
-		if (i)
-			spy_line_char(l, ',');
-		if (per == 2) {
-			spy_line_char(l, '[');
-			spy_line_i64(l, a->v[2 * i]);
-			spy_line_char(l, ',');
-			spy_line_i64(l, a->v[2 * i + 1]);
-			spy_line_char(l, ']');
-		} else if (t) {
-			desc_json(l, t, depth - 1, 1);
-		} else {
-			value_json(l, a->type, a->v[i], 0);
-		}
-	}
-	spy_line_char(l, ']');
-	if (cut)
-		spy_line_char(l, '}');
+	spy_battr_kept_json(l, &types[a->type], a->count, a->stored, a->v, &how);
 }
 
 /* `"type":...,"finalized":...,"attrs":{...}` of a descriptor, after a comma or brace. */
@@ -1257,8 +1199,9 @@ int
 spy_backend_arg_json(struct spy_line *l, unsigned fn, const union spy_arg *args, int i, unsigned mode)
 {
 	int get = fn == _SPY_FN_cudnnBackendGetAttribute;
-	int64_t type = args[2].i, count, per, size;
+	int64_t type = args[2].i, count, per, size, v[2 * SPY_BATTR_VALUES];
 	const char *at = args[get ? 5 : 4].p, *from = at;
+	struct spy_battr_show how = { object_json, NULL };
 	/* A failed Set's elements, copied so that a bad pointer cannot fault: 16 of the largest kind, or text. */
 	char copy[STRING_MAX + 1 > 16 * 16 ? STRING_MAX + 1 : 16 * 16];
 
@@ -1286,43 +1229,13 @@ spy_backend_arg_json(struct spy_line *l, unsigned fn, const union spy_arg *args,
 	}
 	if (count < 0)
 		count = 0;
-	spy_line_lit(l, "{\"ptr\":");
-	spy_line_hex(l, (uintptr_t)from);
-	if (types[type].kind == SPY_BV_CHAR) {
-		char b[STRING_MAX + 1];
-		size_t n = (size_t)(count < STRING_MAX ? count : STRING_MAX);
-
-		memcpy(b, at, n);
-		b[n] = 0;
-		spy_line_lit(l, ",\"string\":");
-		spy_line_str(l, b);
-		if ((size_t)count > n && strlen(b) == n)
-			spy_line_lit(l, ",\"cut\":true");
-		spy_line_char(l, '}');
-		return 1;
-	}
 	per = types[type].kind == SPY_BV_FRACTION ? 2 : 1;
 	size = types[type].size / per;
-	spy_line_lit(l, ",\"values\":[");
-	for (int64_t k = 0; k < count && k < 16; k++) {
-		if (k)
-			spy_line_char(l, ',');
-		if (per == 2) {
-			spy_line_char(l, '[');
-			spy_line_i64(l, load(at + 2 * k * size, (unsigned)size, SPY_BV_INT));
-			spy_line_char(l, ',');
-			spy_line_i64(l, load(at + (2 * k + 1) * size, (unsigned)size, SPY_BV_INT));
-			spy_line_char(l, ']');
-		} else {
-			value_json(l, (int)type, load(at + k * size, (unsigned)size, types[type].kind), 0);
-		}
-	}
-	spy_line_char(l, ']');
-	if (count > 16) {
-		spy_line_lit(l, ",\"count\":");
-		spy_line_i64(l, count);
-	}
-	spy_line_char(l, '}');
+	if (types[type].kind != SPY_BV_CHAR)
+		for (int64_t k = 0; k < count * per && k < SPY_BATTR_VALUES * per; k++)
+			v[k] = load(at + k * size, (unsigned)size, types[type].kind);
+	spy_battr_array_json(l, &types[type], (uintptr_t)from, count, v, at,
+			     (size_t)(count < STRING_MAX ? count : STRING_MAX), &how);
 	return 1;
 }
 
