@@ -4,9 +4,8 @@
     tests/fuzz/make-records-seeds.py            write tests/fuzz/corpus/records/
     tests/fuzz/make-records-seeds.py --check    exit 1 when the corpus differs from what the page says
 
-Every event of the page's field tables (and the two it describes elsewhere: `gpu`, `crash`) gets
-a seed file: a header, one record of that kind with every field of its first documented type, one
-record per other documented type of each field (`int or null` gives a null), and then, for each
+Every event of the page's field tables gets a seed file: a header, one record of that kind with
+every field of its first documented type, one record per other documented type of each field (`int or null` gives a null), and then, for each
 kind of hostile value, one record per field with that field replaced (numbers huge, negative and
 fractional, strings with invalid UTF-8 and control characters, null, an array where an object is
 expected and the reverse, deep nesting), and a summary. The fuzzer's mutator (fuzz-records.c)
@@ -87,13 +86,6 @@ EXAMPLES = {
     "crash.recent": [{"fn": "cudnnConvolutionForward", "status": 0}],
 }
 
-# Records the page describes outside a field table (troubleshooting.md, shim/watch/gpu.c and shim/entry/crash.c).
-EXTRA = {
-    "gpu": [("fn", "string"), ("copy", "int"), ("tid", "int"), ("t_ns", "int"), ("gpu_ns", "int")],
-    "crash": [("signal", "int"), ("signal_name", "string"), ("tid", "int"), ("recent", "array")],
-}
-
-
 def parse_doc(path):
     """{event: [(field, type text)]} from the `### `event`` sections' | field | type | meaning | tables."""
     events, order, cur, in_table = {}, [], None, False
@@ -119,9 +111,6 @@ def parse_doc(path):
     # A failure has every field of a call, and its own.
     if "failure" in events and "call" in events:
         events["failure"] = events["call"] + events["failure"]
-    for k, v in EXTRA.items():
-        events[k] = v
-        order.append(k)
     return events, order
 
 
