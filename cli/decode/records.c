@@ -232,7 +232,7 @@ keep_text(struct rec_reader *r, uint64_t id, const uint8_t *s, size_t n)
 static void
 file_frame(struct rec_reader *r, const uint8_t *p, size_t n)
 {
-	uint32_t count = 0, hash = 0, h = 2166136261u;
+	uint32_t count = 0, hash = 0, layout = 0;
 
 	r->have_file = 1;
 	if (n < 18 || memcmp(p, SPY_REC_MAGIC, 8) != 0) {
@@ -243,12 +243,17 @@ file_frame(struct rec_reader *r, const uint8_t *p, size_t n)
 	for (int i = 0; i < 4; i++) {
 		count |= (uint32_t)p[10 + i] << (8 * i);
 		hash |= (uint32_t)p[14 + i] << (8 * i);
+		if (n >= 22)
+			layout |= (uint32_t)p[18 + i] << (8 * i);
 	}
-	for (unsigned i = 0; i < _SPY_FN_COUNT; i++)
-		h = spy_rec_hash_step(h, spy_fn_info[i].name);
-	/* Ids mean functions of the writer's table: another table's are not guessed at. */
-	/* Version 2 is version 3 without stacks in call frames, 3 is 4 without failure frames: read the same way. */
-	r->mismatch = (r->version < 2 || r->version > SPY_REC_VERSION) || count != _SPY_FN_COUNT || hash != h;
+	/*
+	 * Ids mean functions of the writer's table, packed by its layout: another table's are not guessed at.
+	 * Versions 2 to 4 are version 5 without failure frames (4 has them), stacks in call frames (2 has none),
+	 * and the layout hash, which only the names hash stood for: read the same way.
+	 */
+	r->mismatch = r->version < 2 || r->version > SPY_REC_VERSION || count != _SPY_FN_COUNT ||
+		      hash != spy_rec_names_hash() ||
+		      (r->version >= 5 && (n < 22 || layout != spy_rec_layout_hash()));
 }
 
 static void

@@ -18,11 +18,11 @@
 #include "spy-api.h"
 #include "battr.h"
 
-#define SPY_REC_VERSION 4
+#define SPY_REC_VERSION 5
 /* The first frame of a file: tag, length, "cudnnspy", version, function count, the function table's hash. */
 #define SPY_REC_MAGIC "cudnnspy"
 enum spy_rec_tag {
-	SPY_REC_FILE = 0x01,	/* magic[8] u16 version, u32 function count, u32 table hash (little-endian) */
+	SPY_REC_FILE = 0x01,	/* magic[8] u16 version, u32 function count, u32 names hash, u32 layout hash (LE) */
 	SPY_REC_CHUNK = 0x02,	/* a thread's buffer begins: varint tid, varint t_ns (the times after are deltas) */
 	SPY_REC_TEXT = 0x03,	/* varint id, then the text: an argument's JSON, written once, named by id after */
 	SPY_REC_CALL = 0x04,	/* a traced call that succeeded: see docs/record-format.md */
@@ -131,6 +131,57 @@ spy_rec_hash_step(uint32_t h, const char *s)
 		if (!*s)
 			return h;
 	}
+}
+
+static inline uint32_t
+spy_rec_hash_int(uint32_t h, long long v)
+{
+	for (int i = 0; i < 8; i++)
+		h = (h ^ (uint8_t)((unsigned long long)v >> (8 * i))) * 16777619u;
+	return h;
+}
+
+/* The file frame's function hash: the names of the writer's functions in table order (FNV-1a, each with its NUL). */
+static inline uint32_t
+spy_rec_names_hash(void)
+{
+	uint32_t h = 2166136261u;
+
+	for (unsigned i = 0; i < _SPY_FN_COUNT; i++)
+		h = spy_rec_hash_step(h, spy_fn_info[i].name);
+	return h;
+}
+
+/*
+ * The file frame's layout hash (version 5): everything the packing of an
+ * argument follows, so that a reader never parses packed calls by another
+ * layout than the writer's: each parameter's name, kind, direction, count,
+ * array-ness and element, the backend attribute types' kinds and sizes, and
+ * the format's limits.
+ */
+static inline uint32_t
+spy_rec_layout_hash(void)
+{
+	uint32_t h = 2166136261u;
+
+	for (unsigned i = 0; i < _SPY_FN_COUNT; i++) {
+		const struct spy_fn_info *f = &spy_fn_info[i];
+
+		h = spy_rec_hash_int(h, f->nparams);
+		for (int k = 0; k < f->nparams; k++) {
+			const struct spy_param_info *p = &f->params[k];
+
+			h = spy_rec_hash_step(h, p->name);
+			h = spy_rec_hash_int(h, p->kind | p->dir << 8 | (long long)(unsigned char)p->count << 16 |
+						    (long long)p->is_array << 24 | (long long)p->elem << 32 |
+						    (long long)p->elem_size << 40 | (long long)(p->struct_id >= 0) << 48);
+		}
+	}
+	for (unsigned t = 0; t < SPY_BATTR_NTYPES; t++)
+		h = spy_rec_hash_int(h, spy_battr_types[t].kind | spy_battr_types[t].size << 8);
+	h = spy_rec_hash_int(h, SPY_REC_VALUES | SPY_REC_STRING_MAX << 8 | (long long)SPY_REC_STACK_MAX << 24 |
+				   (long long)SPY_REC_MESSAGE_MAX << 32 | (long long)SPY_REC_RECENT_MAX << 48);
+	return h;
 }
 
 enum spy_rec_walk { SPY_REC_WHOLE, SPY_REC_CUT, SPY_REC_DAMAGED };

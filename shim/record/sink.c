@@ -895,12 +895,10 @@ header(int f)
 	spy_line_lit(l, "}\n");
 	if (binary() && fstat(f, &st) == 0) {
 		/* Format 2 begins with what the function ids of its packed calls mean. */
-		uint8_t m[2 + 8 + 2 + 4 + 4];
-		uint32_t h = 2166136261u, count = _SPY_FN_COUNT;
+		uint8_t m[2 + 8 + 2 + 4 + 4 + 4];
+		uint32_t h = spy_rec_names_hash(), layout = spy_rec_layout_hash(), count = _SPY_FN_COUNT;
 		uint16_t v = SPY_REC_VERSION;
 
-		for (unsigned i = 0; i < _SPY_FN_COUNT; i++)
-			h = spy_rec_hash_step(h, spy_fn_info[i].name);
 		m[0] = SPY_REC_FILE;
 		m[1] = sizeof(m) - 2;
 		memcpy(m + 2, SPY_REC_MAGIC, 8);
@@ -909,6 +907,7 @@ header(int f)
 		for (int i = 0; i < 4; i++) {
 			m[12 + i] = (uint8_t)(count >> (8 * i));
 			m[16 + i] = (uint8_t)(h >> (8 * i));
+			m[20 + i] = (uint8_t)(layout >> (8 * i));
 		}
 		put(f, &st, (const char *)m, sizeof(m), PUT_HEADER);
 	}

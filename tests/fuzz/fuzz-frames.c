@@ -62,15 +62,15 @@ read_all(struct rec_reader *r, struct got *g)
 static void
 this_table(uint8_t *d, size_t size)
 {
-	uint32_t h = 2166136261u, count = _SPY_FN_COUNT;
+	uint32_t h = spy_rec_names_hash(), layout = spy_rec_layout_hash(), count = _SPY_FN_COUNT;
 
 	if (size < 20 || !rec_is_binary(d, size) || d[1] < 18)
 		return;
-	for (unsigned i = 0; i < _SPY_FN_COUNT; i++)
-		h = spy_rec_hash_step(h, spy_fn_info[i].name);
 	for (int i = 0; i < 4; i++) {
 		d[12 + i] = (uint8_t)(count >> (8 * i));
 		d[16 + i] = (uint8_t)(h >> (8 * i));
+		if (size >= 24 && d[1] >= 22)
+			d[20 + i] = (uint8_t)(layout >> (8 * i));
 	}
 }
 

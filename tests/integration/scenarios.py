@@ -3310,11 +3310,29 @@ def binary_cut_and_damaged():
               p.returncode, p.stderr)
         check(b'"event":"call","fn":"cudnnSetTensor4dDescriptor"' not in p.stdout and b'"event":"summary"' in p.stdout,
               "its packed calls are not guessed at; its JSON records still print")
+        # The same function names packed by another layout (a parameter's kind changed in another API
+        # description): the layout hash of version 5 tells, and the calls are not parsed by this one's.
+        check(data[0] == schema.TAG_FILE and data[1] == 22 and data[10] == 5, "a version 5 file frame of 22 bytes",
+              repr(data[:24]))
+        layout = os.path.join(d, "layout.cudnnspy.rec")
+        with open(layout, "wb") as f:
+            f.write(data[:20] + bytes([data[20] ^ 1]) + data[21:])
+        p = subprocess.run([exe, "dump", layout], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        check(p.returncode == 1 and b"another function table" in p.stderr and
+              b'"event":"call","fn":"cudnnSetTensor4dDescriptor"' not in p.stdout, "another layout: said, exit 1, "
+              "no packed call shown", p.returncode, p.stderr)
+        # Version 4's file frame had no layout hash: still read, by the names alone.
+        v4 = os.path.join(d, "v4.cudnnspy.rec")
+        with open(v4, "wb") as f:
+            f.write(bytes([schema.TAG_FILE, 18]) + data[2:10] + bytes([4, 0]) + data[12:20] + data[24:])
+        p = subprocess.run([exe, "dump", v4], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        check(p.returncode == 0 and p.stdout.splitlines() == lines, "a version 4 file: read as before",
+              p.returncode, p.stderr)
         p = subprocess.run([exe, "dump", os.path.join(d, "missing.rec")], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE)
         check(p.returncode == 1 and b"No such file" in p.stderr, "a missing file: said, exit 1", p.stderr)
         p = subprocess.run([exe, "dump", d], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        check(p.returncode == 1 and p.stdout.count(b'"event":"header"') == 4, "a directory: each file in it",
+        check(p.returncode == 1 and p.stdout.count(b'"event":"header"') == 6, "a directory: each file in it",
               p.returncode, p.stderr)
 
 
