@@ -888,6 +888,36 @@ args_done:
 	return pos == n && !l->overflow;
 }
 
+/* A GPU time as gpu.c writes its JSON record; 0 when the frame is not one. */
+static int
+gpu_frame(struct rec_reader *r, const uint8_t *p, size_t n)
+{
+	struct spy_line *l = &r->out;
+	uint64_t fn, tid, t_ns, gpu_ns;
+	size_t pos = 0;
+	unsigned copy;
+
+	if (r->mismatch || !spy_rec_get_uv(p, n, &pos, &fn) || fn >= _SPY_FN_COUNT || pos >= n)
+		return 0;
+	copy = p[pos++];
+	if (!spy_rec_get_uv(p, n, &pos, &tid) || tid > INT32_MAX || !spy_rec_get_uv(p, n, &pos, &t_ns) ||
+	    !spy_rec_get_uv(p, n, &pos, &gpu_ns) || pos != n)
+		return 0;
+	spy_line_reset(l);
+	spy_line_lit(l, "{\"event\":\"gpu\",\"fn\":");
+	spy_line_name(l, spy_fn_info[fn].name);
+	spy_line_lit(l, ",\"copy\":");
+	spy_line_u64(l, copy);
+	spy_line_lit(l, ",\"tid\":");
+	spy_line_i64(l, (long long)tid);
+	spy_line_lit(l, ",\"t_ns\":");
+	spy_line_u64(l, t_ns);
+	spy_line_lit(l, ",\"gpu_ns\":");
+	spy_line_u64(l, gpu_ns);
+	spy_line_char(l, '}');
+	return !l->overflow;
+}
+
 /* resync(): the place depends on bytes not read yet. */
 #define UNDECIDED ((size_t)-1)
 
@@ -1003,6 +1033,15 @@ rec_next(struct rec_reader *r, const char **line, size_t *len, int *flags)
 		case SPY_REC_FAILURE:
 			r->records++;
 			if (call_frame(r, p + at, n - at, p[0] == SPY_REC_FAILURE)) {
+				*line = r->out.data;
+				*len = r->out.len;
+				return 1;
+			}
+			r->unreadable_calls++;
+			break;
+		case SPY_REC_GPU:
+			r->records++;
+			if (gpu_frame(r, p + at, n - at)) {
 				*line = r->out.data;
 				*len = r->out.len;
 				return 1;

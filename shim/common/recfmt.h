@@ -27,6 +27,7 @@ enum spy_rec_tag {
 	SPY_REC_TEXT = 0x03,	/* varint id, then the text: an argument's JSON, written once, named by id after */
 	SPY_REC_CALL = 0x04,	/* a traced call that succeeded: see docs/record-format.md */
 	SPY_REC_FAILURE = 0x05,	/* a failed call, with cuDNN's message, the recent calls and the stack (version 4) */
+	SPY_REC_GPU = 0x06,	/* a call's GPU time: varint fn, copy, varint tid, t_ns, gpu_ns (version 5) */
 };
 /* A failure frame's flags, after its stack. */
 enum { SPY_REC_F_INJECTED = 1, SPY_REC_F_PROBING = 2, SPY_REC_F_MESSAGE = 4, SPY_REC_F_WHY = 8 };
@@ -203,7 +204,7 @@ spy_rec_frame(const uint8_t *data, size_t len, size_t pos, size_t *n)
 		*n = nl ? (size_t)(nl - (data + pos)) + 1 : len - pos;
 		return nl ? SPY_REC_WHOLE : SPY_REC_CUT;
 	}
-	if (data[pos] >= SPY_REC_FILE && data[pos] <= SPY_REC_FAILURE) {
+	if (data[pos] >= SPY_REC_FILE && data[pos] <= SPY_REC_GPU) {
 		if (!spy_rec_get_uv(data, len, &at, &plen)) {
 			if (len - pos < 11) {
 				*n = len - pos;

@@ -13,6 +13,7 @@
 #include "algo.h"
 #include "gpu.h"
 #include "objects.h"
+#include "recbin.h"
 #include "sink.h"
 
 #include <dlfcn.h>
@@ -235,6 +236,8 @@ gpu_record(struct slot *s, uint64_t ns)
 	/* The convolution's (signature, algorithm) gets the time too, found by its thread and start. */
 	spy_algo_gpu_time(s->fn, s->tid, s->t_ns, ns);
 	if (!spy_sink_enabled() || !(b = spy_thread_buf(th)))
+		return;
+	if (spy_config.format == SPY_FORMAT_BINARY && spy_recbin_gpu(th, s->fn, s->copy, s->tid, s->t_ns, ns))
 		return;
 	spy_line_reset(&b->line);
 	spy_line_lit(&b->line, "{\"event\":\"gpu\",\"fn\":");

@@ -610,3 +610,21 @@ spy_recbin_failure(struct spy_thread *th, const struct spy_call *c, long status,
 {
 	return pack(th, c, status, args, ips, nips, fail);
 }
+
+int
+spy_recbin_gpu(struct spy_thread *th, unsigned fn, unsigned copy, long tid, uint64_t t_ns, uint64_t gpu_ns)
+{
+	uint8_t body[4 * 10 + 1];
+	size_t n = 0;
+
+	/* Not through a chunk: the thread that reads the time is not the one that called. */
+	if (!th->buf || fn >= _SPY_FN_COUNT || tid < 0)
+		return 0;
+	n += spy_rec_put_uv(body + n, fn);
+	body[n++] = (uint8_t)copy;
+	n += spy_rec_put_uv(body + n, (uint64_t)tid);
+	n += spy_rec_put_uv(body + n, t_ns);
+	n += spy_rec_put_uv(body + n, gpu_ns);
+	spy_sink_commit_frame(th, SPY_REC_GPU, body, n, 0);
+	return 1;
+}

@@ -35,5 +35,7 @@ struct spy_recbin_failure {
  */
 int spy_recbin_failure(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args,
 		       void *const *ips, int nips, const struct spy_recbin_failure *fail);
+/* Format 2: a call's GPU time (gpu.c) as a packed frame in th's buffer; 0 when it cannot. */
+int spy_recbin_gpu(struct spy_thread *th, unsigned fn, unsigned copy, long tid, uint64_t t_ns, uint64_t gpu_ns);
 
 #endif

@@ -36,4 +36,5 @@ FAKECUDNN_STATUS=cudnnCreate=1001,cudnnSetTensor4dDescriptor=2000 CUDNNSPY_INJEC
 FAKECUDNN_STATUS=cudnnSetTensorNdDescriptor=2000,cudnnConvolutionForward=2000 \
 	record decode-failing "$build/tests/decode-all"
 CUDNNSPY_BACKTRACE='*' record stacks "$build/tests/stack-names" "$build/tests/libstacklate.so"
+CUDNNSPY_GPU_TIME=1 FAKECUDA_NOT_READY=2 record gpu-times "$build/tests/gpu-calls" 5 "$build/tests/fake/cudart/libcudart.so.12"
 ls -l "$out"

@@ -3161,6 +3161,13 @@ def binary_records():
     nd = only([f for f in fails if f["fn"] == "cudnnSetTensorNdDescriptor"], "the failed SetTensorNd")
     check(isinstance(nd["args"]["dimA"], dict) and nd["args"]["dimA"].get("values"),
           "a failed call's input array shown with its values", repr(nd["args"]))
+    # GPU times (CUDNNSPY_GPU_TIME, the fake CUDA runtime): packed, each one, in the buffer of the thread that read
+    # it, with the calling thread's id.
+    recs, _, bdata, _ = same_records("gpu times", [prog("gpu-calls"), "5", cudart()], gpu_env(
+        {"CUDNNSPY_GPU_TIME": "1", "FAKECUDA_NOT_READY": "2"}))
+    gpus = events({"": recs}, "gpu")
+    packed = sum(1 for t, _, _ in schema.frames(bdata) if t == schema.TAG_GPU)
+    check(len(gpus) >= 5 and packed == len(gpus), "gpu times: each of the %d packed (%d)" % (len(gpus), packed))
     # Two copies, each with its own numbering of enums and its own copy id.
     same_records("two copies", [prog("load-copies"), os.path.join(FAKE9, "libcudnn.so.9"),
                                 os.path.join(FAKE8, "libcudnn.so.8")], {"LD_PRELOAD": PRELOAD})

@@ -254,7 +254,7 @@ def through_dump(path, exe=None):
     return data, errors
 
 
-TAG_FILE, TAG_CHUNK, TAG_TEXT, TAG_CALL, TAG_FAILURE = 1, 2, 3, 4, 5
+TAG_FILE, TAG_CHUNK, TAG_TEXT, TAG_CALL, TAG_FAILURE, TAG_GPU = 1, 2, 3, 4, 5, 6
 
 
 def uvarint(data, pos):
@@ -282,7 +282,7 @@ def frames(data):
             pos = end + 1
             continue
         tag = data[pos]
-        if tag not in (TAG_FILE, TAG_CHUNK, TAG_TEXT, TAG_CALL, TAG_FAILURE):
+        if tag not in (TAG_FILE, TAG_CHUNK, TAG_TEXT, TAG_CALL, TAG_FAILURE, TAG_GPU):
             raise ValueError("unknown tag %d at byte %d" % (tag, pos))
         n, at = uvarint(data, pos + 1)
         if at + n > len(data):
