@@ -77,6 +77,14 @@ if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 else
 	say "torch with CUDA not available: skipped"
 fi
+if [ -n "$wheel_cudnn" ]; then
+	say "errno around the first cuDNN calls (issue 15, item 21): with and without the spy"
+	a=$(python3 $here/errno_first_call.py "$wheel_cudnn/libcudnn.so.9" 2>&1)
+	b=$(LD_PRELOAD=$spy CUDNNSPY_STDERR=none python3 $here/errno_first_call.py "$wheel_cudnn/libcudnn.so.9" 2>&1)
+	echo "$a" | sed 's/^/  plain: /'
+	echo "$b" | sed 's/^/  spied: /'
+	[ "$a" = "$b" ] && echo "  the same errno" || { echo "  PROBLEM: errno differs"; fail=1; }
+fi
 if python3 -c 'import jax; assert jax.devices()[0].platform == "gpu"' 2>/dev/null; then
 	run_case jax-conv close python3 $here/jax_conv.py 20
 else

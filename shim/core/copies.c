@@ -55,6 +55,26 @@ in_spy(const void *p)
 	return p && dladdr(p, &di) && di.dli_fbase == spy_self_base();
 }
 
+/* No errno value is negative. */
+#define LAZY_UNTOUCHED (-0x5e57)
+
+int spy_first_errno_pending;
+
+int
+spy_copy_first_errno(unsigned copy, int errno_now)
+{
+	int given = errno_now, left = 0;
+
+	if (copy < SPY_MAX_COPIES && __atomic_load_n(&spy_copies[copy].lazy_pending, __ATOMIC_ACQUIRE) &&
+	    __atomic_exchange_n(&spy_copies[copy].lazy_pending, 0, __ATOMIC_ACQ_REL))
+		given = spy_copies[copy].lazy_errno;
+	for (unsigned k = 0; k < SPY_MAX_COPIES && !left; k++)
+		left = __atomic_load_n(&spy_copies[k].lazy_pending, __ATOMIC_ACQUIRE);
+	if (!left)
+		__atomic_store_n(&spy_first_errno_pending, 0, __ATOMIC_RELEASE);
+	return given;
+}
+
 void
 spy_copy_fill(unsigned copy)
 {
@@ -68,8 +88,22 @@ spy_copy_fill(unsigned copy)
 		/* Paranoia: a handle's search never reaches the spy, but a copy must not either. */
 		found[i] = in_spy(p) ? NULL : (spy_fnptr)p;
 	}
-	if (found[_SPY_FN_cudnnGetVersion])
+	if (found[_SPY_FN_cudnnGetVersion]) {
+		/*
+		 * The process's first call into a cuDNN runs its one-time initialization,
+		 * which may set errno (9.19 sets it to 0, whatever it was). This is that
+		 * call now, the spy's and not the program's: what it leaves goes to the
+		 * program's first call (spy_copy_first_errno), which no longer runs it.
+		 * A value no errno takes tells whether it wrote one at all.
+		 */
+		errno = LAZY_UNTOUCHED;
 		version = ((size_t (*)(void))found[_SPY_FN_cudnnGetVersion])();
+		if (errno != LAZY_UNTOUCHED) {
+			lib->lazy_errno = errno;
+			__atomic_store_n(&lib->lazy_pending, 1, __ATOMIC_RELEASE);
+			__atomic_store_n(&spy_first_errno_pending, 1, __ATOMIC_RELEASE);
+		}
+	}
 	if (found[_SPY_FN_cudnnGetCudartVersion])
 		lib->cudart = ((size_t (*)(void))found[_SPY_FN_cudnnGetCudartVersion])();
 	lib->version = version;

@@ -47,6 +47,8 @@ struct spy_real_lib {
 	size_t version;		/* cudnnGetVersion() */
 	size_t cudart;		/* cudnnGetCudartVersion() */
 	int major;
+	int lazy_errno;		/* what the copy's first call left in errno (its one-time initialization) */
+	int lazy_pending;	/* and the program's first call to the copy has not been given it yet */
 };
 /* [0]: the copy the exported definitions serve (spy_resolve); [1..]: registered by copies.c. */
 extern struct spy_real_lib spy_copies[SPY_MAX_COPIES];
@@ -63,6 +65,13 @@ int spy_copy_for(void *base, const char *fname, const void *caller);
 int spy_copy_major(unsigned copy);
 /* Fills a copy's table of real functions and asks its versions. */
 void spy_copy_fill(unsigned copy);
+/*
+ * The errno the program's first call to `copy` starts with: what cuDNN's
+ * one-time initialization left there, when the spy's own first question ran
+ * it and it set errno (9.19 sets 0), once; otherwise `errno_now`.
+ */
+int spy_copy_first_errno(unsigned copy, int errno_now);
+
 
 /* Finds and opens copy 0, the one the exported definitions serve, and fills its table; 0 on success. */
 int spy_resolve(void);

@@ -25,7 +25,8 @@ void spy_fail_last_error(char *message, size_t max_size);
  * tables cost nothing there; a nested call (cuDNN's sub-libraries calling
  * each other through the exported names) belongs to the outer call's copy.
  */
-static inline spy_fnptr
+/* Always inlined: out of line it costs a call and spills (+38 instructions on cudnnGetVersion, callgrind). */
+static inline __attribute__((always_inline)) spy_fnptr
 spy_call_begin(struct spy_call *c, unsigned id, unsigned copy, const void *caller)
 {
 	struct spy_tls *t = &spy_tls;
@@ -41,7 +42,9 @@ spy_call_begin(struct spy_call *c, unsigned id, unsigned copy, const void *calle
 		spy_nested_real(c, caller);
 	else
 		t->copy = (unsigned char)copy;
-	if (SPY_UNLIKELY(c->real == NULL || t->thread == NULL || (copy && t->thread->copy_n[copy] == NULL)))
+	/* Also while a copy's first-call errno is waiting (copies.c): resolved from dlsym, before any call. */
+	if (SPY_UNLIKELY(c->real == NULL || t->thread == NULL || (copy && t->thread->copy_n[copy] == NULL) ||
+			 __atomic_load_n(&spy_first_errno_pending, __ATOMIC_RELAXED)))
 		spy_call_setup(c);
 	t->thread->inside = 1;
 	if (SPY_UNLIKELY(spy_fn_flags[id] & SPY_FN_PRE) && !c->nested)

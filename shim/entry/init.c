@@ -235,6 +235,10 @@ spy_call_setup(struct spy_call *c)
 					     lib->path, lib->version, spy_status_name(c->fail_status));
 		}
 	}
-	errno = saved;
+	/*
+	 * The program's errno, or, for its first call to the copy, what cuDNN's first call would have made it;
+	 * never for a call cuDNN makes itself.
+	 */
+	errno = c->real && !c->nested ? spy_copy_first_errno(c->copy, saved) : saved;
 	return c->real;
 }

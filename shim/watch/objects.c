@@ -356,7 +356,10 @@ void
 spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg *args)
 {
 	const struct spy_fn_info *f = &spy_fn_info[fn];
-	struct slot *s = ptr ? insert(ptr, kind) : NULL;
+	size_t home = hash((uintptr_t)ptr);
+	/* Where it is most often: its home place, without the call into the probe. */
+	struct slot *s = !ptr ? NULL : __atomic_load_n(&slots[home].key, __ATOMIC_ACQUIRE) == (uintptr_t)ptr
+					  ? &slots[home] : insert(ptr, kind);
 
 	if (!s)
 		return;

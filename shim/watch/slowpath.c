@@ -635,10 +635,8 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 	 * remembered, and nothing else to do.
 	 */
 	if (SPY_LIKELY(flags == SPY_FN_STATE && status == 0 && state_kind[c->id] == STATE_SET && args)) {
-		int saved = errno;
-
+		/* errno stays: spy_obj_set calls nothing that sets it (its one message, spy_log, keeps it). */
 		spy_obj_set(args[0].p, spy_fn_info[c->id].params[0].desc_kind, c->id, args);
-		errno = saved;
 		return;
 	}
 	other_lanes(c, status, args, flags);

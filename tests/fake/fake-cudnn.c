@@ -2,6 +2,7 @@
 #include "fake-cudnn.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,8 @@ load_env(void)
 {
 	const char *s = getenv("FAKECUDNN_STATUS");
 	char name[128];
+
+	errno = 0;
 
 	while (s && *s) {
 		size_t len = strcspn(s, ",");
@@ -81,6 +84,10 @@ fake_enter(int id)
 {
 	int st;
 
+	/*
+	 * As cuDNN 9.19 does at the first call of a process, whichever function it is: its one-time
+	 * initialization leaves errno 0 (errno-kept compares the program with and without the spy).
+	 */
 	pthread_once(&once, load_env);
 	/* As a dispatcher without its sub-libraries does, at its first call. */
 	if (getenv("FAKECUDNN_ABORT")) {
@@ -138,6 +145,7 @@ version_beside_me(void)
 	char path[4096], text[32] = "";
 	const char *slash;
 	FILE *f;
+	int saved = errno;
 
 	/* Threads may ask at once: each finds the same answer, published atomically. */
 	if (known)
@@ -153,6 +161,8 @@ version_beside_me(void)
 	}
 	known = text[0] ? strtoul(text, NULL, 10) : FAKE_VERSION;
 	__atomic_store_n(&version, known, __ATOMIC_RELEASE);
+	/* The file is the fake's own business: cuDNN's GetVersion leaves errno alone after its first call. */
+	errno = saved;
 	return known;
 }
 

@@ -2865,6 +2865,33 @@ def output_others_dirs():
 
 
 @scenario
+def errno_kept():
+    """errno is what it is without the spy after every kind of call the spy handles on its own paths (a new Set,
+    the same Set again, another, a failing one, a Get, a Destroy), and after the first call of all, where cuDNN's
+    one-time initialization sets errno (9.19: to 0; the fake does the same): the spy's own first question ran it,
+    and hands what it left to the program's first call (issue 15, item 21). Default settings, every call
+    recorded, both formats, preload and drop-in; the fake cuDNN and the real cuDNN 9.19 (host-side calls)."""
+    libs = [FAKE9] + ([REAL] if REAL and os.path.isdir(REAL) else [])
+    for lib in libs:
+        plain = run([prog("hostile"), "errno-kept"], {"LD_LIBRARY_PATH": lib})
+        check("errno 72" in plain.stdout and "errno 77" in plain.stdout, "the program ran", plain.stdout)
+        for extra in ({}, {"CUDNNSPY_TRACE": "*"}, {"CUDNNSPY_TRACE": "*", "CUDNNSPY_FORMAT": "json"}):
+            spied = run([prog("hostile"), "errno-kept"], dict(extra, LD_LIBRARY_PATH=lib, LD_PRELOAD=PRELOAD))
+            drop = run([prog("hostile"), "errno-kept"], dict(extra, LD_LIBRARY_PATH=DROPIN9,
+                                                             CUDNNSPY_LIBRARY=os.path.join(lib, "libcudnn.so.9")))
+            check(plain.stdout == spied.stdout == drop.stdout, "%s, %r: the same statuses and errno, preload and "
+                  "drop-in" % (lib, extra), plain.stdout, spied.stdout, drop.stdout)
+        # Through dlopen and dlsym (ctypes, as JAX and TensorFlow reach cuDNN): the spy resolves in its dlsym, before
+        # any call, and the program's first call must still start from what cuDNN's first call leaves.
+        probe = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "gpu",
+                                              "errno_first_call.py"), os.path.join(lib, "libcudnn.so.9")]
+        plain = run(probe, {"LD_LIBRARY_PATH": lib})
+        spied = run(probe, {"LD_LIBRARY_PATH": lib, "LD_PRELOAD": PRELOAD})
+        check("errno cudnnCreate: 71 before" in plain.stdout and plain.stdout == spied.stdout,
+              "%s through ctypes: the same errno" % lib, plain.stdout, spied.stdout)
+
+
+@scenario
 def errno_first_call_real():
     """errno after the program's first cuDNN call is what it is without the spy (preload and drop-in, default
     settings and every call recorded)."""

@@ -17,6 +17,8 @@
  *   abort-ignored     SIGABRT ignored, raised, then more calls
  *   first-fd          the descriptor the program's first open() gets, after failing calls
  *   errno             errno after the first cuDNN call
+ *   errno-kept        errno set by the program before each kind of call, read after it: a new Set, the
+ *                     same Set again, another, a failing one, a Get, a Destroy
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -313,6 +315,33 @@ main(int argc, char **argv)
 		errno = 0;
 		v = cudnnGetVersion();
 		printf("version %zu errno %d\n", v, errno);
+	} else if (strcmp(mode, "errno-kept") == 0) {
+		cudnnTensorDescriptor_t t = NULL;
+		cudnnDataType_t dt;
+		int n, c, h, w, ns, cs, hs, ws, st;
+
+		/* Each status and errno printed right after the call, before any other libc call can set errno. */
+		errno = 71;
+		st = cudnnCreateTensorDescriptor(&t);
+		printf("create %d errno %d\n", st, errno);
+		errno = 72;
+		st = cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 2, 3, 4);
+		printf("set %d errno %d\n", st, errno);
+		errno = 73;
+		st = cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 2, 3, 4);
+		printf("same set %d errno %d\n", st, errno);
+		errno = 74;
+		st = cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, 2, 3, 4, 5);
+		printf("other set %d errno %d\n", st, errno);
+		errno = 75;
+		st = cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 0, 2, 3, 4);
+		printf("failed set %d errno %d\n", st, errno);
+		errno = 76;
+		st = cudnnGetTensor4dDescriptor(t, &dt, &n, &c, &h, &w, &ns, &cs, &hs, &ws);
+		printf("get %d errno %d\n", st, errno);
+		errno = 77;
+		st = cudnnDestroyTensorDescriptor(t);
+		printf("destroy %d errno %d\n", st, errno);
 	} else {
 		return 2;
 	}
