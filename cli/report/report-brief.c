@@ -80,18 +80,8 @@ brief_cudnn(FILE *out, json_t *model)
 	if (!json_is_true(json_object_get(c, "differ")))
 		return;
 	fprintf(out, "%s  DIFFERENT cuDNN builds across processes (library path or version):\n", prefix);
-	json_array_foreach(json_object_get(c, "variants"), i, v) {
-		long long np = report_jget_int(v, "processes");
-
-		fprintf(out, "%s    %lld process%s: ", prefix, np, np == 1 ? "" : "es");
-		if (json_is_true(json_object_get(v, "known")))
-			report_print_library(out, json_object_get(v, "library"));
-		else
-			fputs("unknown (no header)", out);
-		fputs(": ", out);
-		report_print_who(out, json_object_get(v, "who"));
-		fputc('\n', out);
-	}
+	json_array_foreach(json_object_get(c, "variants"), i, v)
+		report_print_variant(out, prefix, v);
 }
 
 static void

@@ -288,6 +288,10 @@ report_print_library(FILE *out, json_t *lib);
 void
 report_print_who(FILE *out, json_t *who);
 
+/* One cuDNN build and the processes that loaded it, a line after `prefix`. */
+void
+report_print_variant(FILE *out, const char *prefix, json_t *variant);
+
 int
 report_finish_output(FILE *out);
 

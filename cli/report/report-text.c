@@ -138,18 +138,23 @@ print_cudnn(FILE *out, json_t *model)
 	}
 	if (json_is_true(json_object_get(c, "differ")))
 		fprintf(out, "  DIFFERENT cuDNN builds across processes (library path or version):\n");
-	json_array_foreach(vars, i, v) {
-		long long np = report_jget_int(v, "processes");
+	json_array_foreach(vars, i, v)
+		report_print_variant(out, "", v);
+}
 
-		fprintf(out, "    %lld process%s: ", np, np == 1 ? "" : "es");
-		if (json_is_true(json_object_get(v, "known")))
-			report_print_library(out, json_object_get(v, "library"));
-		else
-			fputs("unknown (no header)", out);
-		fputs(": ", out);
-		report_print_who(out, json_object_get(v, "who"));
-		fputc('\n', out);
-	}
+void
+report_print_variant(FILE *out, const char *prefix, json_t *v)
+{
+	long long np = report_jget_int(v, "processes");
+
+	fprintf(out, "%s    %lld process%s: ", prefix, np, np == 1 ? "" : "es");
+	if (json_is_true(json_object_get(v, "known")))
+		report_print_library(out, json_object_get(v, "library"));
+	else
+		fputs("unknown (no header)", out);
+	fputs(": ", out);
+	report_print_who(out, json_object_get(v, "who"));
+	fputc('\n', out);
 }
 
 static void
