@@ -58,21 +58,15 @@ in_spy(const void *p)
 /* No errno value is negative. */
 #define LAZY_UNTOUCHED (-0x5e57)
 
-int spy_first_errno_pending;
+int spy_first_errno_pending[SPY_MAX_COPIES];
 
 int
 spy_copy_first_errno(unsigned copy, int errno_now)
 {
-	int given = errno_now, left = 0;
-
-	if (copy < SPY_MAX_COPIES && __atomic_load_n(&spy_copies[copy].lazy_pending, __ATOMIC_ACQUIRE) &&
-	    __atomic_exchange_n(&spy_copies[copy].lazy_pending, 0, __ATOMIC_ACQ_REL))
-		given = spy_copies[copy].lazy_errno;
-	for (unsigned k = 0; k < SPY_MAX_COPIES && !left; k++)
-		left = __atomic_load_n(&spy_copies[k].lazy_pending, __ATOMIC_ACQUIRE);
-	if (!left)
-		__atomic_store_n(&spy_first_errno_pending, 0, __ATOMIC_RELEASE);
-	return given;
+	if (copy < SPY_MAX_COPIES && __atomic_load_n(&spy_first_errno_pending[copy], __ATOMIC_ACQUIRE) &&
+	    __atomic_exchange_n(&spy_first_errno_pending[copy], 0, __ATOMIC_ACQ_REL))
+		return spy_copies[copy].lazy_errno;
+	return errno_now;
 }
 
 void
@@ -100,8 +94,7 @@ spy_copy_fill(unsigned copy)
 		version = ((size_t (*)(void))found[_SPY_FN_cudnnGetVersion])();
 		if (errno != LAZY_UNTOUCHED) {
 			lib->lazy_errno = errno;
-			__atomic_store_n(&lib->lazy_pending, 1, __ATOMIC_RELEASE);
-			__atomic_store_n(&spy_first_errno_pending, 1, __ATOMIC_RELEASE);
+			__atomic_store_n(&spy_first_errno_pending[copy], 1, __ATOMIC_RELEASE);
 		}
 	}
 	if (found[_SPY_FN_cudnnGetCudartVersion])

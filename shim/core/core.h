@@ -48,7 +48,6 @@ struct spy_real_lib {
 	size_t cudart;		/* cudnnGetCudartVersion() */
 	int major;
 	int lazy_errno;		/* what the copy's first call left in errno (its one-time initialization) */
-	int lazy_pending;	/* and the program's first call to the copy has not been given it yet */
 };
 /* [0]: the copy the exported definitions serve (spy_resolve); [1..]: registered by copies.c. */
 extern struct spy_real_lib spy_copies[SPY_MAX_COPIES];

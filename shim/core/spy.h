@@ -98,8 +98,11 @@ struct spy_call {
 };
 
 extern __thread struct spy_tls spy_tls __attribute__((tls_model("initial-exec")));
-/* 1 while a copy's first-call errno waits for the program's first call (copies.c): the fast path then sets up. */
-extern int spy_first_errno_pending;
+/*
+ * Per copy, 1 while what its first call left in errno waits for the program's first call to it (copies.c): that
+ * copy's wrappers then take spy_call_setup, which hands it over.
+ */
+extern int spy_first_errno_pending[SPY_MAX_COPIES];
 /* Per copy: filled once when the copy is resolved or registered (copies.c, resolve.c). */
 extern spy_fnptr spy_copy_real[SPY_MAX_COPIES][_SPY_FN_COUNT];
 #define spy_real (spy_copy_real[0])

@@ -44,7 +44,7 @@ spy_call_begin(struct spy_call *c, unsigned id, unsigned copy, const void *calle
 		t->copy = (unsigned char)copy;
 	/* Also while a copy's first-call errno is waiting (copies.c): resolved from dlsym, before any call. */
 	if (SPY_UNLIKELY(c->real == NULL || t->thread == NULL || (copy && t->thread->copy_n[copy] == NULL) ||
-			 __atomic_load_n(&spy_first_errno_pending, __ATOMIC_RELAXED)))
+			 __atomic_load_n(&spy_first_errno_pending[copy], __ATOMIC_RELAXED)))
 		spy_call_setup(c);
 	t->thread->inside = 1;
 	if (SPY_UNLIKELY(spy_fn_flags[id] & SPY_FN_PRE) && !c->nested)
