@@ -767,17 +767,7 @@ failure_tail(struct rec_reader *r, struct spy_line *l, const uint8_t *p, size_t 
 	for (uint64_t i = 0; i < count; i++) {
 		if (!spy_rec_get_uv(p, n, &pos, &fn) || !spy_rec_get_uv(p, n, &pos, &st))
 			return 0;
-		/* As the library's JSON record: an entry it cannot name is left out. */
-		if (fn >= _SPY_FN_COUNT)
-			continue;
-		if (!first)
-			spy_line_char(l, ',');
-		first = 0;
-		spy_line_lit(l, "{\"fn\":");
-		spy_line_name(l, spy_fn_info[fn].name);
-		spy_line_lit(l, ",\"status\":");
-		spy_line_i64(l, spy_rec_unzigzag(st));
-		spy_line_char(l, '}');
+		spy_recent_json(l, fn < _SPY_FN_COUNT ? (unsigned)fn : _SPY_FN_COUNT, spy_rec_unzigzag(st), &first);
 	}
 	spy_line_char(l, ']');
 	if (pos != n || !stack(r, l, p, end, &at, 1) || at != end)

@@ -28,19 +28,11 @@ brief_stack(FILE *out, json_t *first)
 		return;
 	fprintf(out, "%s      at", prefix);
 	json_array_foreach(stack, i, x) {
-		const char *sym = report_jget_str(x, "symbol", NULL);
-
 		if (i >= BRIEF_FRAMES) {
 			fputs(" < ...", out);
 			break;
 		}
-		fputs(i ? " <" : "", out);
-		if (sym)
-			fprintf(out, " %s (%s+%s)", sym, report_jget_str(x, "module", "?"),
-				report_jget_str(x, "offset", "?"));
-		else
-			fprintf(out, " %s+%s", report_jget_str(x, "module", "?"),
-				report_jget_str(x, "offset", "?"));
+		report_print_frame(out, x, i);
 	}
 	fputc('\n', out);
 }

@@ -288,6 +288,10 @@ report_print_library(FILE *out, json_t *lib);
 void
 report_print_who(FILE *out, json_t *who);
 
+/* A stack frame as " symbol (module+offset)" or " module+offset", after " <" unless it is the first (i 0). */
+void
+report_print_frame(FILE *out, json_t *frame, size_t i);
+
 /* One cuDNN build and the processes that loaded it, a line after `prefix`. */
 void
 report_print_variant(FILE *out, const char *prefix, json_t *variant);

@@ -157,6 +157,18 @@ report_print_variant(FILE *out, const char *prefix, json_t *v)
 	fputc('\n', out);
 }
 
+void
+report_print_frame(FILE *out, json_t *frame, size_t i)
+{
+	const char *sym = report_jget_str(frame, "symbol", NULL);
+
+	fputs(i ? " <" : "", out);
+	if (sym)
+		fprintf(out, " %s (%s+%s)", sym, report_jget_str(frame, "module", "?"), report_jget_str(frame, "offset", "?"));
+	else
+		fprintf(out, " %s+%s", report_jget_str(frame, "module", "?"), report_jget_str(frame, "offset", "?"));
+}
+
 static void
 print_first(FILE *out, json_t *first)
 {
@@ -173,16 +185,9 @@ print_first(FILE *out, json_t *first)
 	if (json_array_size(stack)) {
 		fputs("       stack:", out);
 		json_array_foreach(stack, i, x) {
-			const char *sym = report_jget_str(x, "symbol", NULL);
-
 			if (i >= STACK_SHOW)
 				break;
-			fputs(i ? " <" : "", out);
-			if (sym)
-				fprintf(out, " %s (%s+%s)", sym, report_jget_str(x, "module", "?"),
-					report_jget_str(x, "offset", "?"));
-			else
-				fprintf(out, " %s+%s", report_jget_str(x, "module", "?"), report_jget_str(x, "offset", "?"));
+			report_print_frame(out, x, i);
 		}
 		if (frames > (long long)i)
 			fprintf(out, " < ... (%lld frames)", frames);

@@ -27,3 +27,18 @@ spy_call_fields(struct spy_line *l, const char *event, unsigned fn, long long st
 	else
 		spy_line_lit(l, "null");
 }
+
+void
+spy_recent_json(struct spy_line *l, unsigned fn, long long status, int *first)
+{
+	if (fn >= _SPY_FN_COUNT)
+		return;
+	if (!*first)
+		spy_line_char(l, ',');
+	*first = 0;
+	spy_line_lit(l, "{\"fn\":");
+	spy_line_name(l, spy_fn_info[fn].name);
+	spy_line_lit(l, ",\"status\":");
+	spy_line_i64(l, status);
+	spy_line_char(l, '}');
+}

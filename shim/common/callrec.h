@@ -15,4 +15,10 @@
 void spy_call_fields(struct spy_line *l, const char *event, unsigned fn, long long status, unsigned copy,
 		     long long tid, uint64_t t_ns, int timed, uint64_t dur_ns);
 
+/*
+ * One entry of a failure record's "recent" list, `{"fn":...,"status":...}`, after a comma unless it is the
+ * first (*first, cleared here); nothing for an id that names no function.
+ */
+void spy_recent_json(struct spy_line *l, unsigned fn, long long status, int *first);
+
 #endif

@@ -227,18 +227,8 @@ recent_calls(struct spy_line *l, const struct spy_thread *th)
 	spy_line_char(l, '[');
 	for (unsigned i = 0; i < n; i++) {
 		uint32_t e = th->flight[(from + i) % SPY_FLIGHT_MAX];
-		unsigned id = e & 0xffff;
 
-		if (id >= _SPY_FN_COUNT)
-			continue;
-		if (!first)
-			spy_line_char(l, ',');
-		first = 0;
-		spy_line_lit(l, "{\"fn\":");
-		spy_line_name(l, spy_fn_info[id].name);
-		spy_line_lit(l, ",\"status\":");
-		spy_line_i64(l, (int16_t)(e >> 16));
-		spy_line_char(l, '}');
+		spy_recent_json(l, e & 0xffff, (int16_t)(e >> 16), &first);
 	}
 	spy_line_char(l, ']');
 }
