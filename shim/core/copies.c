@@ -50,22 +50,62 @@ spy_copy_major(unsigned copy)
 static int
 in_spy(const void *p)
 {
-	Dl_info di;
+	return spy_in_a_spy(p);
+}
 
-	return p && dladdr(p, &di) && di.dli_fbase == spy_self_base();
+/*
+ * This library, or another build of the spy in the same process (both
+ * drop-ins, when one library links libcudnn.so.8 and another
+ * libcudnn.so.9): each stands in front of a real copy, and taking one for
+ * the other's real functions sends calls back and forth forever.
+ */
+int
+spy_in_a_spy(const void *p)
+{
+	Dl_info di, mi;
+	void *h, *mark;
+	int spy;
+
+	if (!p || !dladdr(p, &di))
+		return 0;
+	if (di.dli_fbase == spy_self_base())
+		return 1;
+	if (!di.dli_fname || strncmp(base_of(di.dli_fname), "libcudnn", 8) != 0)
+		return 0;
+	h = spy_dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return 0;
+	/* Every build of the spy defines its public API; a real cuDNN does not. */
+	mark = spy_dlsym(h, "cudnnspy_is_loaded");
+	spy = mark && dladdr(mark, &mi) && mi.dli_fbase == di.dli_fbase;
+	dlclose(h);
+	return spy;
 }
 
 /* No errno value is negative. */
 #define LAZY_UNTOUCHED (-0x5e57)
 
-int spy_first_errno_pending[SPY_MAX_COPIES];
+union spy_slot_flags spy_slot_slow[SPY_MAX_COPIES + 1];
+/* Per copy, 1 while its first-call errno waits: taken by exactly one call. */
+static int first_errno_pending[SPY_MAX_COPIES];
+
+/* Copy 0 is reached through the exported names and through its handle's wrappers: both slots wait. */
+static void
+first_errno_wait(unsigned copy, unsigned char on)
+{
+	__atomic_store_n(&spy_slot_slow[copy].why[SPY_SLOW_ERRNO], on, __ATOMIC_RELEASE);
+	if (copy == 0)
+		__atomic_store_n(&spy_slot_slow[SPY_SLOT_EXPORTED].why[SPY_SLOW_ERRNO], on, __ATOMIC_RELEASE);
+}
 
 int
 spy_copy_first_errno(unsigned copy, int errno_now)
 {
-	if (copy < SPY_MAX_COPIES && __atomic_load_n(&spy_first_errno_pending[copy], __ATOMIC_ACQUIRE) &&
-	    __atomic_exchange_n(&spy_first_errno_pending[copy], 0, __ATOMIC_ACQ_REL))
+	if (copy < SPY_MAX_COPIES && __atomic_load_n(&first_errno_pending[copy], __ATOMIC_ACQUIRE) &&
+	    __atomic_exchange_n(&first_errno_pending[copy], 0, __ATOMIC_ACQ_REL)) {
+		first_errno_wait(copy, 0);
 		return spy_copies[copy].lazy_errno;
+	}
 	return errno_now;
 }
 
@@ -94,7 +134,8 @@ spy_copy_fill(unsigned copy)
 		version = ((size_t (*)(void))found[_SPY_FN_cudnnGetVersion])();
 		if (errno != LAZY_UNTOUCHED) {
 			lib->lazy_errno = errno;
-			__atomic_store_n(&spy_first_errno_pending[copy], 1, __ATOMIC_RELEASE);
+			__atomic_store_n(&first_errno_pending[copy], 1, __ATOMIC_RELEASE);
+			first_errno_wait(copy, 1);
 		}
 	}
 	if (found[_SPY_FN_cudnnGetCudartVersion])
@@ -123,7 +164,7 @@ copy_banner(unsigned k)
 }
 
 int
-spy_copy_for(void *base, const char *fname, const void *caller)
+spy_copy_for(void *base, const char *fname, const void *caller, const char *how)
 {
 	static int full_said;
 	struct spy_real_lib *c;
@@ -162,7 +203,7 @@ spy_copy_for(void *base, const char *fname, const void *caller)
 	memset(c, 0, sizeof(*c));
 	c->handle = h;
 	c->base = base;
-	c->how = "reached through dlsym(handle)";
+	c->how = how;
 	if (fname[0] != '/' || !realpath(fname, c->path))
 		snprintf(c->path, sizeof(c->path), "%s", fname);
 	snprintf(c->who, sizeof(c->who), "%s",
@@ -170,6 +211,8 @@ spy_copy_for(void *base, const char *fname, const void *caller)
 										   : program_invocation_short_name);
 	spy_copy_fill(k);
 	__atomic_store_n(&nextra, k, __ATOMIC_RELEASE);
+	/* Two copies answer: the exported names now go where each caller's own scope goes (route.c). */
+	__atomic_store_n(&spy_slot_slow[SPY_SLOT_EXPORTED].why[SPY_SLOW_ROUTE], 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&lock);
 	copy_banner(k);
 	return (int)k;
@@ -191,9 +234,9 @@ nested_lookup(unsigned k, unsigned id, const void *caller)
 	Dl_info di;
 	void *local = NULL, *global = NULL;
 
-	/* The caller's link map is its dlopen handle. */
+	/* The caller's link map is its dlopen handle; another build of the spy is no part of a copy. */
 	if (caller && dladdr1(caller, &di, (void **)&lm, RTLD_DL_LINKMAP) && lm && di.dli_fname &&
-	    di.dli_fbase != spy_self_base() && strncmp(base_of(di.dli_fname), "libcudnn", 8) == 0)
+	    strncmp(base_of(di.dli_fname), "libcudnn", 8) == 0 && !spy_in_a_spy(caller))
 		local = spy_dlsym(lm, name);
 	if (in_spy(local))
 		local = NULL;

@@ -56,10 +56,13 @@ extern struct spy_real_lib spy_copies[SPY_MAX_COPIES];
 unsigned spy_copy_count(void);
 /*
  * The copy id of the dispatcher mapped at `base` (file `fname`), registering
- * it at its first use: -1 when every slot is taken (said once). The caller
+ * it at its first use, found the way `how` says (a static text): -1 when
+ * every slot is taken (said once). The caller
  * runs spy_init() first, so that copy 0 is settled before any other.
  */
-int spy_copy_for(void *base, const char *fname, const void *caller);
+int spy_copy_for(void *base, const char *fname, const void *caller, const char *how);
+/* 1 when `p` lies in this library or in another build of the spy (a drop-in beside the preload, or both drop-ins). */
+int spy_in_a_spy(const void *p);
 /* The cuDNN major of a copy: 8 or 9; the spy's own flavor's when not known. */
 int spy_copy_major(unsigned copy);
 /* Fills a copy's table of real functions and asks its versions. */
@@ -71,6 +74,19 @@ void spy_copy_fill(unsigned copy);
  */
 int spy_copy_first_errno(unsigned copy, int errno_now);
 
+
+/*
+ * route.c: the copy that answers a call made through an exported name from
+ * return address `ra`, as the loader bound the caller's reference without
+ * the spy: the global scope first, then the caller's own dependencies. A
+ * copy id, or -1 with *raw set to the real function of a copy that has no
+ * slot (answered, not recorded).
+ */
+int spy_route(const void *ra, unsigned id, spy_fnptr *raw);
+/* An object bound to the exported names: several copies mapped now turns routing on. */
+void spy_route_recheck(void);
+/* Forgets every caller's route (a copy was closed or replaced). */
+void spy_route_forget(void);
 
 /* Finds and opens copy 0, the one the exported definitions serve, and fills its table; 0 on success. */
 int spy_resolve(void);

@@ -62,6 +62,16 @@ struct spy_counts {
 
 struct spy_buf;
 
+/* Where an exported call from one return address went (route.c): a small cache per thread, no lock. */
+#define SPY_ROUTE_CACHE 64
+struct spy_route_entry {
+	const void *ra;
+	unsigned gen;		/* route.c's generation when found: a closed copy makes every entry stale */
+	unsigned short id;
+	short copy;		/* -1: `raw`, the real function of a copy without a slot */
+	spy_fnptr raw;
+};
+
 /* Per-thread state; never freed, reused after its thread exits. */
 struct spy_thread {
 	struct spy_thread *next;
@@ -73,6 +83,7 @@ struct spy_thread {
 	struct spy_buf *buf;	/* records waiting to be written; NULL until the first */
 	struct spy_counts n[_SPY_FN_COUNT];	/* copy 0 */
 	struct spy_counts *copy_n[SPY_MAX_COPIES];	/* copies 1..: allocated at the thread's first call */
+	struct spy_route_entry route[SPY_ROUTE_CACHE];
 };
 
 struct spy_tls {
@@ -99,10 +110,24 @@ struct spy_call {
 
 extern __thread struct spy_tls spy_tls __attribute__((tls_model("initial-exec")));
 /*
- * Per copy, 1 while what its first call left in errno waits for the program's first call to it (copies.c): that
- * copy's wrappers then take spy_call_setup, which hands it over.
+ * Why a wrapper must take spy_call_setup, per slot: slots 0..SPY_MAX_COPIES-1 are the copies' wrappers
+ * (spy_copy_wrapper), SPY_SLOT_EXPORTED the exported entry points (copy 0, unless the caller's own scope reaches
+ * another copy: route.c). Each reason is a byte of its own, so that setting one never rewrites another, and the
+ * fast path tests them all with one load.
  */
-extern int spy_first_errno_pending[SPY_MAX_COPIES];
+#define SPY_SLOT_EXPORTED SPY_MAX_COPIES
+enum {
+	SPY_SLOW_ERRNO,		/* the copy's first-call errno waits for the program's first call (copies.c) */
+	SPY_SLOW_RECHECK,	/* an object bound to the exported names: look at the copies mapped (route.c) */
+	SPY_SLOW_ROUTE,		/* more than one copy mapped: each exported call goes where its caller's scope goes */
+};
+union spy_slot_flags {
+	int any;
+	unsigned char why[4];
+};
+extern union spy_slot_flags spy_slot_slow[SPY_MAX_COPIES + 1];
+/* spy_call.nested of an exported call handed to another copy's wrapper: that wrapper does the accounting. */
+#define SPY_REROUTED 0x80000000u
 /* Per copy: filled once when the copy is resolved or registered (copies.c, resolve.c). */
 extern spy_fnptr spy_copy_real[SPY_MAX_COPIES][_SPY_FN_COUNT];
 #define spy_real (spy_copy_real[0])

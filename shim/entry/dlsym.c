@@ -110,7 +110,7 @@ spy_dlsym_hook(void *handle, const char *name, void *caller)
 	/* The wrapper bound to the copy behind this handle; past the last slot, the real function. */
 	spy_init();	/* copy 0 first: the exported definitions' copy is settled before any other */
 	known = spy_copy_count();
-	copy = spy_copy_for(di.dli_fbase, di.dli_fname, caller);
+	copy = spy_copy_for(di.dli_fbase, di.dli_fname, caller, "reached through dlsym(handle)");
 	/* A new copy: the audit names which copy each library record is, and who reaches which copy. */
 	if (spy_copy_count() != known)
 		spy_audit();

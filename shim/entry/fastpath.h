@@ -15,7 +15,7 @@
 #include "summary.h"
 
 /* The first call of a thread or a copy: resolves, and sets up the thread's counters (init.c). */
-spy_fnptr spy_call_setup(struct spy_call *c);
+spy_fnptr spy_call_setup(struct spy_call *c, const void *caller);
 /* What a wrapper answers when the real function is missing (fallback.c). */
 const char *spy_fail_error_string(long status);
 void spy_fail_last_error(char *message, size_t max_size);
@@ -25,9 +25,14 @@ void spy_fail_last_error(char *message, size_t max_size);
  * tables cost nothing there; a nested call (cuDNN's sub-libraries calling
  * each other through the exported names) belongs to the outer call's copy.
  */
-/* Always inlined: out of line it costs a call and spills (+38 instructions on cudnnGetVersion, callgrind). */
+/*
+ * `wrappers` is spy_copy_wrapper, passed by the generated wrappers that define it (and on to the handwritten
+ * ones), so that this header names no table of theirs.
+ * Always inlined: out of line it costs a call and spills (+38 instructions on cudnnGetVersion, callgrind).
+ */
 static inline __attribute__((always_inline)) spy_fnptr
-spy_call_begin(struct spy_call *c, unsigned id, unsigned copy, const void *caller)
+spy_call_begin(struct spy_call *c, unsigned id, unsigned copy, unsigned slot, const void *caller,
+	       const spy_fnptr (*wrappers)[_SPY_FN_COUNT])
 {
 	struct spy_tls *t = &spy_tls;
 
@@ -42,10 +47,17 @@ spy_call_begin(struct spy_call *c, unsigned id, unsigned copy, const void *calle
 		spy_nested_real(c, caller);
 	else
 		t->copy = (unsigned char)copy;
-	/* Also while a copy's first-call errno is waiting (copies.c): resolved from dlsym, before any call. */
+	/*
+	 * Also while the slot has a reason (spy_slot_slow): a copy's first-call errno waiting, or, for the
+	 * exported names, several copies mapped, each caller answered by the copy its own scope reaches.
+	 */
 	if (SPY_UNLIKELY(c->real == NULL || t->thread == NULL || (copy && t->thread->copy_n[copy] == NULL) ||
-			 __atomic_load_n(&spy_first_errno_pending[copy], __ATOMIC_RELAXED)))
-		spy_call_setup(c);
+			 __atomic_load_n(&spy_slot_slow[slot].any, __ATOMIC_RELAXED))) {
+		spy_call_setup(c, caller);
+		/* Another copy answers this exported call: through its wrapper, which does the accounting. */
+		if (c->nested == SPY_REROUTED && c->copy && wrappers[c->copy][id])
+			c->real = wrappers[c->copy][id];
+	}
 	t->thread->inside = 1;
 	if (SPY_UNLIKELY(spy_fn_flags[id] & SPY_FN_PRE) && !c->nested)
 		c->pre = 1;
@@ -70,6 +82,11 @@ spy_call_end(struct spy_call *c, long status, unsigned copy)
 
 	t->depth--;
 	if (SPY_UNLIKELY(c->nested)) {
+		/* Handed to another copy's wrapper by spy_call_setup, which took back this call's depth. */
+		if (c->nested == SPY_REROUTED) {
+			t->depth++;
+			return 0;
+		}
 		/* The outer call of this thread set up its copy's counters. */
 		SPY_INC(spy_counts_of(th, c->copy, c->id)->internal);
 		return 0;

@@ -8,15 +8,18 @@
  * failure for the record, so it hands the same text to the program, once,
  * exactly as cuDNN would have.
  */
-void spy_hw_cudnnGetLastErrorString(unsigned copy, const void *caller, char *message, size_t max_size);
+void spy_hw_cudnnGetLastErrorString(unsigned copy, unsigned slot, const void *caller,
+			       const spy_fnptr (*wrappers)[_SPY_FN_COUNT], char *message, size_t max_size);
 
 /* The generator's entry points (every copy's) call this body. */
 void
-spy_hw_cudnnGetLastErrorString(unsigned copy, const void *caller, char *message, size_t max_size)
+spy_hw_cudnnGetLastErrorString(unsigned copy, unsigned slot, const void *caller,
+			       const spy_fnptr (*wrappers)[_SPY_FN_COUNT], char *message, size_t max_size)
 {
 	struct spy_call c;
 	_spy_pfn_cudnnGetLastErrorString f =
-		(_spy_pfn_cudnnGetLastErrorString)spy_call_begin(&c, _SPY_FN_cudnnGetLastErrorString, copy, caller);
+		(_spy_pfn_cudnnGetLastErrorString)spy_call_begin(&c, _SPY_FN_cudnnGetLastErrorString, copy, slot, caller,
+							   wrappers);
 
 	if (!c.nested && spy_take_last_error(c.copy, message, max_size))
 		;

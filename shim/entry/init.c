@@ -209,8 +209,47 @@ copy_counters(struct spy_thread *th, unsigned copy)
 		th->copy_n[copy] = shared[copy];
 }
 
+/*
+ * An exported call while several copies are mapped: answered by the copy
+ * the caller's own scope reaches (route.c). Another copy's call goes
+ * through that copy's wrapper (spy_call_begin takes it), which counts and
+ * records it as that copy's; this call then only hands it on
+ * (SPY_REROUTED, undone in spy_call_end). A copy without a slot's call goes
+ * to its real function, unrecorded.
+ */
+static int
+route(struct spy_call *c, const void *caller)
+{
+	const union spy_slot_flags *f = &spy_slot_slow[SPY_SLOT_EXPORTED];
+	spy_fnptr raw = NULL;
+	unsigned known;
+	int k;
+
+	if (c->nested || c->copy != 0 || !spy_resolved())
+		return 0;
+	if (__atomic_load_n(&f->why[SPY_SLOW_RECHECK], __ATOMIC_ACQUIRE))
+		spy_route_recheck();
+	if (!__atomic_load_n(&f->why[SPY_SLOW_ROUTE], __ATOMIC_ACQUIRE))
+		return 0;
+	known = spy_copy_count();
+	k = spy_route(caller, c->id, &raw);
+	if (spy_copy_count() != known)
+		spy_audit();	/* a new copy: the library records and the findings say who reaches it */
+	if (k == 0)
+		return 0;
+	/* Copy k's real function, which spy_call_begin exchanges for copy k's wrapper; a copy without a slot's. */
+	raw = k > 0 ? __atomic_load_n(&spy_copy_real[k][c->id], __ATOMIC_ACQUIRE) : raw;
+	if (!raw)
+		return 0;
+	c->real = raw;
+	c->copy = k > 0 ? (unsigned)k : 0;
+	c->nested = SPY_REROUTED;
+	spy_tls.depth--;
+	return 1;
+}
+
 spy_fnptr
-spy_call_setup(struct spy_call *c)
+spy_call_setup(struct spy_call *c, const void *caller)
 {
 	static int missing_said[SPY_MAX_COPIES][_SPY_FN_COUNT];
 	const struct spy_real_lib *lib = &spy_copies[c->copy];
@@ -224,16 +263,17 @@ spy_call_setup(struct spy_call *c)
 		spy_fork_hazard_check();
 		c->real = __atomic_load_n(&spy_copy_real[c->copy][c->id], __ATOMIC_ACQUIRE);
 	}
+	if (!c->real && (spy_init() == 0 || c->copy))
+		c->real = __atomic_load_n(&spy_copy_real[c->copy][c->id], __ATOMIC_ACQUIRE);
+	if (route(c, caller)) {
+		errno = saved;
+		return c->real;
+	}
 	if (!c->real) {
-		if (spy_init() == 0 || c->copy)
-			c->real = __atomic_load_n(&spy_copy_real[c->copy][c->id], __ATOMIC_ACQUIRE);
-		if (!c->real) {
-			c->fail_status = fail_status(c->copy, c->id);
-			if (lib->handle)
-				spy_log_once(&missing_said[c->copy][c->id],
-					     "%s is not in %s (cuDNN %zu): returning %s", spy_fn_info[c->id].name,
-					     lib->path, lib->version, spy_status_name(c->fail_status));
-		}
+		c->fail_status = fail_status(c->copy, c->id);
+		if (lib->handle)
+			spy_log_once(&missing_said[c->copy][c->id], "%s is not in %s (cuDNN %zu): returning %s",
+				     spy_fn_info[c->id].name, lib->path, lib->version, spy_status_name(c->fail_status));
 	}
 	/*
 	 * The program's errno, or, for its first call to the copy, what cuDNN's first call would have made it;

@@ -3,7 +3,8 @@
 
 usage: gen.py WHAT API_FILE OUTPUT
 WHAT is one of: types, protos, api-h, api-c, wrappers, names, stubs,
-map-preload, map-dropin8, map-dropin9, map-fake8, map-fake9, fake.
+map-preload, map-dropin8, map-dropin9, map-fake8, map-fake9, fake,
+exports-preload, exports-dropin9, exports-dropin8.
 
 Each output starts with a line saying it is generated and must not be edited.
 """
@@ -284,18 +285,24 @@ def emit_wrappers(api, path):
         ret = "" if fn.ret == "void" else "return "
         cargs = "_spy_copy, _SPY_CALLER" + (", " + args if args else "")
         if fn.name in HANDWRITTEN:
-            out += ["%s spy_hw_%s(unsigned _spy_copy, const void *_spy_caller%s);" % (
-                fn.ret, fn.name, ", " + params if fn.params else "")]
-            body = "spy_hw_%s" % fn.name
+            out += ["%s spy_hw_%s(unsigned _spy_copy, unsigned _spy_slot, const void *_spy_caller, "
+                    "const spy_fnptr (*_spy_wrappers)[_SPY_FN_COUNT]%s);" % (
+                        fn.ret, fn.name, ", " + params if fn.params else ""),
+                    "#define _spy_hwcall_%s(copy, slot, caller, ...) spy_hw_%s(copy, slot, caller, "
+                    "spy_copy_wrapper, __VA_ARGS__)" % (fn.name, fn.name)]
+            body = "_spy_hwcall_%s" % fn.name
         else:
             body = "_spy_body_%s" % fn.name
             out += emit_body(api, fn)
-        out += ["SPY_EXPORT %s" % fn.ret, "%s(%s)" % (fn.name, params), "{",
+        # The exported entry points (g_exports_*.c) resolve to this: copy 0, through the exported slot.
+        out += ["%s _spy_x_%s(%s);" % (fn.ret, fn.name, params),
+                "%s" % fn.ret, "_spy_x_%s(%s)" % (fn.name, params), "{",
                 "\tconst unsigned _spy_copy = 0;", "",
-                "\t%s%s(%s);" % (ret, body, cargs), "}", "",
+                "\t%s%s(%s);" % (ret, body, cargs.replace("_spy_copy, ", "_spy_copy, SPY_SLOT_EXPORTED, ", 1)),
+                "}", "",
                 "static __attribute__((noinline)) %s" % fn.ret,
                 "_spy_any_%s(unsigned _spy_copy, const void *_spy_caller%s)" % (fn.name, ", " + params if fn.params else ""),
-                "{", "\t%s%s(_spy_copy, _spy_caller%s);" % (ret, body, ", " + args if args else ""), "}", ""]
+                "{", "\t%s%s(_spy_copy, _spy_copy, _spy_caller%s);" % (ret, body, ", " + args if args else ""), "}", ""]
         for k in range(1, COPIES):
             out += ["static %s" % fn.ret, "_spy_k%d_%s(%s)" % (k, fn.name, params), "{",
                     "\t%s_spy_any_%s(%d, _SPY_CALLER%s);" % (ret, fn.name, k, ", " + args if args else ""), "}", ""]
@@ -312,7 +319,7 @@ def emit_wrappers(api, path):
             if fn.stub:
                 out.append("\t\t%s," % ("_SPY_STUB(_spy_stub_%s)" % fn.name if k == 0 else "NULL"))
             elif k == 0:
-                out.append("\t\t(spy_fnptr)%s," % fn.name)
+                out.append("\t\t(spy_fnptr)_spy_x_%s," % fn.name)
             else:
                 out.append("\t\t(spy_fnptr)_spy_k%d_%s," % (k, fn.name))
         out.append("\t},")
@@ -325,12 +332,12 @@ def emit_body(api, fn):
     args = ", ".join(p.name for p in fn.params)
     status = fn.ret == "cudnnStatus_t"
     out = ["static inline __attribute__((always_inline)) %s" % fn.ret,
-           "_spy_body_%s(const unsigned _spy_copy, const void *_spy_caller%s)" % (
+           "_spy_body_%s(const unsigned _spy_copy, const unsigned _spy_slot, const void *_spy_caller%s)" % (
                fn.name, ", " + fn.proto_params() if fn.params else ""), "{",
            "\tstruct spy_call _spy_c;"]
     if fn.ret != "void":
         out.append("\t%s _spy_r;" % fn.ret)
-    out += ["\t_spy_pfn_%s _spy_f = (_spy_pfn_%s)spy_call_begin(&_spy_c, _SPY_FN_%s, _spy_copy, _spy_caller);"
+    out += ["\t_spy_pfn_%s _spy_f = (_spy_pfn_%s)spy_call_begin(&_spy_c, _SPY_FN_%s, _spy_copy, _spy_slot, _spy_caller, spy_copy_wrapper);"
             % (fn.name, fn.name, fn.name), ""]
     handle = fn.params[0].name if fn.params and fn.params[0].base == "cudnnHandle_t" else "NULL"
     out += ["\tif (SPY_UNLIKELY(_spy_c.pre))",
@@ -410,9 +417,82 @@ def emit_stubs(api, path):
     return out
 
 
+def default_node(fn):
+    return "libcudnn.so.9" if 9 in fn.majors else "libcudnn.so.8"
+
+
+def export_nodes(fn, flavor):
+    """The symbol versions under which a flavor exports a declared function, the default first.
+
+    The preload stands in front of every copy a linked caller may reach, so it defines each name under every
+    version the real libraries give it: the dispatchers' (libcudnn.so.9, libcudnn.so.8) and, for the calls
+    between cuDNN 9's sub-libraries, the defining sub-library's. A reference then binds to it only where it
+    would have bound to a real definition of that version (glibc's check_match), and the caller's own scope
+    says which copy (shim/core/route.c). A drop-in is one real library: its own node only."""
+    if flavor == "dropin9":
+        return ["libcudnn.so.9"] if 9 in fn.majors else []
+    if flavor == "dropin8":
+        return ["libcudnn.so.8"] if 8 in fn.majors else []
+    nodes = [default_node(fn)]
+    if 9 in fn.majors and 8 in fn.majors:
+        nodes.append("libcudnn.so.8")
+    if 9 in fn.majors and fn.lib:
+        nodes.append("libcudnn_%s.so.9" % fn.lib)
+    return nodes
+
+
+def preload_nodes(api):
+    subs = sorted({"libcudnn_%s.so.9" % f.lib for f in api.functions if f.lib and 9 in f.majors})
+    return ["libcudnn.so.8"] + subs + ["libcudnn.so.9"]
+
+
+def emit_exports(api, path, flavor):
+    """The exported entry points: for each declared function and version node, an IFUNC resolving to the one
+    copy-0 wrapper (_spy_x_NAME, g_wrappers.c), so that several versions of a name cost the call nothing.
+    The preload's resolvers note that an object is binding to the spy (a library the program just loaded may
+    have brought its own cuDNN): the next exported call looks at the copies mapped (route.c)."""
+    out = []
+    banner(out, path)
+    out += ['#include "spy.h"', "",
+            "/* Resolvers run inside the loader, maybe before this library is relocated: position-independent"
+            " stores only. */",
+            "#define _SPY_RESOLVER static __attribute__((used, no_sanitize(\"address\", \"thread\","
+            " \"undefined\"), no_stack_protector)) _spy_entry_fn",
+            "typedef void (*_spy_entry_fn)(void);"]
+    if flavor == "preload":
+        out.append("#define _SPY_BOUND() (*(volatile unsigned char *)&spy_slot_slow[SPY_SLOT_EXPORTED]"
+                   ".why[SPY_SLOW_RECHECK] = 1)")
+    else:
+        out.append("#define _SPY_BOUND() ((void)0)")
+    out.append("")
+    for fn in api.declared():
+        nodes = export_nodes(fn, flavor)
+        if not nodes:
+            continue
+        out += ["void _spy_x_%s(void);" % fn.name,
+                "_SPY_RESOLVER", "_spy_r_%s(void)" % fn.name, "{", "\t_SPY_BOUND();",
+                "\treturn _spy_x_%s;" % fn.name, "}"]
+        for i, node in enumerate(nodes):
+            entry = "_spy_e%d_%s" % (i, fn.name)
+            out += ["void %s(void) __attribute__((ifunc(\"_spy_r_%s\"), visibility(\"default\")));" % (
+                entry, fn.name),
+                    "__asm__(\".symver %s, %s%s%s, remove\");" % (entry, fn.name, "@@" if i == 0 else "@", node)]
+        out.append("")
+    return out
+
+
 def emit_map(api, path, flavor):
     out = []
     banner(out, path, "/* %s */")
+    if flavor == "preload":
+        # Named nodes, and no "local: *": -fvisibility=hidden keeps everything else in, and dlsym, dlopen and
+        # cudnnspy_* stay unversioned (the base version), so that a reference of any version binds to them.
+        # The declared names get their versions from g_exports_preload.c; the jump stubs' from here.
+        stubs = [f.name for f in api.stubs()]
+        for node in preload_nodes(api):
+            names = stubs if node == "libcudnn.so.9" else []
+            out.append("%s {%s};" % (node, (" global: " + " ".join("%s;" % n for n in names) + " ") if names else ""))
+        return out
     if flavor in ("dropin8", "fake8"):
         node, fns = "libcudnn.so.8", [f for f in api.functions if 8 in f.majors]
     elif flavor in ("dropin9", "fake9"):
@@ -479,6 +559,8 @@ def main():
     }
     if what.startswith("map-"):
         lines = emit_map(api, api_path, what[4:])
+    elif what.startswith("exports-"):
+        lines = emit_exports(api, api_path, what[8:])
     elif what in emitters:
         lines = emitters[what](api, api_path)
     else:

@@ -69,6 +69,10 @@ static struct load loads[MAX_LOADS];
 static int nloads, device_checked;
 static struct entry entries[MAX_ENTRIES];
 static int nentries;
+/* Other builds of the spy mapped beside this one (drop_other_spies). */
+#define MAX_SPIES 8
+static void *spies[MAX_SPIES];
+static int nspies;
 static unsigned long long seen_adds, seen_subs;
 static unsigned findings[MAX_FINDINGS];
 static unsigned copies_seen;
@@ -221,6 +225,9 @@ scan_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		return 0;
 	if ((void *)info->dlpi_addr == spy_self_base())
 		return 0;
+	for (int i = 0; i < nspies; i++)
+		if (spies[i] == (void *)info->dlpi_addr)
+			return 0;
 	for (int i = 0; i < nentries; i++)
 		if (entries[i].base == (void *)info->dlpi_addr)
 			return 0;
@@ -410,6 +417,9 @@ copy_words(int k, char *out, size_t size)
 {
 	if (k == 0)
 		snprintf(out, size, "the program's calls by name (copy 0)");
+	else if (k > 0 && spy_copies[k].how && strcmp(spy_copies[k].how, "linked") == 0)
+		snprintf(out, size, "the calls by name of %s, which links it (copy %d)",
+			 spy_copies[k].who[0] ? spy_copies[k].who : "?", k);
 	else if (k > 0)
 		snprintf(out, size, "calls through dlsym(handle) by %s (copy %d)",
 			 spy_copies[k].who[0] ? spy_copies[k].who : "?", k);
@@ -755,14 +765,36 @@ out:
 		dlclose(h);
 }
 
+/*
+ * Another build of the spy (both drop-ins, when one library links
+ * libcudnn.so.8 and another libcudnn.so.9) is no copy: it watches its own.
+ * Told apart after the scan, since asking needs the loader's lock.
+ */
+static void
+drop_other_spies(int from)
+{
+	for (int i = from; i < nentries; i++) {
+		if (entries[i].kind != K_CUDNN || !spy_in_a_spy(entries[i].base))
+			continue;
+		if (nspies < MAX_SPIES)
+			spies[nspies++] = entries[i].base;
+		memmove(&entries[i], &entries[i + 1], (size_t)(nentries - i - 1) * sizeof(entries[0]));
+		nentries--;
+		i--;
+	}
+}
+
 void
 spy_audit(void)
 {
 	struct scan sc = { 0 };
 	struct spy_thread *th;
+	int before;
 
 	pthread_mutex_lock(&lock);
+	before = nentries;
 	dl_iterate_phdr(scan_cb, &sc);
+	drop_other_spies(before);
 	if (sc.changed || copies_seen != spy_copy_count()) {
 		copies_seen = spy_copy_count();
 		th = spy_thread_get();

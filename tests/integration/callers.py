@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Every caller answered by the copy it reaches without the spy (issue 26): libraries linked to different cuDNN
+majors in RTLD_LOCAL scopes, more copies than the spy has slots, a copy closed and replaced, calls at exit.
+
+usage: callers.py NAME     (meson passes the paths in the environment, as for scenarios.py)
+"""
+import os
+import re
+import sys
+import tempfile
+
+import scenarios
+from scenarios import (DROPIN8, DROPIN9, FAKE9, PRELOAD, PROGS, Failed, check, copy_calls, fake_copy, findings,
+                       libraries, prog, run, same_output)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCENARIOS = {}
+LIB8 = os.path.join(PROGS, "libmajor8.so")
+LIB9 = os.path.join(PROGS, "libmajor9.so")
+
+
+def scenario(fn):
+    SCENARIOS[fn.__name__.replace("_", "-")] = fn
+    return fn
+
+
+def under_spy(argv, what, env=None):
+    """The program without the spy, preloaded and with both drop-ins first on the library path: the same
+    output each time. Returns (plain, preloaded)."""
+    env = env or {}
+    plain = run(argv, env)
+    spied = run(argv, dict(env, LD_PRELOAD=PRELOAD, CUDNNSPY_TRACE="*"))
+    same_output(plain, spied, "under preload (%s)" % what)
+    dropin = run(argv, dict(env, LD_LIBRARY_PATH=DROPIN9 + ":" + DROPIN8))
+    # The fake's own counter is behind the drop-in, out of the library's reach: the rest must be the same.
+    check(re.sub(r", own Ex calls \d+", "", plain.stdout) == dropin.stdout and plain.returncode == dropin.returncode,
+          "stdout changed under the drop-ins (%s)" % what, plain.stdout, dropin.stdout)
+    return plain, spied
+
+
+def check_two_majors(plain, spied, what):
+    out = plain.stdout
+    check("lib8 first: version 8907" in out and "lib9 first: version 91900" in out and
+          "lib8 again: version 8907" in out and "lib9 again: version 91900" in out,
+          "each library answered by its own major without the spy (%s)" % what, out)
+    by_copy = copy_calls(spied)
+    check(sorted(by_copy) == [0, 1], "two copies counted (%s)" % what, repr(by_copy))
+    versions = {l["copy"]: l["version"] for l in libraries(spied) if l.get("copy") is not None}
+    check(sorted(versions.values()) == [8907, 91900], "each copy declared with its version (%s)" % what,
+          repr(versions))
+    for k in (0, 1):
+        check(by_copy[k].get("cudnnGetVersion") == (2, 0, 0) and
+              by_copy[k].get("cudnnSetTensor4dDescriptor") == (4, 0, 0),
+              "each copy's calls counted as its own (%s, copy %d)" % (what, k), repr(by_copy[k]))
+    lines = [l for l in spied.stderr.splitlines() if "runtime-multiple-copies" in l]
+    check(lines and "which links it" in lines[-1], "the finding says which library reached which copy (%s)" % what,
+          spied.stderr)
+
+
+@scenario
+def linked_two_majors():
+    """Two libraries, one linked to libcudnn.so.8 and one to libcudnn.so.9, each opened RTLD_LOCAL by a program
+    that links neither, both orders: each answered by its own copy, as without the spy."""
+    for order in ([LIB8, LIB9], [LIB9, LIB8]):
+        what = "order " + " ".join(os.path.basename(p) for p in order)
+        plain, spied = under_spy([prog("two-majors")] + order, what)
+        check_two_majors(plain, spied, what)
+
+
+@scenario
+def linked_two_majors_ctypes():
+    """The same through Python's ctypes.CDLL, which is how Python imports two frameworks' extension modules."""
+    script = os.path.join(HERE, "two_majors_client.py")
+    for order in ([LIB8, LIB9], [LIB9, LIB8]):
+        what = "ctypes, order " + " ".join(os.path.basename(p) for p in order)
+        plain, spied = under_spy([sys.executable, script] + order, what)
+        check_two_majors(plain, spied, what)
+
+
+def many_copies(n):
+    with tempfile.TemporaryDirectory() as d:
+        paths = [fake_copy(os.path.join(d, "c%d" % i), 9, 90000 + i) for i in range(n)]
+        argv = [prog("copies-dlopen")] + paths
+        plain = run(argv)
+        check(plain.stdout.count("own Ex calls 2") == n, "%d copies, each with its own internal calls" % n,
+              plain.stdout)
+        spied = run(argv, {"LD_PRELOAD": PRELOAD})
+        same_output(plain, spied, "under preload, %d copies" % n)
+        lines = [l for l in spied.stderr.splitlines() if "more than 8 cuDNN copies" in l]
+        check(len(lines) == 1, "the copies past the table said once", spied.stderr)
+        by_copy = copy_calls(spied)
+        check(sorted(by_copy) == list(range(8)), "copies 0..7 watched", repr(sorted(by_copy)))
+        check(all(by_copy[k].get("cudnnSetTensor4dDescriptorEx") == (0, 0, 2) for k in range(8)),
+              "the watched copies' internal calls counted in them", repr(by_copy))
+        dropin = run(argv, {"LD_LIBRARY_PATH": DROPIN9})
+        same_output(plain, dropin, "with the drop-in on the path, %d copies" % n)
+
+
+@scenario
+def copies_past_table():
+    """10 and 16 copies opened by path by a program linked to none: every copy's own internal calls
+    (cudnnSetTensor4dDescriptor calling cudnnSetTensor4dDescriptorEx) stay in that copy, past the table too."""
+    many_copies(10)
+    many_copies(16)
+
+
+def main():
+    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
+        print("usage: callers.py {%s}" % ",".join(sorted(SCENARIOS)))
+        return 2
+    try:
+        SCENARIOS[sys.argv[1]]()
+    except Failed as e:
+        print("FAIL: %s" % e)
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
