@@ -78,7 +78,7 @@ spy_in_a_spy(const void *p)
 	/* Every build of the spy defines its public API; a real cuDNN does not. */
 	mark = spy_dlsym(h, "cudnnspy_is_loaded");
 	spy = mark && dladdr(mark, &mi) && mi.dli_fbase == di.dli_fbase;
-	dlclose(h);
+	spy_dlclose(h);
 	return spy;
 }
 
@@ -216,6 +216,71 @@ spy_copy_for(void *base, const char *fname, const void *caller, const char *how)
 	pthread_mutex_unlock(&lock);
 	copy_banner(k);
 	return (int)k;
+}
+
+unsigned spy_copy_gen = 1;
+
+int
+spy_copy_closing(void *handle)
+{
+	unsigned n = spy_copy_count();
+
+	for (unsigned k = 0; k < n && handle; k++) {
+		if (spy_copies[k].handle != handle || spy_copies[k].closed)
+			continue;
+		/* Given back first: the program's own close may then be the last. */
+		spy_dlclose(spy_copies[k].handle);
+		return (int)k;
+	}
+	return -1;
+}
+
+struct still_mapped {
+	void *base;
+	char name[PATH_MAX];
+	int found;
+};
+
+static int
+still_mapped_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct still_mapped *m = arg;
+
+	(void)size;
+	if ((void *)info->dlpi_addr != m->base || !info->dlpi_name)
+		return 0;
+	snprintf(m->name, sizeof(m->name), "%s", info->dlpi_name);
+	m->found = 1;
+	return 1;
+}
+
+void *
+spy_copy_closed(int k)
+{
+	struct spy_real_lib *c = &spy_copies[k];
+	struct still_mapped m = { .base = c->base };
+	void *h = NULL, *gone = c->base;
+
+	if (k < 0 || k >= SPY_MAX_COPIES)
+		return NULL;
+	/* By the name the loader holds: a file replaced at that path is another object. */
+	if (dl_iterate_phdr(still_mapped_cb, &m) && m.found)
+		h = spy_dlopen(m.name, RTLD_NOW | RTLD_NOLOAD);
+	if (h) {
+		c->handle = h;
+		return NULL;
+	}
+	pthread_mutex_lock(&lock);
+	c->closed = 1;
+	c->handle = NULL;
+	c->base = NULL;
+	for (int i = 0; i < _SPY_FN_COUNT; i++) {
+		__atomic_store_n(&spy_copy_real[k][i], NULL, __ATOMIC_RELEASE);
+		__atomic_store_n(&nested_real[k][i], NULL, __ATOMIC_RELEASE);
+	}
+	__atomic_add_fetch(&spy_copy_gen, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&lock);
+	return gone;
 }
 
 /*

@@ -48,6 +48,7 @@ struct spy_real_lib {
 	size_t cudart;		/* cudnnGetCudartVersion() */
 	int major;
 	int lazy_errno;		/* what the copy's first call left in errno (its one-time initialization) */
+	int closed;		/* the program closed it and it is no longer mapped: its slot is not used again */
 };
 /* [0]: the copy the exported definitions serve (spy_resolve); [1..]: registered by copies.c. */
 extern struct spy_real_lib spy_copies[SPY_MAX_COPIES];
@@ -61,6 +62,21 @@ unsigned spy_copy_count(void);
  * runs spy_init() first, so that copy 0 is settled before any other.
  */
 int spy_copy_for(void *base, const char *fname, const void *caller, const char *how);
+/*
+ * The program is about to dlclose `handle`: the copy it names gives back the
+ * spy's own reference, so that it goes as it would without the spy. Returns
+ * the copy, or -1; spy_copy_closed() after the real dlclose.
+ */
+int spy_copy_closing(void *handle);
+/*
+ * After the program's dlclose of copy k: still mapped (the program holds it
+ * otherwise), the spy takes its reference again; gone, the copy is forgotten:
+ * its calls fail as a closed library's, and a file opened again at its path
+ * is a new copy. Returns where it was mapped when it is gone, else NULL.
+ */
+void *spy_copy_closed(int k);
+/* Bumped whenever a copy goes away: what was found per caller (route.c) is stale. */
+extern unsigned spy_copy_gen;
 /* 1 when `p` lies in this library or in another build of the spy (a drop-in beside the preload, or both drop-ins). */
 int spy_in_a_spy(const void *p);
 /* The cuDNN major of a copy: 8 or 9; the spy's own flavor's when not known. */
@@ -85,8 +101,6 @@ int spy_copy_first_errno(unsigned copy, int errno_now);
 int spy_route(const void *ra, unsigned id, spy_fnptr *raw);
 /* An object bound to the exported names: several copies mapped now turns routing on. */
 void spy_route_recheck(void);
-/* Forgets every caller's route (a copy was closed or replaced). */
-void spy_route_forget(void);
 
 /* Finds and opens copy 0, the one the exported definitions serve, and fills its table; 0 on success. */
 int spy_resolve(void);
@@ -94,6 +108,8 @@ int spy_resolve(void);
 void *spy_dlsym(void *handle, const char *name);
 /* The real dlopen, never the preload library's own. */
 void *spy_dlopen(const char *name, int flags);
+/* The real dlclose, never the preload library's own. */
+int spy_dlclose(void *handle);
 /* The real dlsym itself, for a tail jump that keeps the caller's address. */
 void *spy_dlsym_real_fn(void);
 /* Base address of the spy's own object, to refuse loading itself. */

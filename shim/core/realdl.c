@@ -1,6 +1,6 @@
 /*
- * The loader's own dlopen and dlsym, past the spy's hooks (the preload
- * library exports a dlopen and a dlsym of its own), the spy's own load
+ * The loader's own dlopen, dlsym and dlclose, past the spy's hooks (the
+ * preload library exports a dlopen, a dlsym and a dlclose of its own), the spy's own load
  * base, and which file names are a cuDNN dispatcher. A leaf: every part may
  * use it. Built like resolve.c, without sanitizer instrumentation:
  * sanitizer runtimes call dlsym while they start.
@@ -62,6 +62,26 @@ spy_dlopen(const char *name, int flags)
 		}
 	}
 	return real ? real(name, flags) : NULL;
+}
+
+int
+spy_dlclose(void *handle)
+{
+	static const char *versions[] = { "GLIBC_2.34", "GLIBC_2.17", "GLIBC_2.2.5" };
+	static int (*real)(void *);
+	void *self = spy_self_base();
+
+	/* The preload library exports a dlclose of its own (dlsym.c), which gives back the spy's references. */
+	for (int pass = 0; !real && pass < 2; pass++) {
+		for (size_t i = 0; !real && i < sizeof(versions) / sizeof(versions[0]); i++) {
+			void *p = dlvsym(pass == 0 ? RTLD_NEXT : RTLD_DEFAULT, "dlclose", versions[i]);
+			Dl_info di;
+
+			if (p && (!dladdr(p, &di) || di.dli_fbase != self))
+				*(void **)&real = p;
+		}
+	}
+	return real ? real(handle) : -1;
 }
 
 void *

@@ -119,12 +119,12 @@ open_path(const char *path, const char *how, char *why, size_t whylen)
 	if (is_a_spy(h)) {
 		/* Another build of the spy (a drop-in directory named by mistake): it would forward back to a copy of its own. */
 		snprintf(why, whylen, "%s is a cudnnspy library (a drop-in or the preload), not a real cuDNN", path);
-		dlclose(h);
+		spy_dlclose(h);
 		return -2;
 	}
 	if (!usable(h)) {
 		snprintf(why, whylen, "%s has no cudnnGetVersion of its own", path);
-		dlclose(h);
+		spy_dlclose(h);
 		return -1;
 	}
 	return take(h, path, how);
@@ -198,7 +198,7 @@ from_mapped(void)
 	h = spy_dlopen(m.path, RTLD_NOW | RTLD_NOLOAD);
 	if (!usable(h)) {
 		if (h)
-			dlclose(h);
+			spy_dlclose(h);
 		return -1;
 	}
 	return take(h, m.path, "opened by the program (dlopen)");
@@ -217,7 +217,7 @@ from_next(void)
 	h = spy_dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD);
 	if (!usable(h)) {
 		if (h)
-			dlclose(h);
+			spy_dlclose(h);
 		return -1;
 	}
 	return take(h, di.dli_fname, "loaded by the program");

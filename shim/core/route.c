@@ -22,8 +22,6 @@
 
 #define MAX_VERSIONS 8
 
-/* Bumped when a copy goes away: every thread's cached routes are stale. */
-static unsigned route_gen = 1;
 
 static const char *
 base_of(const char *path)
@@ -63,12 +61,6 @@ spy_route_recheck(void)
 	dl_iterate_phdr(count_cb, &a);
 	if (a.n >= 2)
 		__atomic_store_n(&spy_slot_slow[SPY_SLOT_EXPORTED].why[SPY_SLOW_ROUTE], 1, __ATOMIC_RELEASE);
-}
-
-void
-spy_route_forget(void)
-{
-	__atomic_add_fetch(&route_gen, 1, __ATOMIC_RELEASE);
 }
 
 /* A pointer of the dynamic section: relocated in place by glibc where the section is writable, else not. */
@@ -164,7 +156,7 @@ route_find(const void *ra, unsigned id, spy_fnptr *raw)
 		p = find_in(lm, name, vers, nv);
 		if (!p && (h = spy_dlopen(lm->l_name, RTLD_LAZY | RTLD_NOLOAD)) != NULL) {
 			p = find_in(h, name, vers, nv);
-			dlclose(h);
+			spy_dlclose(h);
 		}
 	}
 	if (!p || !dladdr(p, &found) || !found.dli_fname)
@@ -187,7 +179,7 @@ int
 spy_route(const void *ra, unsigned id, spy_fnptr *raw)
 {
 	struct spy_thread *th = spy_tls.thread;
-	unsigned gen = __atomic_load_n(&route_gen, __ATOMIC_ACQUIRE);
+	unsigned gen = __atomic_load_n(&spy_copy_gen, __ATOMIC_ACQUIRE);
 	struct spy_route_entry *e;
 	int k;
 

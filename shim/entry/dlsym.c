@@ -16,6 +16,7 @@
 #include "audit.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <string.h>
 
 /* Returned to the trampoline to mean "jump to the real dlsym". */
@@ -173,4 +174,31 @@ spy_dlopen_hook(const char *name, int flags, void *caller)
 	}
 	spy_audit_load(name, flags, who, SPY_LOAD_FAILED, dlerror());
 	return &spy_dlsym_pass;
+}
+
+/*
+ * dlclose: the spy holds a reference on every copy it forwards to, so that a
+ * call in flight never lands in an unmapped library. When the program
+ * closes a copy, that reference is given back first; if the copy is then
+ * gone, it is forgotten (copies.c), and a file opened again at its path,
+ * replaced or not, is loaded afresh, as it would be without the spy.
+ */
+SPY_EXPORT int
+dlclose(void *handle)
+{
+	int saved = errno, k, rc;
+
+	k = spy_resolved() ? spy_copy_closing(handle) : -1;
+	errno = saved;
+	rc = spy_dlclose(handle);
+	if (k >= 0) {
+		void *gone;
+
+		saved = errno;
+		gone = spy_copy_closed(k);
+		if (gone)
+			spy_audit_unmapped(gone);
+		errno = saved;
+	}
+	return rc;
 }

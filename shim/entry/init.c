@@ -271,7 +271,11 @@ spy_call_setup(struct spy_call *c, const void *caller)
 	}
 	if (!c->real) {
 		c->fail_status = fail_status(c->copy, c->id);
-		if (lib->handle)
+		if (lib->closed)
+			spy_log_once(&missing_said[c->copy][c->id], "%s called through copy %u (%s), which the program "
+				     "closed: nothing behind it to call, returning %s", spy_fn_info[c->id].name, c->copy,
+				     lib->path, spy_status_name(c->fail_status));
+		else if (lib->handle)
 			spy_log_once(&missing_said[c->copy][c->id], "%s is not in %s (cuDNN %zu): returning %s",
 				     spy_fn_info[c->id].name, lib->path, lib->version, spy_status_name(c->fail_status));
 	}

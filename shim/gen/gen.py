@@ -488,6 +488,7 @@ def emit_map(api, path, flavor):
         # Named nodes, and no "local: *": -fvisibility=hidden keeps everything else in, and dlsym, dlopen and
         # cudnnspy_* stay unversioned (the base version), so that a reference of any version binds to them.
         # The declared names get their versions from g_exports_preload.c; the jump stubs' from here.
+        # dlsym, dlopen and dlclose: shim/entry/dlsym.c.
         stubs = [f.name for f in api.stubs()]
         for node in preload_nodes(api):
             names = stubs if node == "libcudnn.so.9" else []

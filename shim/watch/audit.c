@@ -198,7 +198,7 @@ ask_version(struct entry *e)
 		if (v && v(&out) == 0)
 			e->version = out;
 	}
-	dlclose(h);
+	spy_dlclose(h);
 }
 
 struct scan {
@@ -762,7 +762,7 @@ check_device(const struct entry *answer)
 		clear();
 out:
 	if (h)
-		dlclose(h);
+		spy_dlclose(h);
 }
 
 /*
@@ -782,6 +782,21 @@ drop_other_spies(int from)
 		nentries--;
 		i--;
 	}
+}
+
+void
+spy_audit_unmapped(void *base)
+{
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < nentries; i++) {
+		if (entries[i].base != base)
+			continue;
+		/* Its records stay written; a library mapped later at this address is another. */
+		memmove(&entries[i], &entries[i + 1], (size_t)(nentries - i - 1) * sizeof(entries[0]));
+		nentries--;
+		break;
+	}
+	pthread_mutex_unlock(&lock);
 }
 
 void

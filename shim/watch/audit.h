@@ -7,6 +7,8 @@
  * Which copies of cuDNN and CUDA the process has mapped, and the conflicts
  * between them. Cheap when nothing new was loaded since the last look.
  */
+/* A copy the program closed is no longer mapped: the library at `base` is forgotten (dlclose, dlsym.c). */
+void spy_audit_unmapped(void *base);
 void spy_audit(void);
 /* A finding from elsewhere (a failure message naming a library that did not load). */
 void spy_audit_finding(const char *id, const char *severity, const char *message, const char *path);

@@ -280,12 +280,22 @@ copies_fields(struct spy_line *l, const struct row *all, int nall, const struct 
 		spy_line_lit(l, "{\"copy\":");
 		spy_line_u64(l, k);
 		spy_line_lit(l, ",\"path\":");
-		spy_line_str(l, c->handle ? c->path : NULL);
+		spy_line_str(l, c->handle || c->closed ? c->path : NULL);
 		spy_line_lit(l, ",\"version\":");
-		if (c->handle)
+		if (c->handle || c->closed)
 			spy_line_u64(l, c->version);
 		else
 			spy_line_lit(l, "null");
+		/* Who reached it, and how: the callers behind each copy (issue 26). */
+		spy_line_lit(l, ",\"how\":");
+		spy_line_str(l, c->handle || c->closed ? c->how : NULL);
+		spy_line_lit(l, ",\"by\":");
+		spy_line_str(l, k && c->who[0] ? c->who : NULL);
+		spy_line_lit(l, ",\"closed\":");
+		if (c->closed)
+			spy_line_lit(l, "true");
+		else
+			spy_line_lit(l, "false");
 		spy_line_lit(l, ",\"calls\":");
 		spy_line_u64(l, total->calls);
 		spy_line_lit(l, ",\"failures\":");
@@ -325,8 +335,15 @@ copies_print(void)
 		struct row total;
 		int nrows = collect(rows, &total, 1, (int)k);
 
-		spy_log("copy %u: %s (%zu): %llu call%s, %llu failed, %llu internal", k, c->handle ? c->path : "none",
-			c->version, (unsigned long long)total.calls, total.calls == 1 ? "" : "s",
+		char by[sizeof(c->who) + 64] = "";
+
+		if (k && c->how && strcmp(c->how, "linked") == 0)
+			snprintf(by, sizeof(by), ", linked by %s", c->who[0] ? c->who : "?");
+		else if (k && c->who[0])
+			snprintf(by, sizeof(by), ", through dlsym(handle) by %s", c->who);
+		spy_log("copy %u: %s (%zu)%s%s: %llu call%s, %llu failed, %llu internal", k,
+			c->handle || c->closed ? c->path : "none", c->version, by, c->closed ? ", closed by the program" : "",
+			(unsigned long long)total.calls, total.calls == 1 ? "" : "s",
 			(unsigned long long)total.fails, (unsigned long long)total.internal);
 		for (int i = 0; i < nrows; i++)
 			spy_log("  copy %u  %-41s %10llu %8llu %9llu", k, spy_fn_info[rows[i].id].name,

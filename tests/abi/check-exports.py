@@ -2,7 +2,7 @@
 """Check what the spy's libraries export (nm -D).
 
 usage: check-exports.py [--real REAL_LIBCUDNN] [--node NODE] [--versions API_FILE] LIBRARY...
-Only cudnn* API names, cudnnspy_* and (preload only) dlsym and dlopen may be defined;
+Only cudnn* API names, cudnnspy_* and (preload only) dlsym, dlopen and dlclose may be defined;
 never cuDNN's internal helpers, never a dependency's symbols. With --real,
 every cudnn* name the real library exports must be exported too. With
 --node, every cudnn* export must carry that symbol version. With --versions (the
@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 HELPERS = {"cudnnGetTime", "cudnnGetTimeDiffString", "cudnnSnprintf", "cudnnGetLibConfig",
            "cudnnGetModuleForDescriptor"}
-ALLOWED = re.compile(r"^(cudnn[A-Z]\w*|cudnnspy_\w+|dlsym|dlopen|_init|_fini)$")
+ALLOWED = re.compile(r"^(cudnn[A-Z]\w*|cudnnspy_\w+|dlsym|dlopen|dlclose|_init|_fini)$")
 
 
 def all_versions(lib):

@@ -52,6 +52,13 @@ def check_two_majors(plain, spied, what):
         check(by_copy[k].get("cudnnGetVersion") == (2, 0, 0) and
               by_copy[k].get("cudnnSetTensor4dDescriptor") == (4, 0, 0),
               "each copy's calls counted as its own (%s, copy %d)" % (what, k), repr(by_copy[k]))
+    summary = [r for r in scenarios.only_file(spied) if r["event"] == "summary"][-1]
+    linked = [c for c in summary["copies"] if c["copy"] == 1]
+    check(linked and linked[0]["how"] == "linked" and linked[0]["by"] in ("libmajor8.so", "libmajor9.so") and
+          not linked[0]["closed"], "the summary says which library's own names reached copy 1 (%s)" % what,
+          repr(summary["copies"]))
+    check(("copy 1: %s" % linked[0]["path"]) in spied.stderr and (", linked by %s:" % linked[0]["by"]) in spied.stderr,
+          "so does the per-copy summary on stderr (%s)" % what, spied.stderr)
     lines = [l for l in spied.stderr.splitlines() if "runtime-multiple-copies" in l]
     check(lines and "which links it" in lines[-1], "the finding says which library reached which copy (%s)" % what,
           spied.stderr)
@@ -102,6 +109,31 @@ def copies_past_table():
     (cudnnSetTensor4dDescriptor calling cudnnSetTensor4dDescriptorEx) stay in that copy, past the table too."""
     many_copies(10)
     many_copies(16)
+
+
+@scenario
+def copy_replaced():
+    """A copy opened by path, closed, replaced on disk and opened again: the new file answers, as without the
+    spy (the spy's own reference kept the old file mapped and it answered 90000 again)."""
+    with tempfile.TemporaryDirectory() as d:
+        def prepare():
+            lib = fake_copy(os.path.join(d, "lib"), 9, 90000)
+            new = os.path.join(d, "lib", "new.so")
+            scenarios.shutil.copy(os.path.join(FAKE9, "libcudnn.so.9"), new)
+            with open(os.path.join(d, "lib", "new-version"), "w") as f:
+                f.write("90500\n")
+            return [prog("reopen-copy"), lib, new, os.path.join(d, "lib", "new-version")]
+
+        plain = run(prepare())
+        check(plain.stdout == "first: version 90000\nfirst: dlclose 0\nreplaced: version 90500\n"
+              "replaced: dlclose 0\n", "the new file answers without the spy", plain.stdout)
+        spied = run(prepare(), {"LD_PRELOAD": PRELOAD, "CUDNNSPY_TRACE": "*"})
+        same_output(plain, spied, "under preload")
+        versions = sorted(l["version"] for l in libraries(spied) if l.get("copy") is not None)
+        check(versions == [90000, 90500], "both files declared, each with its version", repr(versions))
+        by_copy = copy_calls(spied)
+        check(sorted(by_copy) == [0, 1] and all(by_copy[k].get("cudnnGetVersion") == (1, 0, 0) for k in (0, 1)),
+              "the second file is a copy of its own", repr(by_copy))
 
 
 def main():

@@ -36,8 +36,9 @@ SUMMARY = [("calls", INT, False), ("failures", INT, False), ("internal", INT, Fa
 LIBRARY = [("kind", STR, False), ("path", STR, False), ("real_path", STR, False), ("soname", STR, True),
            ("build_id", STR, True), ("size", INT, False), ("mtime", INT, False), ("version", INT, True),
            ("version_check", INT, True), ("answers", (bool,), False), ("copy", INT, True)]
-COPY = [("copy", INT, False), ("path", STR, True), ("version", INT, True), ("calls", INT, False),
-        ("failures", INT, False), ("internal", INT, False), ("functions", (list,), False)]
+COPY = [("copy", INT, False), ("path", STR, True), ("version", INT, True), ("how", STR, True), ("by", STR, True),
+        ("closed", (bool,), False), ("calls", INT, False), ("failures", INT, False), ("internal", INT, False),
+        ("functions", (list,), False)]
 FINDING = [("id", STR, False), ("severity", STR, False), ("message", STR, False), ("fix", STR, True),
            ("paths", (list,), False)]
 MARK = [("label", STR, False), ("tid", INT, False), ("t_ns", INT, False)]

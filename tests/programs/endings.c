@@ -115,7 +115,7 @@ main(int argc, char **argv)
 		if (getenv("ENDINGS_STALE")) {
 			/*
 			 * Only under the spy: the pointer taken before the dlclose is the
-			 * spy's wrapper, and the spy keeps its copy of cuDNN mapped.
+			 * spy's wrapper, which finds the copy gone and answers NOT_INITIALIZED.
 			 */
 			dlclose(h);
 			printf("stale %zu\n", v());
