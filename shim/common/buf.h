@@ -39,6 +39,8 @@ struct spy_buf {
 	/* Format 2 (recbin.c, sink.c): the buffer holds a chunk frame; the time of its last call. */
 	int chunk;
 	uint64_t t_prev;
+	/* Written out once it holds more: three quarters of `out`, and 0 for the exiting thread's once the file is sealed. */
+	size_t flush_at;
 	/* The argument texts this thread wrote to the file, by object and its state: written once, named by id after. */
 	struct spy_text_slot {
 		const void *ptr;

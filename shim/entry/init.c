@@ -14,6 +14,7 @@
 #include "inject.h"
 #include "sink.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -108,6 +109,25 @@ spy_fork_hazard_check(void)
 	spy_audit_finding("fork-inside-cudnn", "warning", message, NULL);
 }
 
+/*
+ * In the global scope when the constructor runs: the program's own
+ * dependencies and LD_PRELOAD, loaded before main (or opened RTLD_GLOBAL,
+ * the rare late case that keeps the handler).
+ */
+static int
+loaded_at_start(void)
+{
+	void *main_scope, *p;
+	Dl_info di;
+
+	if (strcmp(spy_flavor.name, "drop-in") != 0)
+		return 1;
+	/* The main program's handle searches the global scope alone (RTLD_DEFAULT would search this library's own). */
+	main_scope = spy_dlopen(NULL, RTLD_LAZY | RTLD_NOLOAD);
+	p = main_scope ? spy_dlsym(main_scope, "cudnnspy_is_loaded") : NULL;
+	return !main_scope || (p && dladdr(p, &di) && di.dli_fbase == spy_self_base());
+}
+
 static void
 load_config(void)
 {
@@ -123,8 +143,13 @@ load_config(void)
 	/*
 	 * Registered from the constructor, so that it runs after the exit
 	 * handlers the program registers later, which may still call cuDNN.
+	 * A library the program opens late (a drop-in that PyTorch's or
+	 * cudnn-frontend's dlopen brings in) would run its handler before the
+	 * program's earlier ones, whose calls would come after the summary: its
+	 * destructor, after every exit handler, ends the records instead.
 	 */
-	atexit(at_exit);
+	if (loaded_at_start())
+		atexit(at_exit);
 	errno = saved;
 }
 

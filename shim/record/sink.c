@@ -624,6 +624,8 @@ spy_thread_buf(struct spy_thread *th)
 		/* A thread that buffers gets its buffer flushed when it ends. */
 		spy_thread_set_exit_hook(spy_sink_flush);
 		b = calloc(1, sizeof(*b));
+		if (b)
+			b->flush_at = __atomic_load_n(&sealed, __ATOMIC_SEQ_CST) ? 0 : sizeof(b->out) * 3 / 4;
 		__atomic_store_n(&th->buf, b, __ATOMIC_RELEASE);
 	}
 	return b;
@@ -706,7 +708,7 @@ spy_sink_commit(struct spy_thread *th, struct spy_line *l, int now)
 		memcpy(b->out + b->len, l->data, l->len);
 		b->len += l->len;
 	}
-	if (now || b->len > sizeof(b->out) * 3 / 4)
+	if (now || b->len > b->flush_at)
 		flush_locked(b);
 	unlock(b);
 	/* A rare huge record does not keep its memory for the rest of the thread's life. */
@@ -756,7 +758,7 @@ spy_sink_commit_frame(struct spy_thread *th, unsigned tag, const uint8_t *body, 
 	memcpy(o, body, n);
 	b->len = (size_t)(o + n - (uint8_t *)b->out);
 	/* A failure is written at once, as its JSON record is: it may be the last thing the process does. */
-	if (tag == SPY_REC_FAILURE || b->len > sizeof(b->out) * 3 / 4)
+	if (tag == SPY_REC_FAILURE || b->len > b->flush_at)
 		flush_locked(b);
 	unlock(b);
 }
@@ -769,6 +771,13 @@ spy_sink_seal(void)
 	sealer = pthread_self();
 	__atomic_store_n(&sealed, 1, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&write_lock);
+	/*
+	 * Calls after the exit handler (static destructors and exit handlers that
+	 * run after it: every one, for a drop-in the program opened late) are
+	 * written as they come, for nothing flushes after this.
+	 */
+	if (spy_tls.thread && spy_tls.thread->buf)
+		spy_tls.thread->buf->flush_at = 0;
 	/*
 	 * A writer already past its check on the fast path (put_fast) finishes
 	 * its lines first; a later one sees the seal. Bounded: the exit must

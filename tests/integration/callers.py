@@ -136,6 +136,24 @@ def copy_replaced():
               "the second file is a copy of its own", repr(by_copy))
 
 
+@scenario
+def calls_at_exit():
+    """A program that opens cuDNN late calls it from an exit handler registered before: the call is answered and
+    recorded under preload and drop-in alike (the drop-in, opened late, had sealed its file first and the call's
+    record stayed in its buffer: 5,273 of cudnn-frontend's 5,274 calls recorded)."""
+    argv = [prog("exit-dlopen")]
+    plain = run(argv, {"LD_LIBRARY_PATH": FAKE9})
+    check(plain.stdout == "in main: version 91900\nat exit: version 91900\n", "without the spy", plain.stdout)
+    for what, env in (("preload", {"LD_LIBRARY_PATH": FAKE9, "LD_PRELOAD": PRELOAD}),
+                      ("drop-in", {"LD_LIBRARY_PATH": DROPIN9 + ":" + FAKE9})):
+        for fmt in ("json", "binary"):
+            spied = run(argv, dict(env, CUDNNSPY_TRACE="cudnnGetVersion", CUDNNSPY_FORMAT=fmt))
+            same_output(plain, spied, "under the %s" % what)
+            calls = [r for r in scenarios.only_file(spied) if r["event"] == "call"]
+            check([r["fn"] for r in calls] == ["cudnnGetVersion"] * 2, "%s, format %s: both calls recorded" %
+                  (what, fmt), repr(calls))
+
+
 def main():
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
         print("usage: callers.py {%s}" % ",".join(sorted(SCENARIOS)))
