@@ -16,6 +16,11 @@
  *                    cuDNN refuses (BAD_PARAM): every call a failure, the
  *                    spy's failure path
  *   --rss      print VmRSS at start, after the warm-up and after the loop
+ *   --second-copy LIBRARY
+ *              first open another cuDNN by path (RTLD_LOCAL) and ask its version
+ *              through its handle: two copies mapped, as when a framework
+ *              brings its own, and the spy's exported names then go where
+ *              each caller's scope goes (the multi-copy path)
  *
  * Output on stdout, one "key=value ..." line per fact:
  *   library=/usr/local/cuda/lib64/libcudnn.so.9	(the rest of the line, spaces and all)
@@ -160,7 +165,7 @@ run_worker(void *arg)
 static int
 usage(void)
 {
-	fprintf(stderr, "usage: bench set4d|version|setattr|fail ITERATIONS [THREADS] [--rss]\n");
+	fprintf(stderr, "usage: bench set4d|version|setattr|fail ITERATIONS [THREADS] [--rss] [--second-copy LIBRARY]\n");
 	return 1;
 }
 
@@ -171,12 +176,16 @@ main(int argc, char **argv)
 	long threads = 1, rss_start = -1, rss_end;
 	long failures = 0;
 	int pos = 0;
-	const char *fname = NULL;
+	const char *fname = NULL, *second = NULL;
 	Dl_info where;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--rss") == 0) {
 			measure_rss = 1;
+			continue;
+		}
+		if (strcmp(argv[i], "--second-copy") == 0 && i + 1 < argc) {
+			second = argv[++i];
 			continue;
 		}
 		if (pos == 0)
@@ -201,6 +210,16 @@ main(int argc, char **argv)
 		fn = FN_FAIL;
 	else
 		return usage();
+	if (second) {
+		void *h = dlopen(second, RTLD_NOW | RTLD_LOCAL);
+		size_t (*v)(void) = h ? (size_t (*)(void))dlsym(h, "cudnnGetVersion") : NULL;
+
+		if (!v) {
+			fprintf(stderr, "bench: cannot use %s as a second copy\n", second);
+			return 1;
+		}
+		printf("second_copy=%zu\n", v());
+	}
 	warmup = iterations / 10 < 10000 ? iterations / 10 : 10000;
 	if (warmup < 100)
 		warmup = 100;

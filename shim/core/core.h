@@ -99,6 +99,12 @@ int spy_copy_first_errno(unsigned copy, int errno_now);
  * slot (answered, not recorded).
  */
 int spy_route(const void *ra, unsigned id, spy_fnptr *raw);
+/* Where a thread keeps the route of one return address and function (spy_thread.route). */
+static inline unsigned
+spy_route_slot(const void *ra, unsigned id)
+{
+	return (unsigned)((((uintptr_t)ra >> 2) ^ id) % SPY_ROUTE_CACHE);
+}
 /* An object bound to the exported names: several copies mapped now turns routing on. */
 void spy_route_recheck(void);
 

@@ -185,7 +185,7 @@ spy_route(const void *ra, unsigned id, spy_fnptr *raw)
 
 	if (!th)
 		return route_find(ra, id, raw);
-	e = &th->route[(((uintptr_t)ra >> 2) ^ id) % SPY_ROUTE_CACHE];
+	e = &th->route[spy_route_slot(ra, id)];
 	if (e->ra == ra && e->id == id && e->gen == gen) {
 		*raw = e->raw;
 		return e->copy;

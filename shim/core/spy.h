@@ -126,6 +126,8 @@ union spy_slot_flags {
 	unsigned char why[4];
 };
 extern union spy_slot_flags spy_slot_slow[SPY_MAX_COPIES + 1];
+/* spy_slot_slow[].any when routing is its only reason (the bytes in memory order). */
+#define SPY_SLOW_ONLY_ROUTE ((int)(1u << (8 * SPY_SLOW_ROUTE)))
 /* spy_call.nested of an exported call handed to another copy's wrapper: that wrapper does the accounting. */
 #define SPY_REROUTED 0x80000000u
 /* Per copy: filled once when the copy is resolved or registered (copies.c, resolve.c). */

@@ -16,6 +16,21 @@
 
 /* The first call of a thread or a copy: resolves, and sets up the thread's counters (init.c). */
 spy_fnptr spy_call_setup(struct spy_call *c, const void *caller);
+/*
+ * The slow start of a call: spy_call_setup, or for an exported call while several copies are mapped and the
+ * thread knows the caller's route, that route alone; a call that another copy answers gets that copy's wrapper
+ * from `wrappers` (spy_copy_wrapper). One call out of line, so that the fast path keeps its registers.
+ */
+void spy_call_enter(struct spy_call *c, const void *caller, unsigned slot,
+		    const spy_fnptr (*wrappers)[_SPY_FN_COUNT]);
+/* The start of a nested call (cuDNN calling its own exported names): what it reaches, then spy_call_enter's checks. */
+void spy_nested_enter(struct spy_call *c, const void *caller, unsigned copy, unsigned slot,
+		      const spy_fnptr (*wrappers)[_SPY_FN_COUNT]);
+/*
+ * The end of an exported call that spy_call_setup handed to another copy's wrapper: gives back the depth it
+ * took. Out of line, so that the fast path's depth stays one decrement in memory.
+ */
+void spy_call_rerouted(void);
 /* What a wrapper answers when the real function is missing (fallback.c). */
 const char *spy_fail_error_string(long status);
 void spy_fail_last_error(char *message, size_t max_size);
@@ -43,20 +58,17 @@ spy_call_begin(struct spy_call *c, unsigned id, unsigned copy, unsigned slot, co
 	c->real = __atomic_load_n(&spy_copy_real[copy][id], __ATOMIC_RELAXED);
 	c->t0 = 0;
 	c->pre = 0;
-	if (SPY_UNLIKELY(c->nested))
-		spy_nested_real(c, caller);
-	else
+	if (SPY_UNLIKELY(c->nested)) {
+		spy_nested_enter(c, caller, copy, slot, wrappers);
+	} else {
 		t->copy = (unsigned char)copy;
-	/*
-	 * Also while the slot has a reason (spy_slot_slow): a copy's first-call errno waiting, or, for the
-	 * exported names, several copies mapped, each caller answered by the copy its own scope reaches.
-	 */
-	if (SPY_UNLIKELY(c->real == NULL || t->thread == NULL || (copy && t->thread->copy_n[copy] == NULL) ||
-			 __atomic_load_n(&spy_slot_slow[slot].any, __ATOMIC_RELAXED))) {
-		spy_call_setup(c, caller);
-		/* Another copy answers this exported call: through its wrapper, which does the accounting. */
-		if (c->nested == SPY_REROUTED && c->copy && wrappers[c->copy][id])
-			c->real = wrappers[c->copy][id];
+		/*
+		 * Also while the slot has a reason (spy_slot_slow): a copy's first-call errno waiting, or, for the
+		 * exported names, several copies mapped, each caller answered by the copy its own scope reaches.
+		 */
+		if (SPY_UNLIKELY(c->real == NULL || t->thread == NULL || (copy && t->thread->copy_n[copy] == NULL) ||
+				 __atomic_load_n(&spy_slot_slow[slot].any, __ATOMIC_RELAXED)))
+			spy_call_enter(c, caller, slot, wrappers);
 	}
 	t->thread->inside = 1;
 	if (SPY_UNLIKELY(spy_fn_flags[id] & SPY_FN_PRE) && !c->nested)
@@ -84,7 +96,7 @@ spy_call_end(struct spy_call *c, long status, unsigned copy)
 	if (SPY_UNLIKELY(c->nested)) {
 		/* Handed to another copy's wrapper by spy_call_setup, which took back this call's depth. */
 		if (c->nested == SPY_REROUTED) {
-			t->depth++;
+			spy_call_rerouted();
 			return 0;
 		}
 		/* The outer call of this thread set up its copy's counters. */

@@ -243,6 +243,22 @@ copy_counters(struct spy_thread *th, unsigned copy)
  * to its real function, unrecorded.
  */
 static int
+reroute(struct spy_call *c, int k, spy_fnptr raw)
+{
+	if (k == 0)
+		return 0;
+	/* Copy k's real function, which spy_call_begin exchanges for copy k's wrapper; a copy without a slot's. */
+	raw = k > 0 ? __atomic_load_n(&spy_copy_real[k][c->id], __ATOMIC_ACQUIRE) : raw;
+	if (!raw)
+		return 0;
+	c->real = raw;
+	c->copy = k > 0 ? (unsigned)k : 0;
+	c->nested = SPY_REROUTED;
+	spy_tls.depth--;
+	return 1;
+}
+
+static int
 route(struct spy_call *c, const void *caller)
 {
 	const union spy_slot_flags *f = &spy_slot_slow[SPY_SLOT_EXPORTED];
@@ -260,17 +276,51 @@ route(struct spy_call *c, const void *caller)
 	k = spy_route(caller, c->id, &raw);
 	if (spy_copy_count() != known)
 		spy_audit();	/* a new copy: the library records and the findings say who reaches it */
-	if (k == 0)
+	return reroute(c, k, raw);
+}
+
+/* spy_call_setup's routing alone, for a caller whose route this thread knows already: 1 when it did. */
+static int
+route_known(struct spy_call *c, const void *caller)
+{
+	struct spy_thread *th = spy_tls.thread;
+	const struct spy_route_entry *e = &th->route[spy_route_slot(caller, c->id)];
+
+	if (e->ra != caller || e->id != c->id || e->gen != __atomic_load_n(&spy_copy_gen, __ATOMIC_ACQUIRE))
 		return 0;
-	/* Copy k's real function, which spy_call_begin exchanges for copy k's wrapper; a copy without a slot's. */
-	raw = k > 0 ? __atomic_load_n(&spy_copy_real[k][c->id], __ATOMIC_ACQUIRE) : raw;
-	if (!raw)
-		return 0;
-	c->real = raw;
-	c->copy = k > 0 ? (unsigned)k : 0;
-	c->nested = SPY_REROUTED;
-	spy_tls.depth--;
+	reroute(c, e->copy, e->raw);
 	return 1;
+}
+
+void
+spy_call_enter(struct spy_call *c, const void *caller, unsigned slot, const spy_fnptr (*wrappers)[_SPY_FN_COUNT])
+{
+	/* Several copies mapped and nothing else to do. */
+	if (!(slot == SPY_SLOT_EXPORTED && c->real && spy_tls.thread && !c->nested &&
+	      __atomic_load_n(&spy_slot_slow[slot].any, __ATOMIC_RELAXED) == SPY_SLOW_ONLY_ROUTE &&
+	      route_known(c, caller)))
+		spy_call_setup(c, caller);
+	/* Another copy answers this exported call: through its wrapper, which does the accounting. */
+	if (c->nested == SPY_REROUTED && c->copy && wrappers[c->copy][c->id])
+		c->real = wrappers[c->copy][c->id];
+}
+
+void
+spy_nested_enter(struct spy_call *c, const void *caller, unsigned copy, unsigned slot,
+		 const spy_fnptr (*wrappers)[_SPY_FN_COUNT])
+{
+	struct spy_tls *t = &spy_tls;
+
+	spy_nested_real(c, caller);
+	if (c->real == NULL || t->thread == NULL || (copy && t->thread->copy_n[copy] == NULL) ||
+	    __atomic_load_n(&spy_slot_slow[slot].any, __ATOMIC_RELAXED))
+		spy_call_enter(c, caller, slot, wrappers);
+}
+
+void
+spy_call_rerouted(void)
+{
+	spy_tls.depth++;
 }
 
 spy_fnptr
