@@ -43,7 +43,7 @@ FUNCTIONS = [("set4d", "cudnnSetTensor4dDescriptor"), ("version", "cudnnGetVersi
              ("setattr", "cudnnBackendSetAttribute")]
 
 # Iterations per timed run, each run a fresh process: a few tenths of a second each.
-ITERATIONS = {"direct": 2_000_000, "preload": 2_000_000, "drop-in": 2_000_000,
+ITERATIONS = {"direct": 2_000_000, "preload": 2_000_000, "drop-in": 2_000_000, "two-copies": 2_000_000,
               "trace": 200_000, "trace-bin": 200_000, "cudnn-log": 20_000}
 SLOW_ITERATIONS = 20_000	# the slow paths: microseconds a call before issue 17
 # (configuration, function) of the slow-path runs, each against (direct, function)
@@ -65,6 +65,8 @@ BUDGET_THREADS = 1.2
 BUDGET_MEMORY_MIB = 16.0
 BUDGET_DUMP_MBS = 200.0	# JSON written by cudnnspy dump
 BUDGET_REPORT_S = 10.0	# cudnnspy report over READ_RECORDS records
+# Issue 26: default settings with a second copy mapped (the exported names then route by caller), over preload.
+BUDGET_TWO_COPIES_NS = 10.0
 
 CONFIG_TEXT = {
     "direct": "direct, no spy",
@@ -75,6 +77,7 @@ CONFIG_TEXT = {
     "cudnn-log": "cuDNN's own API log, no spy",
     "record": "preload, records on, no trace",
     "stack": "preload, traced with its stack",
+    "two-copies": "preload, a second copy mapped",
 }
 
 
@@ -116,6 +119,10 @@ class Bench:
                 raise BenchError("missing %s: build first (ninja -C %s)" % (path, build))
         self.tmp = tempfile.mkdtemp(prefix="cudnnspy-bench.")
         self.pin = self.pick_cpu()
+        # Another cuDNN file for two-copies: a copy of the fake, never the one that answers.
+        self.second = os.path.join(self.tmp, "second", "libcudnn.so.9")
+        os.makedirs(os.path.dirname(self.second))
+        shutil.copy(os.path.join(build, "tests", "fake", "fake9", "libcudnn.so.9"), self.second)
 
     @staticmethod
     def pick_cpu():
@@ -128,12 +135,12 @@ class Bench:
     def env(self, config, workdir):
         env = clean_env()
         env["LD_LIBRARY_PATH"] = self.libdir
-        if config in ("preload", "trace", "trace-bin", "record", "stack"):
+        if config in ("preload", "trace", "trace-bin", "record", "stack", "two-copies"):
             env["LD_PRELOAD"] = self.spy
         if config == "drop-in":
             # The drop-in first; it finds the real (or fake) copy by searching the same path.
             env["LD_LIBRARY_PATH"] = self.dropin + os.pathsep + self.libdir
-        if config in ("preload", "trace", "trace-bin", "drop-in", "record", "stack"):
+        if config in ("preload", "trace", "trace-bin", "drop-in", "record", "stack", "two-copies"):
             env["CUDNNSPY_STDERR"] = "none"
         if config in ("trace", "trace-bin"):
             env["CUDNNSPY_TRACE"] = "*"
@@ -165,6 +172,8 @@ class Bench:
         """One process; returns (per-thread ns/call list, parsed key=value facts, bytes it wrote)."""
         workdir = keep or tempfile.mkdtemp(dir=self.tmp)
         argv = [self.exe, fn, str(iterations), str(threads)] + (["--rss"] if rss else [])
+        if config == "two-copies":
+            argv += ["--second-copy", self.second]
         env = self.env(config, workdir)
         if fn == "fail" and not self.real:
             env["FAKECUDNN_STATUS"] = "cudnnSetTensor4dDescriptor=2000"	# the fake checks no dimension
@@ -206,7 +215,7 @@ class Bench:
 
     def expected_library(self, config):
         """The file that the program's own cuDNN calls reach in this configuration."""
-        if config in ("preload", "trace", "trace-bin", "record", "stack"):
+        if config in ("preload", "trace", "trace-bin", "record", "stack", "two-copies"):
             return os.path.realpath(self.spy)
         if config == "drop-in":
             return os.path.realpath(os.path.join(self.dropin, "libcudnn.so.9"))
@@ -284,7 +293,8 @@ def instructions(bench, config, fn):
         env = bench.env(config, workdir)
         if fn == "fail" and not bench.real:
             env["FAKECUDNN_STATUS"] = "cudnnSetTensor4dDescriptor=2000"
-        p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, bench.exe, fn, str(n)],
+        extra = ["--second-copy", bench.second] if config == "two-copies" else []
+        p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, bench.exe, fn, str(n)] + extra,
                            env=env, capture_output=True, text=True, timeout=600)
         m = re.search(r"Collected : (\d+)", p.stderr)
         shutil.rmtree(workdir, ignore_errors=True)
@@ -296,7 +306,7 @@ def instructions(bench, config, fn):
 
 def report(bench, reps, iterations, memory_calls, callgrind=True):
     started = time.monotonic()
-    configs = ["direct", "preload", "trace", "trace-bin", "drop-in"] + (["cudnn-log"] if bench.real else [])
+    configs = ["direct", "preload", "trace", "trace-bin", "drop-in", "two-copies"] + (["cudnn-log"] if bench.real else [])
     threaded = ["direct", "preload", "trace", "trace-bin"]
 
     _, facts, _ = bench.run("direct", "version", 1000)
@@ -442,7 +452,7 @@ def report(bench, reps, iterations, memory_calls, callgrind=True):
         print("%-28s %-30s %10s %10s" % ("function", "configuration", "instr", "overhead"))
         for fn, name in FUNCTIONS:
             base = instructions(bench, "direct", fn)
-            for config in ("direct", "preload", "trace", "trace-bin"):
+            for config in ("direct", "preload", "trace", "trace-bin", "two-copies"):
                 n = base if config == "direct" else instructions(bench, config, fn)
                 if n is None or base is None:
                     print("%-28s %-30s %10s" % (name, CONFIG_TEXT[config], "n/a"))
@@ -461,6 +471,10 @@ def report(bench, reps, iterations, memory_calls, callgrind=True):
             o = med1[(config, fn)] - med1[("direct", fn)]
             lines.append(("%s, %s: overhead <= %.0f ns" % (CONFIG_TEXT[config], name, BUDGET_DEFAULT_NS[fn]),
                           "%+.1f ns" % o, o <= BUDGET_DEFAULT_NS[fn]))
+    for fn, name in FUNCTIONS:
+        o = med1[("two-copies", fn)] - med1[("preload", fn)]
+        lines.append(("%s, %s: over one copy <= %.0f ns" % (CONFIG_TEXT["two-copies"], name, BUDGET_TWO_COPIES_NS),
+                      "%+.1f ns" % o, o <= BUDGET_TWO_COPIES_NS))
     for fn, name in FUNCTIONS:
         if fn not in BUDGET_TRACE_NS:
             continue
