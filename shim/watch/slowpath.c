@@ -378,6 +378,14 @@ failure_line(struct spy_line *l, const struct spy_call *c, long status, const un
 		spy_line_lit(l, " | why: ");
 		spy_line_raw(l, why);
 	}
+	/* Several copies answer in this process: which one answered this call (its caller is the stack's first frame). */
+	if (spy_copy_count() > 1 && c->copy < SPY_MAX_COPIES) {
+		spy_line_lit(l, " | copy ");
+		spy_line_u64(l, c->copy);
+		spy_line_lit(l, " (");
+		spy_line_u64(l, spy_copies[c->copy].version);
+		spy_line_char(l, ')');
+	}
 	if (nips > 0) {
 		spy_line_lit(l, " | at ");
 		spy_stack_text(l, ips, nips < 3 ? nips : 3);

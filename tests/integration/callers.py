@@ -28,6 +28,8 @@ def under_spy(argv, what, env=None):
     """The program without the spy, preloaded and with both drop-ins first on the library path: the same
     output each time. Returns (plain, preloaded)."""
     env = env or {}
+    # The fakes fail the Set with 3 (cuDNN 8's BAD_PARAM): each failure is then recorded with the copy that answered.
+    env.setdefault("FAKECUDNN_STATUS", "cudnnSetTensor4dDescriptor=3")
     plain = run(argv, env)
     spied = run(argv, dict(env, LD_PRELOAD=PRELOAD, CUDNNSPY_TRACE="*"))
     same_output(plain, spied, "under preload (%s)" % what)
@@ -50,8 +52,19 @@ def check_two_majors(plain, spied, what):
           repr(versions))
     for k in (0, 1):
         check(by_copy[k].get("cudnnGetVersion") == (2, 0, 0) and
-              by_copy[k].get("cudnnSetTensor4dDescriptor") == (4, 0, 0),
+              by_copy[k].get("cudnnSetTensor4dDescriptor") == (4, 4, 0),
               "each copy's calls counted as its own (%s, copy %d)" % (what, k), repr(by_copy[k]))
+    # Each failure names the copy that answered it, and its stack the library that called.
+    fails = [r for r in scenarios.only_file(spied) if r["event"] == "failure"]
+    by_caller = {}
+    for r in fails:
+        by_caller.setdefault(os.path.basename(r["stack"][0]["module"]), set()).add(versions[r["copy"]])
+    check(by_caller == {"libmajor8.so": {8907}, "libmajor9.so": {91900}},
+          "each library's failures answered by its own major (%s)" % what, repr(by_caller))
+    line9 = [l for l in spied.stderr.splitlines() if "libmajor9.so+" in l and "cudnnSetTensor4dDescriptor(" in l]
+    k9 = [k for k, v in versions.items() if v == 91900][0]
+    check(line9 and all(("| copy %d (91900) |" % k9) in l for l in line9[-2:]),
+          "the failure lines say which copy answered (%s)" % what, spied.stderr)
     summary = [r for r in scenarios.only_file(spied) if r["event"] == "summary"][-1]
     linked = [c for c in summary["copies"] if c["copy"] == 1]
     check(linked and linked[0]["how"] == "linked" and linked[0]["by"] in ("libmajor8.so", "libmajor9.so") and
