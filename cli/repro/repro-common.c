@@ -5,6 +5,7 @@
  * other part of repro, so the parts do not call each other in a circle.
  */
 #include "repro.h"
+#include "spy-api.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -47,6 +48,53 @@ repro_add_buffer(struct repro_plan *p, const char *param, unsigned long long add
 	snprintf(b->users + strlen(b->users), sizeof(b->users) - strlen(b->users), "%s%s", b->users[0] ? ", " : "",
 		 param);
 	return 0;
+}
+
+/*
+ * Records are input from strangers (issue 27). What repro takes from them
+ * into the program is either one of these checked words, or text escaped
+ * for where it goes (repro_comment, repro_text and the writers' string
+ * escapes); the build command passes paths so that no byte of them can
+ * become an option (repro.c).
+ */
+int
+repro_id_ok(const char *id)
+{
+	const char *h = id ? strchr(id, '#') : NULL;
+	size_t kind = h ? (size_t)(h - id) : 0, digits = h ? strspn(h + 1, "0123456789") : 0;
+
+	/* kind#N, as the spy writes them: "tensor#3", "backend#12". */
+	if (!h || kind == 0 || kind > 24 || strspn(id, "abcdefghijklmnopqrstuvwxyz") != kind)
+		return 0;
+	return digits > 0 && digits <= 18 && h[1 + digits] == '\0' && h[1] != '0';
+}
+
+int
+repro_cudnn_word(const char *word)
+{
+	if (!word || !word[0] || strlen(word) > 128)
+		return 0;
+	for (int e = 0; e < _SPY_ENUM_COUNT; e++) {
+		if (strcmp(spy_enum_info[e].name, word) == 0)
+			return 1;
+		for (unsigned v = 0; v < spy_enum_info[e].count; v++)
+			if (strcmp(spy_enum_info[e].values[v].name, word) == 0)
+				return 1;
+	}
+	return spy_fn_lookup(word) >= 0;
+}
+
+void
+repro_text(FILE *out, const char *s)
+{
+	for (const unsigned char *c = (const unsigned char *)(s ? s : "?"); *c; c++) {
+		if (*c == '\\')
+			fputs("\\\\", out);
+		else if (*c < 0x20 || *c > 0x7e)
+			fprintf(out, "\\%03o", *c);
+		else
+			fputc(*c, out);
+	}
 }
 
 /* Text for a C comment: printable ASCII, and never the end of the comment. */

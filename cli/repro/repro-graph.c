@@ -108,17 +108,6 @@ attr_type(const char *type)
 	return -1;
 }
 
-static int
-is_identifier(const char *s)
-{
-	if (!s || !((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
-		return 0;
-	for (; *s; s++)
-		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_'))
-			return 0;
-	return 1;
-}
-
 /* backend#12 -> backend_12; NULL for an id that is not one. */
 static int
 desc_var(char *out, size_t cap, const char *id)
@@ -263,7 +252,7 @@ repro_graph_plan(struct repro_plan *p, void *calls_v, void *target_v)
 		if (strcmp(fn, "cudnnBackendCreateDescriptor") == 0) {
 			const char *type = jstr(json_object_get(c, "args"), "descriptorType");
 
-			if (!is_identifier(type)) {
+			if (!repro_cudnn_word(type)) {
 				complain("repro: %s: created with a type that is not a name", d);
 				goto fail;
 			}
@@ -373,7 +362,7 @@ element(FILE *out, const struct repro_plan *p, int t, json_t *x)
 
 	switch (attr_types[t].kind) {
 	case 'e':
-		if (json_is_string(x) && is_identifier(json_string_value(x)))
+		if (json_is_string(x) && repro_cudnn_word(json_string_value(x)))
 			return fputs(json_string_value(x), out) < 0 ? -1 : 0;
 		if (json_is_integer(x)) {
 			fprintf(out, "(%s)", attr_types[t].ctype);
@@ -497,7 +486,7 @@ write_set(FILE *out, const struct repro_plan *p, json_t *c, const char *var, con
 	int t = attr_type(type);
 	size_t k;
 
-	if (!is_identifier(name) || t < 0 || !json_is_integer(count) || json_integer_value(count) < 0) {
+	if (!repro_cudnn_word(name) || t < 0 || !json_is_integer(count) || json_integer_value(count) < 0) {
 		complain("repro: %s: cudnnBackendSetAttribute of an attribute repro cannot replay (%s)", id,
 			 type ? type : "no type");
 		return -1;
@@ -554,7 +543,7 @@ write_get(FILE *out, const struct repro_plan *p, json_t *c, const char *var, con
 	int t = attr_type(type);
 	long long n = json_integer_value(req);
 
-	if (!is_identifier(name) || t < 0 || !json_is_integer(req) || n < 0 || n > 4096) {
+	if (!repro_cudnn_word(name) || t < 0 || !json_is_integer(req) || n < 0 || n > 4096) {
 		complain("repro: %s: cudnnBackendGetAttribute that repro cannot replay", id);
 		return -1;
 	}
@@ -824,7 +813,7 @@ synth_desc(json_t *out, json_t *done, json_t *d, int double_scale, int depth)
 	const char *id = jstr(d, "id"), *type = jstr(d, "type"), *attr;
 	json_t *attrs = json_object_get(d, "attrs"), *v;
 
-	if (!id || !type || !is_identifier(type)) {
+	if (!id || !type || !repro_cudnn_word(type)) {
 		complain("repro: a descriptor of the graph record without its id or type");
 		return -1;
 	}
@@ -867,10 +856,10 @@ synth_desc(json_t *out, json_t *done, json_t *d, int double_scale, int depth)
 						      json_incref(x));
 		else
 			json_array_append(values, v);
-		t = is_identifier(attr) ? value_type(attr, json_array_get(values, 0), double_scale) : NULL;
+		t = repro_cudnn_word(attr) ? value_type(attr, json_array_get(values, 0), double_scale) : NULL;
 		if (!t) {
 			complain("repro: %s: the type of %s is not known to repro; trace cudnnBackend* to replay this"
-				 " execution", id, is_identifier(attr) ? attr : "an attribute");
+				 " execution", id, repro_cudnn_word(attr) ? attr : "an attribute");
 			json_decref(values);
 			return -1;
 		}

@@ -11,6 +11,7 @@
  * alive at a time, not with the file.
  */
 #include "repro.h"
+#include "spy-api.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -85,6 +86,7 @@ struct live {
 };
 
 struct reader {
+	int unknown_fn_said;	/* a call of a name that is no cuDNN function was said */
 	/* What to pick. */
 	long long want_call, want_failure;
 	const char *want_sig;
@@ -149,7 +151,8 @@ live_get(struct reader *r, const char *id)
 
 	if (l)
 		return l;
-	if (strlen(id) >= sizeof(l->id) || r->nlive >= MAX_LIVE)
+	/* Only ids the spy writes: each one may become a variable, a comment and a message in the program. */
+	if (!repro_id_ok(id) || strlen(id) >= sizeof(l->id) || r->nlive >= MAX_LIVE)
 		return NULL;
 	if (r->nlive == r->cap) {
 		size_t cap = r->cap ? r->cap * 2 : 64;
@@ -385,6 +388,11 @@ plan_desc(struct reader *r, struct repro_plan *p, json_t *v, int kind, const cha
 	for (int i = 0; i < p->ndescs; i++)
 		if (strcmp(p->descs[i].id, id) == 0)
 			return &p->descs[i];
+	if (!repro_id_ok(id)) {
+		plan_error(r, "%s: '%s' is not a descriptor id the spy writes (kind#N); the records were edited or are "
+			   "damaged", param, id);
+		return NULL;
+	}
 	if (p->ndescs == REPRO_MAX_DESCS || strlen(id) >= sizeof(d->id)) {
 		plan_error(r, "%s: too many descriptors, or an id too long (%s)", param, id);
 		return NULL;
@@ -700,26 +708,36 @@ list_line(struct reader *r, json_t *rec, const char *fn, int failure)
 	json_t *v;
 	int n = 0;
 
-	printf("%6lld  %-8s %s -> %s", r->calls, failure ? "failure" : "call", fn,
-	       jstr(rec, "status_name") ? jstr(rec, "status_name") : "?");
+	/* One line a call, whatever bytes the records hold (repro_text). */
+	printf("%6lld  %-8s %s -> ", r->calls, failure ? "failure" : "call", fn);
+	repro_text(stdout, jstr(rec, "status_name"));
 	if (failure)
 		printf(" (--failure %lld)", r->failures);
 	json_object_foreach(args, key, v) {
 		const char *desc = jstr(v, "desc");
 
-		if (desc && n++ < 4)
-			printf("%s %s=%s", n == 1 ? ":" : ",", key, desc);
+		if (desc && n++ < 4) {
+			fputs(n == 1 ? ": " : ", ", stdout);
+			repro_text(stdout, key);
+			putchar('=');
+			repro_text(stdout, desc);
+		}
 	}
 	/* The graph API's: what was finalized, the plan's engine. */
-	if (jstr(json_object_get(args, "descriptor"), "id"))
-		printf(": %s%s%s", jstr(json_object_get(args, "descriptor"), "id"),
-		       jstr(json_object_get(args, "descriptor"), "type") ? " " : "",
-		       jstr(json_object_get(args, "descriptor"), "type") ? jstr(json_object_get(args, "descriptor"), "type") :
-		       "");
-	if (json_is_integer(json_object_get(json_object_get(args, "executionPlan"), "engine")))
-		printf(": plan %s, engine %lld", jstr(json_object_get(args, "executionPlan"), "id") ?
-		       jstr(json_object_get(args, "executionPlan"), "id") : "?",
+	if (jstr(json_object_get(args, "descriptor"), "id")) {
+		fputs(": ", stdout);
+		repro_text(stdout, jstr(json_object_get(args, "descriptor"), "id"));
+		if (jstr(json_object_get(args, "descriptor"), "type")) {
+			putchar(' ');
+			repro_text(stdout, jstr(json_object_get(args, "descriptor"), "type"));
+		}
+	}
+	if (json_is_integer(json_object_get(json_object_get(args, "executionPlan"), "engine"))) {
+		fputs(": plan ", stdout);
+		repro_text(stdout, jstr(json_object_get(args, "executionPlan"), "id"));
+		printf(", engine %lld",
 		       (long long)json_integer_value(json_object_get(json_object_get(args, "executionPlan"), "engine")));
+	}
 	putchar('\n');
 }
 
@@ -737,9 +755,12 @@ take(struct reader *r, json_t *rec)
 	if (strcmp(event, "header") == 0) {
 		reset_file(r);
 		r->header = json_incref(rec);
-		if (r->list)
-			printf("%s: %s (pid %lld)\n", r->file, jstr(rec, "program") ? jstr(rec, "program") : "?",
-			       (long long)json_integer_value(json_object_get(rec, "pid")));
+		if (r->list) {
+			repro_text(stdout, r->file);
+			fputs(": ", stdout);
+			repro_text(stdout, jstr(rec, "program"));
+			printf(" (pid %lld)\n", (long long)json_integer_value(json_object_get(rec, "pid")));
+		}
 		return 0;
 	}
 	if (strcmp(event, "search") == 0) {
@@ -769,8 +790,13 @@ take(struct reader *r, json_t *rec)
 	if (!failure && strcmp(event, "call") != 0)
 		return 0;
 	fn = jstr(rec, "fn");
-	if (!fn)
+	/* A name the API description does not know is no call the spy recorded: it is not counted or kept. */
+	if (!fn || spy_fn_lookup(fn) < 0) {
+		if (fn && !r->unknown_fn_said++)
+			complain("repro: %s: a call of '%s', which is no cuDNN function: left out (the records were edited "
+				 "or are damaged)", r->file, fn);
 		return 0;
+	}
 	r->calls++;
 	r->failures += failure;
 	f = repro_fn_find(fn);
@@ -1106,13 +1132,17 @@ build_command(struct repro_plan *p, const char *cudnn_dir, const char *source)
 		add_flag(&cmd, "-I", inc);
 	if (rt_inc[0])
 		add_flag(&cmd, "-I", rt_inc);
+	/*
+	 * -Xlinker passes each word to the linker whole: -Wl,-rpath,DIR would split a directory with commas
+	 * into linker options (issue 27: "/x/lib,-o,/some/file" made the linker overwrite that file).
+	 */
 	if (lib) {
 		add_flag(&cmd, "-L", lib);
-		add_flag(&cmd, "-Wl,-rpath,", lib);
+		add_flag(&cmd, "-Xlinker -rpath -Xlinker ", lib);
 	}
 	if (rt && (!lib || strcmp(rt, lib) != 0)) {
 		add_flag(&cmd, "-L", rt);
-		add_flag(&cmd, "-Wl,-rpath,", rt);
+		add_flag(&cmd, "-Xlinker -rpath -Xlinker ", rt);
 	}
 	add_flag(&cmd, "", l_cudnn);
 	add_flag(&cmd, "", l_rt);

@@ -208,6 +208,18 @@ repro_int(FILE *out, long long v);
 void
 repro_comment(FILE *out, const char *s);
 
+/* 1 when `id` is a descriptor id as the spy writes them: lowercase kind, '#', a number from 1. */
+int
+repro_id_ok(const char *id);
+
+/* 1 when `word` names a cuDNN function, enum or enum value the API description knows: a token repro may write. */
+int
+repro_cudnn_word(const char *word);
+
+/* Text from the records on a terminal line: printable ASCII, other bytes as \ooo, so one record stays one line. */
+void
+repro_text(FILE *out, const char *s);
+
 /* Writes the program; 0, or -1 after a message. */
 int
 repro_write(const struct repro_plan *p, FILE *out);

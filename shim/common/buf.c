@@ -118,6 +118,13 @@ spy_line_name(struct spy_line *l, const char *s)
 }
 
 void
+spy_line_plain(struct spy_line *l, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		spy_line_char(l, *p < 0x20 || *p == 0x7f ? '?' : (char)*p);
+}
+
+void
 spy_line_str(struct spy_line *l, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";

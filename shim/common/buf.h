@@ -90,6 +90,9 @@ spy_line_raw(struct spy_line *l, const char *s)
 	spy_line_mem(l, s, strlen(s));
 }
 
+/* Text for one line on a terminal: a byte under 0x20 or 0x7f becomes '?', so that a name cannot break the line. */
+void spy_line_plain(struct spy_line *l, const char *s);
+
 /* A string literal, without measuring it at run time. */
 #define spy_line_lit(l, s) spy_line_mem((l), "" s, sizeof(s) - 1)
 /* A JSON string known to need no escaping: the spy's own names (functions, parameters, enums). */

@@ -199,9 +199,10 @@ spy_stack_text(struct spy_line *l, void *const *ips, int n)
 			continue;
 		}
 		fn = frame_name(&mods[i], ips[i], name, sizeof(name));
-		spy_line_raw(l, fn ? fn : "?");
+		/* A file or function named with a newline must not break the failure line. */
+		spy_line_plain(l, fn ? fn : "?");
 		spy_line_lit(l, " (");
-		spy_line_raw(l, base_name(mods[i].name));
+		spy_line_plain(l, base_name(mods[i].name));
 		spy_line_char(l, '+');
 		spy_line_xdigits(l, (uintptr_t)ips[i] - mods[i].base);
 		spy_line_char(l, ')');

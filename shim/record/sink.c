@@ -160,19 +160,36 @@ spy_sink_expand(const char *o, int is_dir, const char *prog, const char *host, c
 	return len + 8 < size ? 0 : -1;
 }
 
+/*
+ * A name for a file name and a stderr line: control bytes and '/' become
+ * '_' (a program named with a newline made the "records in" line two, and
+ * repro --list's too: issue 27).
+ */
+static void
+plain_name(char *out, size_t size, const char *s)
+{
+	size_t n = 0;
+
+	for (; s && *s && n + 1 < size; s++)
+		out[n++] = (unsigned char)*s < 0x20 || *s == 0x7f || *s == '/' ? '_' : *s;
+	out[n] = 0;
+}
+
 /* Expands CUDNNSPY_OUTPUT for this process. Returns -1 when too long. */
 static int
 file_name(char *out, size_t size)
 {
 	const char *o = spy_config.output;
-	char host[256] = "unknown", pid[16];
+	char host[256] = "unknown", pid[16], prog[256], plain_host[256];
 	struct stat st;
 
 	if (gethostname(host, sizeof(host) - 1) != 0)
 		strcpy(host, "unknown");
 	host[sizeof(host) - 1] = 0;
+	plain_name(prog, sizeof(prog), program_invocation_short_name);
+	plain_name(plain_host, sizeof(plain_host), host);
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	return spy_sink_expand(o, stat(o, &st) == 0 && S_ISDIR(st.st_mode), program_invocation_short_name, host, pid,
+	return spy_sink_expand(o, stat(o, &st) == 0 && S_ISDIR(st.st_mode), prog, plain_host, pid,
 			       rank(), out, size);
 }
 

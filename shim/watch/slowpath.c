@@ -372,11 +372,11 @@ failure_line(struct spy_line *l, const struct spy_call *c, long status, const un
 		spy_line_lit(l, " [injected]");
 	if (message && message[0]) {
 		spy_line_lit(l, ": ");
-		spy_line_raw(l, message);
+		spy_line_plain(l, message);
 	}
 	if (why && why[0]) {
 		spy_line_lit(l, " | why: ");
-		spy_line_raw(l, why);
+		spy_line_plain(l, why);
 	}
 	/* Several copies answer in this process: which one answered this call (its caller is the stack's first frame). */
 	if (spy_copy_count() > 1 && c->copy < SPY_MAX_COPIES) {

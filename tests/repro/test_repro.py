@@ -579,7 +579,109 @@ def test_signature():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-TESTS = {"round-trip-legacy": test_round_trip_legacy, "signature": test_signature, "round-trip-graph": test_round_trip_graph, "real-no-gpu": test_real_no_gpu, "usage": test_usage}
+def code_of(text):
+    """The C text without its comments, string and character literals: what the compiler runs."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        if text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            i = n if j < 0 else j + 2
+            out.append(" ")
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text[i] in "\"'":
+            q, i = text[i], i + 1
+            while i < n and text[i] != q:
+                i += 2 if text[i] == "\\" else 1
+            i += 1
+            out.append('""')
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def hostile_repro(tmp, rec_dir, label, mutate, extra=()):
+    """repro over the records as `mutate` edited them: (exit status, stderr, the C file or None, the command)."""
+    src_dir = os.path.join(tmp, label)
+    shutil.copytree(rec_dir, src_dir)
+    for name in os.listdir(src_dir):
+        text = mutate(dumped(os.path.join(src_dir, name)))
+        edit(src_dir, name, text)
+    out = os.path.join(tmp, label + "-repro.c")
+    p = run([CLI, "repro", "-o", out] + list(extra) + [src_dir], check_rc=False)
+    return p, open(out).read() if p.returncode == 0 and os.path.exists(out) else None
+
+
+def test_hostile():
+    """Records are input from strangers (issue 27): nothing read from them becomes code or an option. A crafted
+    descriptor id, attribute name or descriptor type, a library directory with commas, a program name with a
+    newline: each is refused with a clear message, or comes out escaped where it goes."""
+    inc = include_dir()
+    tmp = tempfile.mkdtemp(prefix="cudnnspy-repro-hostile-")
+    try:
+        legacy = os.path.join(tmp, "legacy")
+        spied([os.path.join(PROGS, "conv-legacy")], legacy, {"FAKECUDNN_STATUS": FAIL, "CUDNNSPY_FORMAT": "json"})
+        graph = os.path.join(tmp, "graph")
+        spied([os.path.join(PROGS, "conv-graph")], graph, {"FAKECUDNN_STATUS": "cudnnBackendExecute=3000",
+                                                           "CUDNNSPY_TRACE": "cudnnBackend*"})
+        bad_ids = ['tensor#1");system("sh x");puts("', "tensor#1*/ system(0); /*", "tensor#1\nx", "tensor#-1",
+                   "tensor#1 ", "tensor#99999999999999999999"]
+        for k, bad in enumerate(bad_ids):
+            p, text = hostile_repro(tmp, legacy, "id-%d" % k, lambda t: t.replace('"tensor#1"', json.dumps(bad)))
+            check(p.returncode != 0 and "repro:" in p.stderr and "Traceback" not in p.stderr,
+                  "a descriptor id the spy never writes is refused: %r" % bad, p.stdout, p.stderr,
+                  (text or "")[:3000])
+        # Words that become C tokens: an attribute's name, an enum element, a descriptor's type (each reached the
+        # program's code before the fix).
+        for k, (old, bad) in enumerate((('"attributeName":"CUDNN_ATTR_CONVOLUTION_COMP_TYPE"', "system"),
+                                        ('"CUDNN_CROSS_CORRELATION"', "exit"),
+                                        ('"descriptorType":"CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR"', "abort"))):
+            check(old in dumped(os.path.join(graph, os.listdir(graph)[0])), "the graph records hold %s" % old)
+            new = old.rsplit('"', 2)[0] + '"%s"' % bad
+            p, text = hostile_repro(tmp, graph, "word-%d" % k, lambda t: t.replace(old, new), ["--failure", "1"])
+            check(p.returncode != 0 or (text is not None and not re.search(r"\b%s\b" % bad, code_of(text))),
+                  "a word that is no cuDNN name never becomes code: %r" % bad, p.stderr, (text or "")[:3000])
+        for k, fn in enumerate(('cudnnBackendFinalize");system("x', "system")):
+            p, text = hostile_repro(tmp, graph, "fn-%d" % k, lambda t: t.replace(
+                '"fn":"cudnnBackendFinalize"', '"fn":%s' % json.dumps(fn)), ["--failure", "1"])
+            check(p.returncode != 0 or "system" not in code_of(text), "a function name from the records (%r)" % fn,
+                  p.stderr, (text or "")[:3000])
+        # The library's directory with commas: the printed command must not pass any of it to the linker as options.
+        victim = os.path.join(tmp, "victim")
+        libdir = os.path.join(tmp, "lib,-o,%s,-e,0" % victim)
+        p, text = hostile_repro(tmp, legacy, "commas", lambda t: t.replace(
+            json.dumps(os.path.join(os.path.realpath(FAKE9), "libcudnn.so.9"))[1:-1],
+            os.path.join(libdir, "libcudnn.so.9")))
+        check(p.returncode == 0 and text, "repro over records naming a directory with commas", p.stderr)
+        shutil.copytree(os.path.realpath(FAKE9), libdir)
+        b = subprocess.run(["sh", "-c", p.stdout.strip()], cwd=tmp, capture_output=True, text=True, timeout=120)
+        check(not os.path.exists(victim), "the build command gave the linker options from the records",
+              p.stdout, b.stderr)
+        check(b.returncode == 0 and "-Wl," not in p.stdout, "the build command builds, paths given literally",
+              p.stdout, b.stderr)
+        # A program name with a newline, and other bytes: --list keeps to one line a record, the file to comments.
+        p, text = hostile_repro(tmp, legacy, "name", lambda t: t.replace('"program":"conv-legacy"',
+                                                                       '"program":"conv\\nlegacy */ x"'))
+        check(p.returncode == 0 and "conv\nlegacy" not in text and "legacy */ x" not in text,
+              "the program's name kept inside a comment", text[:1500])
+        q = run([CLI, "repro", "--list", os.path.join(tmp, "name")])
+        check(all(not l.startswith("legacy") for l in q.stdout.splitlines()), "--list: one line for the program",
+              q.stdout[:500])
+        # The spy itself, in a program named so: its record file's name and its stderr lines keep to one line.
+        named = os.path.join(tmp, "conv\nlegacy")
+        shutil.copy(os.path.join(PROGS, "conv-legacy"), named)
+        out = os.path.join(tmp, "named")
+        p = spied([named], out, {"FAKECUDNN_STATUS": FAIL, "CUDNNSPY_STDERR": "banner,failures,summary"})
+        check(all("\n" not in f for f in os.listdir(out)), "no newline in the record file's name", repr(os.listdir(out)))
+        check(not any(l.startswith("legacy") for l in p.stderr.splitlines()), "the spy's lines keep to one line",
+              p.stderr[-1500:])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+TESTS = {"hostile": test_hostile, "round-trip-legacy": test_round_trip_legacy, "signature": test_signature, "round-trip-graph": test_round_trip_graph, "real-no-gpu": test_real_no_gpu, "usage": test_usage}
 
 if __name__ == "__main__":
     try:
