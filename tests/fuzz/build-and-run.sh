@@ -21,7 +21,7 @@ root=$(cd "$here/../.." && pwd)
 build=${1:-build}
 [ $# -gt 0 ] && shift
 case "$build" in /*) ;; *) build="$root/$build" ;; esac
-targets=${*:-config globs inject sink records frames}
+targets=${*:-config globs inject sink records frames repro}
 clang=${CLANG:-clang}
 seconds=${FUZZ_SECONDS:-15}
 jobs=${FUZZ_JOBS:-2}
@@ -101,6 +101,20 @@ for t in $targets; do
 		extra="-I$root/cli/report -I$root/cli/decode -I$root/cli/util $root/cli/util/cli-util.c"
 		for f in report report-read report-chrome report-model report-text report-compare report-render report-util; do
 			extra="$extra $root/cli/report/$f.c"
+		done
+		extra="$extra -ljansson"
+		maxlen=65536
+	fi
+	# fuzz-repro runs cudnnspy repro (cli/repro, with jansson) over record files and lexes the program it writes.
+	if [ "$t" = repro ]; then
+		if ! printf '#include <jansson.h>\n' | "$clang" -E -x c - >/dev/null 2>&1; then
+			echo "== fuzz: repro skipped: no jansson.h (install libjansson-dev)" >&2
+			skipped=$((skipped + 1))
+			continue
+		fi
+		extra="-I$root/cli/repro -I$root/cli/decode -I$root/cli/util $root/cli/decode/records.c $root/cli/util/cli-util.c"
+		for f in repro repro-common repro-api repro-desc repro-graph repro-signature repro-write; do
+			extra="$extra $root/cli/repro/$f.c"
 		done
 		extra="$extra -ljansson"
 		maxlen=65536
