@@ -220,6 +220,26 @@ spy_copy_for(void *base, const char *fname, const void *caller, const char *how)
 
 unsigned spy_copy_gen = 1;
 
+void
+spy_copy_note_caller(int k, const char *caller)
+{
+	struct spy_real_lib *c;
+
+	if (k < 0 || k >= SPY_MAX_COPIES || !caller || !caller[0])
+		return;
+	c = &spy_copies[k];
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < SPY_COPY_CALLERS; i++) {
+		if (strncmp(c->callers[i], caller, sizeof(c->callers[i]) - 1) == 0)
+			break;
+		if (!c->callers[i][0]) {
+			snprintf(c->callers[i], sizeof(c->callers[i]), "%s", caller);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+}
+
 int
 spy_copy_closing(void *handle)
 {

@@ -38,6 +38,7 @@ void spy_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 	} while (0)
 
 /* resolve.c and copies.c: the real cuDNN copies. */
+#define SPY_COPY_CALLERS 4
 struct spy_real_lib {
 	void *handle;
 	void *base;		/* its load address: what tells copies apart */
@@ -49,6 +50,8 @@ struct spy_real_lib {
 	int major;
 	int lazy_errno;		/* what the copy's first call left in errno (its one-time initialization) */
 	int closed;		/* the program closed it and it is no longer mapped: its slot is not used again */
+	/* The caller objects whose own names reached it once several copies were mapped (route.c), the first few. */
+	char callers[SPY_COPY_CALLERS][64];
 };
 /* [0]: the copy the exported definitions serve (spy_resolve); [1..]: registered by copies.c. */
 extern struct spy_real_lib spy_copies[SPY_MAX_COPIES];
@@ -75,6 +78,8 @@ int spy_copy_closing(void *handle);
  * is a new copy. Returns where it was mapped when it is gone, else NULL.
  */
 void *spy_copy_closed(int k);
+/* Notes that the object named `caller` (a file name) reached copy k through the exported names. */
+void spy_copy_note_caller(int k, const char *caller);
 /* Bumped whenever a copy goes away: what was found per caller (route.c) is stale. */
 extern unsigned spy_copy_gen;
 /* 1 when `p` lies in this library or in another build of the spy (a drop-in beside the preload, or both drop-ins). */

@@ -16,6 +16,7 @@
 #include "core.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <elf.h>
 #include <link.h>
 #include <string.h>
@@ -137,17 +138,34 @@ find_in(void *scope, const char *name, const char *vers[], int nv)
 }
 
 /* What the caller's reference reaches without the spy: the copy, or -1 and the function of a copy without a slot. */
+static int route_in(struct link_map *lm, const char *name, spy_fnptr *raw, const void *ra);
+
 static int
 route_find(const void *ra, unsigned id, spy_fnptr *raw)
 {
-	const char *name = spy_fn_info[id].name, *vers[MAX_VERSIONS];
+	const char *name = spy_fn_info[id].name;
 	struct link_map *lm = NULL;
-	Dl_info di, found;
-	void *p, *h;
-	int nv, k;
+	Dl_info di;
+	int k;
 
 	if (!ra || !dladdr1(ra, &di, (void **)&lm, RTLD_DL_LINKMAP) || !lm || di.dli_fbase == spy_self_base())
 		return 0;
+	k = route_in(lm, name, raw, ra);
+	if (k >= 0)
+		spy_copy_note_caller(k, di.dli_fname && di.dli_fname[0] ? base_of(di.dli_fname)
+									 : program_invocation_short_name);
+	return k;
+}
+
+/* route_find's search from the caller's link map. */
+static int
+route_in(struct link_map *lm, const char *name, spy_fnptr *raw, const void *ra)
+{
+	const char *vers[MAX_VERSIONS];
+	Dl_info found;
+	void *p, *h;
+	int nv, k;
+
 	nv = cudnn_versions(lm, vers, MAX_VERSIONS);
 	/* The global scope: what stands after the spy there is what the program's own names reach. */
 	p = find_in(RTLD_NEXT, name, vers, nv);

@@ -291,6 +291,13 @@ copies_fields(struct spy_line *l, const struct row *all, int nall, const struct 
 		spy_line_str(l, c->handle || c->closed ? c->how : NULL);
 		spy_line_lit(l, ",\"by\":");
 		spy_line_str(l, k && c->who[0] ? c->who : NULL);
+		spy_line_lit(l, ",\"callers\":[");
+		for (int i = 0; i < SPY_COPY_CALLERS && c->callers[i][0]; i++) {
+			if (i)
+				spy_line_char(l, ',');
+			spy_line_str(l, c->callers[i]);
+		}
+		spy_line_char(l, ']');
 		spy_line_lit(l, ",\"closed\":");
 		if (c->closed)
 			spy_line_lit(l, "true");
@@ -335,12 +342,16 @@ copies_print(void)
 		struct row total;
 		int nrows = collect(rows, &total, 1, (int)k);
 
-		char by[sizeof(c->who) + 64] = "";
+		char by[sizeof(c->who) + sizeof(c->callers) + 96] = "";
 
 		if (k && c->how && strcmp(c->how, "linked") == 0)
 			snprintf(by, sizeof(by), ", linked by %s", c->who[0] ? c->who : "?");
 		else if (k && c->who[0])
 			snprintf(by, sizeof(by), ", through dlsym(handle) by %s", c->who);
+		/* Who called it by name once several copies were mapped (route.c). */
+		for (int i = 0; i < SPY_COPY_CALLERS && c->callers[i][0]; i++)
+			snprintf(by + strlen(by), sizeof(by) - strlen(by), "%s%s", i ? ", " : ", called by name from ",
+				 c->callers[i]);
 		spy_log("copy %u: %s (%zu)%s%s: %llu call%s, %llu failed, %llu internal", k,
 			c->handle || c->closed ? c->path : "none", c->version, by, c->closed ? ", closed by the program" : "",
 			(unsigned long long)total.calls, total.calls == 1 ? "" : "s",

@@ -70,8 +70,13 @@ def check_two_majors(plain, spied, what):
     check(linked and linked[0]["how"] == "linked" and linked[0]["by"] in ("libmajor8.so", "libmajor9.so") and
           not linked[0]["closed"], "the summary says which library's own names reached copy 1 (%s)" % what,
           repr(summary["copies"]))
-    check(("copy 1: %s" % linked[0]["path"]) in spied.stderr and (", linked by %s:" % linked[0]["by"]) in spied.stderr,
+    check(("copy 1: %s" % linked[0]["path"]) in spied.stderr and (", linked by %s," % linked[0]["by"]) in spied.stderr,
           "so does the per-copy summary on stderr (%s)" % what, spied.stderr)
+    callers = {c["copy"]: c["callers"] for c in summary["copies"]}
+    versions_of = {c["copy"]: c["version"] for c in summary["copies"]}
+    check(sorted((versions_of[k], tuple(v)) for k, v in callers.items()) ==
+          [(8907, ("libmajor8.so",)), (91900, ("libmajor9.so",))],
+          "each copy's callers by name: the library linked to its major (%s)" % what, repr(summary["copies"]))
     lines = [l for l in spied.stderr.splitlines() if "runtime-multiple-copies" in l]
     check(lines and "which links it" in lines[-1], "the finding says which library reached which copy (%s)" % what,
           spied.stderr)

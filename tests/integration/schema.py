@@ -37,7 +37,7 @@ LIBRARY = [("kind", STR, False), ("path", STR, False), ("real_path", STR, False)
            ("build_id", STR, True), ("size", INT, False), ("mtime", INT, False), ("version", INT, True),
            ("version_check", INT, True), ("answers", (bool,), False), ("copy", INT, True)]
 COPY = [("copy", INT, False), ("path", STR, True), ("version", INT, True), ("how", STR, True), ("by", STR, True),
-        ("closed", (bool,), False), ("calls", INT, False), ("failures", INT, False), ("internal", INT, False),
+        ("callers", (list,), False), ("closed", (bool,), False), ("calls", INT, False), ("failures", INT, False), ("internal", INT, False),
         ("functions", (list,), False)]
 FINDING = [("id", STR, False), ("severity", STR, False), ("message", STR, False), ("fix", STR, True),
            ("paths", (list,), False)]
