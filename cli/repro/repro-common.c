@@ -84,6 +84,23 @@ repro_cudnn_word(const char *word)
 	return spy_fn_lookup(word) >= 0;
 }
 
+int
+repro_enum_word(const char *type, const char *word)
+{
+	if (!word || !type)
+		return 0;
+	for (int e = 0; e < _SPY_ENUM_COUNT; e++) {
+		if (strcmp(spy_enum_info[e].name, type) != 0)
+			continue;
+		for (unsigned v = 0; v < spy_enum_info[e].count; v++)
+			if (strcmp(spy_enum_info[e].values[v].name, word) == 0)
+				return 1;
+		return 0;
+	}
+	/* A type the description has no values for: any cuDNN name, never another word. */
+	return repro_cudnn_word(word);
+}
+
 void
 repro_text(FILE *out, const char *s)
 {

@@ -253,7 +253,7 @@ repro_graph_plan(struct repro_plan *p, void *calls_v, void *target_v)
 			const char *type = jstr(json_object_get(c, "args"), "descriptorType");
 
 			if (!repro_cudnn_word(type)) {
-				complain("repro: %s: created with a type that is not a name", d);
+				complain("repro: %s: created with a type that is no cuDNN descriptor type", d);
 				goto fail;
 			}
 			json_object_set_new(types, d, json_string(type));
@@ -362,7 +362,7 @@ element(FILE *out, const struct repro_plan *p, int t, json_t *x)
 
 	switch (attr_types[t].kind) {
 	case 'e':
-		if (json_is_string(x) && repro_cudnn_word(json_string_value(x)))
+		if (json_is_string(x) && repro_enum_word(attr_types[t].ctype, json_string_value(x)))
 			return fputs(json_string_value(x), out) < 0 ? -1 : 0;
 		if (json_is_integer(x)) {
 			fprintf(out, "(%s)", attr_types[t].ctype);

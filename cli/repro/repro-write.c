@@ -41,17 +41,6 @@ string_text(FILE *out, const char *s)
 	}
 }
 
-static int
-is_identifier(const char *s)
-{
-	if (!s || !((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
-		return 0;
-	for (; *s; s++)
-		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_'))
-			return 0;
-	return 1;
-}
-
 static const struct repro_desc *
 desc_by_id(const struct repro_plan *p, const char *id)
 {
@@ -79,7 +68,8 @@ c_value(FILE *out, const struct repro_param *q, json_t *v, const char *fn)
 {
 	switch (q->role) {
 	case RP_ENUM:
-		if (json_is_string(v) && is_identifier(json_string_value(v))) {
+		/* A value's name goes into the code: only one of that enum's (issue 27). */
+		if (json_is_string(v) && repro_enum_word(q->ctype, json_string_value(v))) {
 			fputs(json_string_value(v), out);
 			return 0;
 		}

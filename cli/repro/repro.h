@@ -216,6 +216,10 @@ repro_id_ok(const char *id);
 int
 repro_cudnn_word(const char *word);
 
+/* 1 when `word` is a value of the enum named `type` (cudnnDataType_t): what an enum argument may be written as. */
+int
+repro_enum_word(const char *type, const char *word);
+
 /* Text from the records on a terminal line: printable ASCII, other bytes as \ooo, so one record stays one line. */
 void
 repro_text(FILE *out, const char *s);
