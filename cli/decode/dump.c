@@ -3,7 +3,10 @@
  * records of either format (docs/record-format.md) in the documented
  * schema (docs/output-format.md), for jq and for anything that reads
  * format 1. What is not a record is said on stderr, telling the tail an
- * ending cut short from damage.
+ * ending cut short from damage. Files come from strangers (bug reports):
+ * both formats go through the reader, which gives only lines that are JSON
+ * and refuses a file that begins as neither format, so that no byte of the
+ * file reaches the output unchecked.
  */
 #include "dump.h"
 #include "cli-util.h"
@@ -27,40 +30,20 @@ static const char help_text[] =
 	"spy wrote them in (CUDNNSPY_FORMAT=json or binary). Pipe it to jq.\n"
 	"\n"
 	"On stderr, per file: a last record cut short (the process ended while writing it: not printed), bytes\n"
-	"that are no record (damage: skipped up to the next newline, and reading goes on), and records written\n"
-	"by a cudnnspy whose function table differs from this one's (not printed).\n"
+	"that are no record (damage, lines that are not JSON included: not printed, their place named, and\n"
+	"reading goes on), records written by a cudnnspy whose function table differs from this one's (not\n"
+	"printed), and a file that begins as neither format or is cut inside its first frame (refused whole).\n"
 	"\n"
 	"Exit status: 0 when every file was read (a cut last record included), 1 when one could not be read,\n"
-	"was damaged or held records this cudnnspy cannot read, 2 for a usage error.\n";
-
-/* Format 1 goes out as it is, byte for byte. */
-static int
-copy_through(int fd, const char *path)
-{
-	char buf[1 << 16];
-	ssize_t n;
-
-	while ((n = read(fd, buf, sizeof(buf))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			complain("dump: %s: %s", path, strerror(errno));
-			return 1;
-		}
-		fwrite(buf, 1, (size_t)n, stdout);
-	}
-	return 0;
-}
+	"was refused, was damaged or held records this cudnnspy cannot read, 2 for a usage error.\n";
 
 static int
 dump_file(const char *path)
 {
 	struct rec_reader r;
-	unsigned char first[16];
-	const char *line;
+	const char *line, *why;
 	size_t len;
 	int fd = open(path, O_RDONLY | O_CLOEXEC), flags, rc = 0;
-	ssize_t got;
 	struct stat st;
 
 	if (fd < 0 || fstat(fd, &st) != 0) {
@@ -74,21 +57,11 @@ dump_file(const char *path)
 		complain("dump: %s: %s", path, strerror(EISDIR));
 		return 1;
 	}
-	got = cli_read_start(fd, first, sizeof(first));
-	if (got < 0) {
-		complain("dump: %s: %s", path, strerror(errno));
-		close(fd);
-		return 1;
-	}
-	if (!rec_is_binary(first, (size_t)got)) {
-		if (got > 0)
-			fwrite(first, 1, (size_t)got, stdout);
-		rc = copy_through(fd, path);
-		close(fd);
-		return rc;
-	}
-	/* Not lseek: a pipe or a FIFO cannot go back, and what was read already comes first all the same. */
-	rec_open_fd_after(&r, fd, first, (size_t)got);
+	/*
+	 * Format 1 as well: its lines come out byte for byte, and only when they
+	 * are JSON. The reader reads a pipe or a FIFO as it comes.
+	 */
+	rec_open_fd(&r, fd);
 	while (rec_next(&r, &line, &len, &flags)) {
 		if (flags)
 			continue;
@@ -97,6 +70,10 @@ dump_file(const char *path)
 	}
 	if (r.error) {
 		complain("dump: %s: read error at byte %llu: %s", path, r.offset + r.start, strerror(r.error));
+		rc = 1;
+	}
+	if ((why = rec_refused_why(&r))) {
+		complain("dump: %s: %s; nothing printed", path, why);
 		rc = 1;
 	}
 	if (r.cut)
@@ -109,16 +86,18 @@ dump_file(const char *path)
 	}
 	if (r.mismatch && r.unreadable_calls) {
 		complain("dump: %s: %lld packed calls were written by a cudnnspy with another function table "
-			 "(record format %u): read them with that cudnnspy; not printed", path, r.unreadable_calls,
-			 r.version);
+			 "(record format %u), the first at byte %llu: read them with that cudnnspy; not printed", path,
+			 r.unreadable_calls, r.version, r.unreadable_at);
 		rc = 1;
 	} else if (r.unreadable_calls) {
-		complain("dump: %s: %lld packed calls cannot be read (damaged); not printed", path, r.unreadable_calls);
+		complain("dump: %s: %lld packed calls cannot be read (damaged), the first at byte %llu; not printed", path,
+			 r.unreadable_calls, r.unreadable_at);
 		rc = 1;
 	}
 	if (r.missing_texts)
-		complain("dump: %s: %lld arguments have no text (it was in a damaged part, or in a buffer the spy "
-			 "could not write): shown by their text id", path, r.missing_texts);
+		complain("dump: %s: %lld arguments have no text (it was in a damaged part or refused, or in a buffer "
+			 "the spy could not write), the first in the call at byte %llu: shown by their text id", path,
+			 r.missing_texts, r.missing_at);
 	rec_close(&r);
 	close(fd);
 	return rc;

@@ -23,6 +23,30 @@
 
 /* A frame or line longer than this is not read whole (SPY_LINE_MAX is the library's own limit). */
 #define READ_MAX ((size_t)SPY_LINE_MAX + 64)
+/*
+ * The longest text a text frame holds: the library builds each frame in
+ * 4096 bytes, its id included (recbin.c's define()), so a longer one is no
+ * text the spy wrote. A text is pasted into every call that names it: the
+ * bound is what one reference can cost, whatever the file says.
+ */
+#define TEXT_FRAME_MAX 4096
+/*
+ * The longest text a backend descriptor's text grows to by the attributes
+ * packed calls add to it (setattr_args()): the library keeps 12 attributes
+ * of at most 16 values (backend.c), each shown here in at most 4096 bytes,
+ * so a real one stays well below this.
+ */
+#define TEXT_MAX (64u << 10)
+/* No record nests deeper (a graph's operations, their descriptors, their attributes' values). */
+#define JSON_DEPTH 128
+/*
+ * Text ids go from 1 to TEXT_IDS (keep_text()). They are kept in pages made
+ * as ids come, so that one frame of a high id costs a page, not an array
+ * of every id below it.
+ */
+#define TEXT_IDS (1u << 22)
+#define TEXT_PAGE 4096u
+#define TEXT_NPAGES (TEXT_IDS / TEXT_PAGE + 1)
 
 static int
 by_name(const void *a, const void *b)
@@ -73,6 +97,190 @@ rec_is_binary(const void *data, size_t len)
 	const uint8_t *p = data;
 
 	return len >= 10 && p[0] == SPY_REC_FILE && memcmp(p + 2, SPY_REC_MAGIC, 8) == 0;
+}
+
+static size_t
+json_space(const unsigned char *s, size_t n, size_t i)
+{
+	while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+		i++;
+	return i;
+}
+
+static int
+json_hex(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/*
+ * One past the string that begins at s[i] (its '"'); 0 when it is none: a
+ * control byte, a bad escape, or bytes that are not UTF-8 (overlong forms,
+ * surrogates and code points past U+10FFFF included), which no JSON reader
+ * is bound to take.
+ */
+static size_t
+json_string(const unsigned char *s, size_t n, size_t i)
+{
+	for (i++; i < n;) {
+		unsigned c = s[i];
+		size_t len;
+
+		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+			i++;
+			continue;
+		}
+		if (c == '"')
+			return i + 1;
+		if (c == '\\') {
+			if (i + 1 >= n)
+				return 0;
+			switch (s[i + 1]) {
+			case '"':
+			case '\\':
+			case '/':
+			case 'b':
+			case 'f':
+			case 'n':
+			case 'r':
+			case 't':
+				i += 2;
+				continue;
+			case 'u':
+				if (n - i < 6 || !json_hex(s[i + 2]) || !json_hex(s[i + 3]) || !json_hex(s[i + 4]) ||
+				    !json_hex(s[i + 5]))
+					return 0;
+				i += 6;
+				continue;
+			}
+			return 0;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			len = 2;
+		else if (c >= 0xe0 && c <= 0xef)
+			len = 3;
+		else if (c >= 0xf0 && c <= 0xf4)
+			len = 4;
+		else
+			return 0;
+		if (n - i < len)
+			return 0;
+		for (size_t k = 1; k < len; k++)
+			if ((s[i + k] & 0xc0) != 0x80)
+				return 0;
+		if ((c == 0xe0 && s[i + 1] < 0xa0) || (c == 0xed && s[i + 1] > 0x9f) || (c == 0xf0 && s[i + 1] < 0x90) ||
+		    (c == 0xf4 && s[i + 1] > 0x8f))
+			return 0;
+		i += len;
+	}
+	return 0;
+}
+
+static size_t
+json_digits(const unsigned char *s, size_t n, size_t i)
+{
+	while (i < n && s[i] >= '0' && s[i] <= '9')
+		i++;
+	return i;
+}
+
+/* One past the number at s[i]; 0 when it is none. */
+static size_t
+json_number(const unsigned char *s, size_t n, size_t i)
+{
+	size_t at;
+
+	if (i < n && s[i] == '-')
+		i++;
+	if (i >= n || s[i] < '0' || s[i] > '9')
+		return 0;
+	i = s[i] == '0' ? i + 1 : json_digits(s, n, i);
+	if (i < n && s[i] == '.') {
+		at = i + 1;
+		if ((i = json_digits(s, n, at)) == at)
+			return 0;
+	}
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		at = i + 1;
+		if (at < n && (s[at] == '+' || s[at] == '-'))
+			at++;
+		if ((i = json_digits(s, n, at)) == at)
+			return 0;
+	}
+	return i;
+}
+
+int
+rec_json_valid(const char *text, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	unsigned char open[JSON_DEPTH];	/* the containers around the place: '{' or '[' */
+	int depth = 0;
+	size_t i = json_space(s, n, 0);
+
+	for (;;) {
+		/* A value at s[i]. */
+		if (i >= n)
+			return 0;
+		switch (s[i]) {
+		case '{':
+		case '[':
+			if (depth == JSON_DEPTH)
+				return 0;
+			open[depth++] = s[i];
+			i = json_space(s, n, i + 1);
+			if (i < n && s[i] == (open[depth - 1] == '{' ? '}' : ']')) {
+				depth--;
+				i++;
+				goto after;
+			}
+			if (open[depth - 1] == '{')
+				goto key;
+			continue;
+		case '"':
+			i = json_string(s, n, i);
+			break;
+		case 't':
+			i = n - i >= 4 && memcmp(s + i, "true", 4) == 0 ? i + 4 : 0;
+			break;
+		case 'f':
+			i = n - i >= 5 && memcmp(s + i, "false", 5) == 0 ? i + 5 : 0;
+			break;
+		case 'n':
+			i = n - i >= 4 && memcmp(s + i, "null", 4) == 0 ? i + 4 : 0;
+			break;
+		default:
+			i = json_number(s, n, i);
+		}
+		if (!i)
+			return 0;
+after:
+		/* After a value: a comma and the next, the end of its container, or the end of the text. */
+		i = json_space(s, n, i);
+		if (!depth)
+			return i == n;
+		if (i >= n)
+			return 0;
+		if (s[i] == ',') {
+			i = json_space(s, n, i + 1);
+			if (open[depth - 1] == '[')
+				continue;
+			goto key;
+		}
+		if (s[i] != (open[depth - 1] == '{' ? '}' : ']'))
+			return 0;
+		depth--;
+		i++;
+		goto after;
+key:
+		/* A key and its colon; the value follows. */
+		if (i >= n || s[i] != '"' || !(i = json_string(s, n, i)))
+			return 0;
+		i = json_space(s, n, i);
+		if (i >= n || s[i] != ':')
+			return 0;
+		i = json_space(s, n, i + 1);
+	}
 }
 
 static void
@@ -127,15 +335,19 @@ rec_open_mem(struct rec_reader *r, const void *data, size_t len)
 void
 rec_close(struct rec_reader *r)
 {
-	for (size_t i = 0; i < r->ntexts; i++)
-		free(r->texts[i]);
-	free(r->texts);
-	free(r->text_len);
+	for (size_t i = 0; r->text_pages && i < TEXT_NPAGES; i++) {
+		for (size_t k = 0; r->text_pages[i] && k < TEXT_PAGE; k++)
+			free(r->text_pages[i][k].s);
+		free(r->text_pages[i]);
+	}
+	free(r->text_pages);
+	free(r->live);
 	if (r->owned)
 		free(r->buf);
 	spy_line_free(&r->out);
 	spy_line_free(&r->scratch);
-	r->texts = NULL;
+	r->text_pages = NULL;
+	r->live = NULL;
 	r->buf = NULL;
 }
 
@@ -177,56 +389,108 @@ fill(struct rec_reader *r)
 	return 1;
 }
 
+/* The text of an id, when its page was made: NULL for an id that had none. */
+static struct rec_text *
+text_at(const struct rec_reader *r, uint64_t id)
+{
+	if (id == 0 || id > TEXT_IDS || !r->text_pages || !r->text_pages[id / TEXT_PAGE])
+		return NULL;
+	return &r->text_pages[id / TEXT_PAGE][id % TEXT_PAGE];
+}
+
+/* The same, its page made when it has none; NULL when there is no memory for it. */
+static struct rec_text *
+text_slot(struct rec_reader *r, uint64_t id)
+{
+	struct rec_text **page;
+
+	if (!r->text_pages && !(r->text_pages = calloc(TEXT_NPAGES, sizeof(*r->text_pages))))
+		return NULL;
+	page = &r->text_pages[id / TEXT_PAGE];
+	if (!*page)
+		*page = calloc(TEXT_PAGE, sizeof(**page));
+	return *page ? &(*page)[id % TEXT_PAGE] : NULL;
+}
+
+/* Every text gone: only those given since the last time are visited, so that damage costs what was read. */
 static void
 forget_texts(struct rec_reader *r)
 {
-	for (size_t i = 0; i < r->ntexts; i++) {
-		free(r->texts[i]);
-		r->texts[i] = NULL;
+	for (size_t i = 0; i < r->nlive; i++) {
+		struct rec_text *t = text_at(r, r->live[i]);
+
+		free(t->s);
+		t->s = NULL;
+		t->listed = 0;
+	}
+	r->nlive = 0;
+}
+
+/* The text of an id gone: what named it reads as missing rather than as the object's older text. */
+static void
+drop_text(struct rec_reader *r, uint64_t id)
+{
+	struct rec_text *t = text_at(r, id);
+
+	if (t) {
+		free(t->s);
+		t->s = NULL;
 	}
 }
 
-static void
-keep_text(struct rec_reader *r, uint64_t id, const uint8_t *s, size_t n)
+/*
+ * The text of an id from now on, when it is one the spy could have
+ * written: at most `max` bytes, and JSON (up to a NUL, after which a stack
+ * module's text names its files). 0 when it is not (damage): the id has no
+ * text then. A text that finds no memory is dropped alike, without damage.
+ */
+static int
+keep_text(struct rec_reader *r, uint64_t id, const uint8_t *s, size_t n, size_t max)
 {
-	char *t;
+	const uint8_t *nul = memchr(s, 0, n);
+	size_t json = nul ? (size_t)(nul - s) : n;
+	struct rec_text *t;
+	char *copy;
 
 	/*
 	 * An id is a place in a thread's cache (64 per thread block, recbin.c),
 	 * given a new text as the cache changes: the latest one holds. One past
-	 * 2^22 (65,536 blocks) is damage, whose array would take memory for
-	 * nothing.
+	 * 2^22 (65,536 blocks) is damage.
 	 */
-	if (id == 0 || id > (1u << 22))
-		return;
-	r->texts_seen++;
-	if (id >= r->ntexts) {
-		size_t want = r->ntexts ? r->ntexts : 64;
-		char **texts;
-		size_t *lens;
-
-		while (want <= id)
-			want *= 2;
-		texts = realloc(r->texts, want * sizeof(*texts));
-		if (!texts)
-			return;
-		r->texts = texts;
-		lens = realloc(r->text_len, want * sizeof(*lens));
-		if (!lens)
-			return;
-		r->text_len = lens;
-		memset(r->texts + r->ntexts, 0, (want - r->ntexts) * sizeof(*texts));
-		memset(r->text_len + r->ntexts, 0, (want - r->ntexts) * sizeof(*lens));
-		r->ntexts = want;
+	if (id == 0 || id > TEXT_IDS)
+		return 0;
+	if (n > max || !rec_json_valid((const char *)s, json)) {
+		drop_text(r, id);
+		return 0;
 	}
-	t = malloc(n + 1);
-	if (!t)
-		return;
-	memcpy(t, s, n);
-	t[n] = 0;
-	free(r->texts[id]);
-	r->texts[id] = t;
-	r->text_len[id] = n;
+	r->texts_seen++;
+	if (!(t = text_slot(r, id)))
+		return 1;
+	if (!t->listed) {
+		if (r->nlive == r->live_cap) {
+			size_t cap = r->live_cap ? 2 * r->live_cap : 64;
+			uint32_t *live = realloc(r->live, cap * sizeof(*live));
+
+			if (!live) {
+				drop_text(r, id);
+				return 1;
+			}
+			r->live = live;
+			r->live_cap = cap;
+		}
+		r->live[r->nlive++] = (uint32_t)id;
+		t->listed = 1;
+	}
+	copy = malloc(n + 1);
+	free(t->s);
+	t->s = copy;
+	if (!copy)
+		return 1;
+	memcpy(copy, s, n);
+	copy[n] = 0;
+	t->len = (uint32_t)n;
+	t->json = (uint32_t)json;
+	return 1;
 }
 
 static void
@@ -271,13 +535,19 @@ enum_value(struct spy_line *l, int enum_id, int64_t v)
 static void
 text(struct rec_reader *r, struct spy_line *l, uint64_t v)
 {
+	const struct rec_text *t = text_at(r, v);
+
 	if (v == 0) {
 		spy_line_lit(l, "null");
-	} else if (v < r->ntexts && r->texts[v]) {
-		spy_line_mem(l, r->texts[v], r->text_len[v]);
+	} else if (t && t->s && t->json == t->len) {
+		spy_line_mem(l, t->s, t->len);
 	} else {
-		/* Its text was in a damaged part, or in a buffer the spy could not write: the id is all there is. */
-		r->missing_texts++;
+		/*
+		 * Its text was in a damaged part, or in a buffer the spy could not write, or is a stack module's:
+		 * the id is all there is.
+		 */
+		if (!r->missing_texts++)
+			r->missing_at = r->frame_at;
 		spy_line_lit(l, "{\"id\":null,\"text_missing\":");
 		spy_line_u64(l, v);
 		spy_line_char(l, '}');
@@ -553,6 +823,7 @@ setattr_args(struct rec_reader *r, struct spy_line *l, const struct spy_fn_info 
 		const char *key = spy_enum_name(f->params[1].enum_id, name, 0);
 		char num[24], keyq[160], val[4096];
 		size_t klen, vlen;
+		const struct rec_text *was;
 
 		if (!key) {
 			snprintf(num, sizeof(num), "%lld", (long long)name);
@@ -566,11 +837,17 @@ setattr_args(struct rec_reader *r, struct spy_line *l, const struct spy_fn_info 
 			return 0;
 		memcpy(val, s->data, vlen);
 		spy_line_reset(s);
-		if (id < r->ntexts && r->texts[id] &&
-		    with_attr(s, r->texts[id], r->text_len[id], keyq, klen, val, vlen) && !s->overflow)
-			keep_text(r, id, (const uint8_t *)s->data, s->len);
-		else if (id < r->ntexts && r->texts[id])
-			return 0;
+		if ((was = text_at(r, id)) && was->s) {
+			/*
+			 * A text this frame cannot grow, or one grown past what the spy keeps, is lost with the
+			 * call: the calls after it would otherwise show the descriptor without this attribute.
+			 */
+			if (was->json != was->len || !with_attr(s, was->s, was->len, keyq, klen, val, vlen) || s->overflow ||
+			    !keep_text(r, id, (const uint8_t *)s->data, s->len, TEXT_MAX)) {
+				drop_text(r, id);
+				return 0;
+			}
+		}
 		/* No text to add it to (it was in a damaged part): shown as missing below. */
 	}
 	spy_line_key(l, f->params[0].name);
@@ -671,19 +948,21 @@ stack(struct rec_reader *r, struct spy_line *l, const uint8_t *p, size_t n, size
 	spy_line_lit(l, ",\"stack\":[");
 	for (uint64_t i = 0; i < frames; i++) {
 		const char *t = NULL, *file = NULL, *bid = NULL;
+		const struct rec_text *mod;
 		char debug[PATH_MAX];
 
 		if (!spy_rec_get_uv(p, n, pos, &id) || !spy_rec_get_uv(p, n, pos, &off))
 			return 0;
-		if (id && id < r->ntexts && r->texts[id] && strlen(r->texts[id]) < r->text_len[id]) {
-			t = r->texts[id];
-			file = t + strlen(t) + 1;
+		if ((mod = text_at(r, id)) && mod->s && mod->json < mod->len) {
+			/* Its name as JSON (keep_text() saw it is), then its files. */
+			t = mod->s;
+			file = t + mod->json + 1;
 			/* A text without a build-id part names no build: its file is taken as it is. */
-			if ((size_t)(file + strlen(file) - t) < r->text_len[id])
+			if ((size_t)(file + strlen(file) - t) < mod->len)
 				bid = file + strlen(file) + 1;
 			file = symbol_file(file, bid, debug, sizeof(debug));
-		} else if (id) {
-			r->missing_texts++;
+		} else if (id && !r->missing_texts++) {
+			r->missing_at = r->frame_at;
 		}
 		if (i)
 			spy_line_char(l, ',');
@@ -908,89 +1187,221 @@ gpu_frame(struct rec_reader *r, const uint8_t *p, size_t n)
 	return !l->overflow;
 }
 
+/*
+ * The frame at d[pos], as spy_rec_frame() walks it, for a file of the
+ * format found: in format 1, which holds JSON lines only, no byte begins a
+ * binary frame. Damage comes without its length: resync() says where
+ * reading goes on.
+ */
+static enum spy_rec_walk
+frame_at(const struct rec_reader *r, const uint8_t *d, size_t len, size_t pos, size_t *n)
+{
+	size_t at = pos + 1;
+	uint64_t plen;
+
+	if (d[pos] == '{')
+		return spy_rec_frame(d, len, pos, n);
+	if (r->format != REC_FORMAT_FRAMES || d[pos] < SPY_REC_FILE || d[pos] > SPY_REC_GPU)
+		return SPY_REC_DAMAGED;
+	if (!spy_rec_get_uv(d, len, &at, &plen)) {
+		if (len - pos < 11) {
+			*n = len - pos;
+			return SPY_REC_CUT;
+		}
+		return SPY_REC_DAMAGED;
+	}
+	if (plen > SPY_REC_FRAME_MAX)
+		return SPY_REC_DAMAGED;
+	if (plen > len - at) {
+		*n = len - pos;
+		return SPY_REC_CUT;
+	}
+	*n = at - pos + (size_t)plen;
+	return SPY_REC_WHOLE;
+}
+
 /* resync(): the place depends on bytes not read yet. */
 #define UNDECIDED ((size_t)-1)
 
 /*
- * Where reading can go on after damage at `pos`: the next JSON line, or the
- * next chunk frame followed by a whole frame of a call or a text (a chunk
- * begins a thread's buffer, so times and the thread are known again from
- * there). The bytes to skip; all of them when there is no such place; and
- * UNDECIDED when a candidate runs past `len` and more may follow (`more`):
- * the answer must not depend on how much of the file is in memory.
+ * Where reading can go on after damage at `pos`: the next JSON line, or (in
+ * format 2) the next chunk frame followed by a whole frame of a call or a
+ * text (a chunk begins a thread's buffer, so times and the thread are known
+ * again from there). The bytes to skip; all of them when there is no such
+ * place; and UNDECIDED when a candidate runs past the bytes held and more
+ * may follow (`more`): the answer must not depend on how much of the file is
+ * in memory. What was ruled out before an UNDECIDED is not looked at again
+ * once more bytes came (scan_for, scan_at), so that a long damaged part read
+ * from a pipe in small pieces costs its length, not its square.
  */
 static size_t
-resync(const uint8_t *d, size_t len, size_t pos, int more)
+resync(struct rec_reader *r, size_t pos, int more)
 {
-	for (size_t p = pos + 1; p < len; p++) {
+	const uint8_t *d = r->buf;
+	size_t len = r->end, from = pos + 1;
+	unsigned long long here = r->offset + pos;
+
+	if (r->scan_for == here && r->scan_at > here + 1 && r->scan_at - r->offset <= len)
+		from = (size_t)(r->scan_at - r->offset);
+	for (size_t p = from; p < len; p++) {
 		size_t n, m;
 		enum spy_rec_walk w;
 
 		if (d[p] == '{' && d[p - 1] == '\n')
 			return p - pos;
-		if (d[p] != SPY_REC_CHUNK)
+		if (d[p] != SPY_REC_CHUNK || r->format != REC_FORMAT_FRAMES)
 			continue;
-		w = spy_rec_frame(d, len, p, &n);
+		w = frame_at(r, d, len, p, &n);
 		if (w == SPY_REC_CUT || (w == SPY_REC_WHOLE && p + n >= len)) {
 			if (more)
-				return UNDECIDED;
+				goto undecided;
 			continue;
 		}
 		if (w != SPY_REC_WHOLE || n > 22 ||
 		    (d[p + n] != SPY_REC_CALL && d[p + n] != SPY_REC_FAILURE && d[p + n] != SPY_REC_TEXT))
 			continue;
-		w = spy_rec_frame(d, len, p + n, &m);
+		w = frame_at(r, d, len, p + n, &m);
 		if (w == SPY_REC_CUT && more)
-			return UNDECIDED;
+			goto undecided;
 		if (w == SPY_REC_WHOLE)
 			return p - pos;
+		continue;
+undecided:
+		r->scan_for = here;
+		r->scan_at = r->offset + p;
+		return UNDECIDED;
 	}
-	return more ? UNDECIDED : len - pos;
+	if (!more)
+		return len - pos;
+	r->scan_for = here;
+	r->scan_at = r->offset + (len > from ? len : from);
+	return UNDECIDED;
+}
+
+/*
+ * What the file is, from its first frame (docs/record-format.md): format 1
+ * begins with a JSON line, format 2 with its file frame. Anything else is
+ * refused whole (r->refused), and so is a file frame cut short or of a
+ * length no file frame has: such bytes passed on as they are would read as
+ * records, or as a format 1 file, where there is none. 0 when there is
+ * nothing to read (an empty file, or one refused).
+ */
+static int
+first_frame(struct rec_reader *r)
+{
+	for (;;) {
+		const uint8_t *p = r->buf + r->start;
+		size_t have = r->end - r->start, cmp;
+
+		if (have == 0) {
+			if (fill(r))
+				continue;
+			return 0;
+		}
+		if (p[0] == '{') {
+			r->format = REC_FORMAT_JSON;
+			return 1;
+		}
+		cmp = have < 10 ? have : 10;
+		if (p[0] != SPY_REC_FILE || (cmp > 2 && memcmp(p + 2, SPY_REC_MAGIC, cmp - 2) != 0)) {
+			r->refused = REC_NOT_RECORDS;
+			return 0;
+		}
+		/* Its payload's length in one byte: the magic and the numbers after it (18 bytes, 22 from version 5). */
+		if (have >= 2 && (p[1] < 18 || p[1] >= 0x80)) {
+			r->refused = REC_FIRST_DAMAGED;
+			return 0;
+		}
+		if (have >= 2 && have >= 2u + p[1]) {
+			r->format = REC_FORMAT_FRAMES;
+			return 1;
+		}
+		if (!fill(r)) {
+			r->refused = REC_FIRST_CUT;
+			r->cut_bytes = have;
+			return 0;
+		}
+	}
+}
+
+const char *
+rec_refused_why(const struct rec_reader *r)
+{
+	switch (r->refused) {
+	case REC_NOT_RECORDS:
+		return "not a record file: byte 0 begins neither a JSON line nor record format 2's file frame";
+	case REC_FIRST_CUT:
+		return "cut short inside its first frame (the file frame at byte 0): no record in it";
+	case REC_FIRST_DAMAGED:
+		return "damaged at byte 1: no file frame has the length it gives";
+	}
+	return NULL;
+}
+
+/* Bytes that are no record, n at file offset `at`: counted for the caller to say. */
+static void
+count_damage(struct rec_reader *r, unsigned long long at, size_t n)
+{
+	if (!r->damaged)
+		r->damage_at = at;
+	r->damaged++;
+	r->damage_bytes += n;
+}
+
+/* Damage whose bytes may have held anything: nothing read before it is trusted after it. */
+static void
+damage(struct rec_reader *r, unsigned long long at, size_t n)
+{
+	count_damage(r, at, n);
+	/*
+	 * A call is read again only after a chunk, which says whose it is and
+	 * when; and no text is trusted: the damaged bytes may have held a newer
+	 * one for its id.
+	 */
+	r->chunk = 0;
+	forget_texts(r);
 }
 
 int
 rec_next(struct rec_reader *r, const char **line, size_t *len, int *flags)
 {
+	if (!r->format && !first_frame(r))
+		return 0;
 	for (;;) {
 		size_t n, at;
 		enum spy_rec_walk w;
 		const uint8_t *p;
+		unsigned long long here;
 		uint64_t plen, a, b;
 
 		if (r->start == r->end && !fill(r))
 			return 0;
-		w = spy_rec_frame(r->buf, r->end, r->start, &n);
+		w = frame_at(r, r->buf, r->end, r->start, &n);
 		if (w == SPY_REC_DAMAGED) {
 			/* Where to go on may lie in bytes not read yet; at the end, or with no room for more, it does not. */
-			n = resync(r->buf, r->end, r->start, !r->eof);
+			n = resync(r, r->start, !r->eof);
 			if (n == UNDECIDED) {
 				if (fill(r))
 					continue;
-				n = resync(r->buf, r->end, r->start, 0);
+				n = resync(r, r->start, 0);
 			}
 		}
 		if (w == SPY_REC_CUT && !r->eof && fill(r))
 			continue;
 		p = r->buf + r->start;
+		here = r->frame_at = r->offset + r->start;
 		*flags = 0;
+		/* A JSON frame is given as it is only when it is JSON: anything else would reach the output whole. */
+		if (w == SPY_REC_WHOLE && p[0] == '{' && !rec_json_valid((const char *)p, n - 1))
+			w = SPY_REC_DAMAGED;
 		if (w == SPY_REC_CUT) {
 			/* The file ends inside it: what an ending leaves, not damage. */
 			r->cut++;
-			r->cut_at = r->offset + r->start;
+			r->cut_at = here;
 			r->cut_bytes = n;
 			*flags = REC_CUT;
 		} else if (w == SPY_REC_DAMAGED) {
-			if (!r->damaged)
-				r->damage_at = r->offset + r->start;
-			r->damaged++;
-			r->damage_bytes += n;
-			/*
-			 * A call is read again only after a chunk, which says whose it is and
-			 * when; and no text is trusted: the damaged bytes may have held a newer
-			 * one for its id.
-			 */
-			r->chunk = 0;
-			forget_texts(r);
+			damage(r, here, n);
 			*flags = REC_DAMAGED;
 		}
 		if (w != SPY_REC_WHOLE || p[0] == '{') {
@@ -1009,16 +1420,30 @@ rec_next(struct rec_reader *r, const char **line, size_t *len, int *flags)
 			file_frame(r, p + at, n - at);
 			break;
 		case SPY_REC_CHUNK:
-			if (spy_rec_get_uv(p, n, &at, &a) && spy_rec_get_uv(p, n, &at, &b)) {
+			if (spy_rec_get_uv(p, n, &at, &a) && spy_rec_get_uv(p, n, &at, &b) && at == n) {
 				r->tid = a;
 				r->t_prev = b;
 				r->chunk = 1;
+				break;
 			}
-			break;
+			/* Whose calls follow, and from when, is not known: none is read before the next chunk. */
+			damage(r, here, n);
+			*flags = REC_DAMAGED;
+			*line = (const char *)p;
+			*len = n;
+			return 1;
 		case SPY_REC_TEXT:
-			if (spy_rec_get_uv(p, n, &at, &a))
-				keep_text(r, a, p + at, n - at);
-			break;
+			if (spy_rec_get_uv(p, n, &at, &a) && keep_text(r, a, p + at, n - at, TEXT_FRAME_MAX))
+				break;
+			/*
+			 * A text no spy writes (too long to be one, or no JSON): damage. Its id has no text now, and
+			 * a call that names it says so: pasted into each call, it would be printed as many times.
+			 */
+			count_damage(r, here, n);
+			*flags = REC_DAMAGED;
+			*line = (const char *)p;
+			*len = n;
+			return 1;
 		case SPY_REC_CALL:
 		case SPY_REC_FAILURE:
 			r->records++;
@@ -1027,6 +1452,8 @@ rec_next(struct rec_reader *r, const char **line, size_t *len, int *flags)
 				*len = r->out.len;
 				return 1;
 			}
+			if (!r->unreadable_calls)
+				r->unreadable_at = here;
 			r->unreadable_calls++;
 			break;
 		case SPY_REC_GPU:
@@ -1036,6 +1463,8 @@ rec_next(struct rec_reader *r, const char **line, size_t *len, int *flags)
 				*len = r->out.len;
 				return 1;
 			}
+			if (!r->unreadable_calls)
+				r->unreadable_at = here;
 			r->unreadable_calls++;
 			break;
 		}

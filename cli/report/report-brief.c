@@ -38,17 +38,16 @@ brief_stack(FILE *out, json_t *first)
 }
 
 static void
-brief_processes(FILE *out, json_t *procs)
+brief_processes(struct rmodel *m, FILE *out)
 {
-	json_t *p;
-	size_t i;
+	for (size_t i = 0; i < m->n; i++) {
+		json_t *p;
 
-	json_array_foreach(procs, i, p) {
 		if (i >= BRIEF_PROCS) {
-			fprintf(out, "%s  and %zu more process%s\n", prefix, json_array_size(procs) - i,
-				json_array_size(procs) - i == 1 ? "" : "es");
+			fprintf(out, "%s  and %zu more process%s\n", prefix, m->n - i, m->n - i == 1 ? "" : "es");
 			break;
 		}
+		p = report_model_process(m, i);
 		fprintf(out, "%s  %s", prefix, report_jget_str(p, "label", "?"));
 		if (json_is_string(json_object_get(p, "program")))
 			fprintf(out, " (%s)", report_jget_str(p, "program", "?"));
@@ -60,26 +59,27 @@ brief_processes(FILE *out, json_t *procs)
 		if (!json_is_true(json_object_get(p, "summary")))
 			fputs(", no summary", out);
 		fputc('\n', out);
+		json_decref(p);
 	}
 }
 
 static void
-brief_cudnn(FILE *out, json_t *model)
+brief_cudnn(struct rmodel *m, FILE *out)
 {
-	json_t *c = json_object_get(model, "cudnn"), *v;
+	json_t *c = json_object_get(m->j, "cudnn"), *v;
 	size_t i;
 
 	if (!json_is_true(json_object_get(c, "differ")))
 		return;
 	fprintf(out, "%s  DIFFERENT cuDNN builds across processes (library path or version):\n", prefix);
 	json_array_foreach(json_object_get(c, "variants"), i, v)
-		report_print_variant(out, prefix, v);
+		report_print_variant(m, out, prefix, v);
 }
 
 static void
-brief_findings(FILE *out, json_t *model)
+brief_findings(struct rmodel *m, FILE *out)
 {
-	json_t *fs = json_object_get(model, "findings"), *f;
+	json_t *fs = json_object_get(m->j, "findings"), *f;
 	size_t i, n = 0, shown = 0;
 
 	json_array_foreach(fs, i, f)
@@ -102,7 +102,7 @@ brief_findings(FILE *out, json_t *model)
 			fputs(of == 2 ? " (in both processes)" : " (in all processes)", out);
 		else if (of > 1) {
 			fputs(" (in ", out);
-			report_print_who(out, json_object_get(f, "who"));
+			report_print_who(m, out, json_object_get(f, "who"));
 			fputc(')', out);
 		}
 		fputc('\n', out);
@@ -110,9 +110,9 @@ brief_findings(FILE *out, json_t *model)
 }
 
 static void
-brief_failures(FILE *out, json_t *model)
+brief_failures(struct rmodel *m, FILE *out)
 {
-	json_t *f = json_object_get(model, "failures"), *groups = json_object_get(f, "groups"), *g;
+	json_t *f = json_object_get(m->j, "failures"), *groups = json_object_get(f, "groups"), *g;
 	size_t i;
 
 	if (!report_jget_int(f, "total"))
@@ -133,7 +133,7 @@ brief_failures(FILE *out, json_t *model)
 			fprintf(out, " \"%s\"", msg);
 		if (json_is_true(json_object_get(g, "only_some"))) {
 			fprintf(out, " on %lld of %lld processes: ", report_jget_int(g, "processes"), report_jget_int(g, "of"));
-			report_print_who(out, json_object_get(g, "who"));
+			report_print_who(m, out, json_object_get(g, "who"));
 		}
 		fputc('\n', out);
 		brief_stack(out, json_object_get(g, "first"));
@@ -143,26 +143,24 @@ brief_failures(FILE *out, json_t *model)
 int
 report_write_brief(struct report *r, FILE *out, const char *where, int only_news)
 {
-	json_t *model = report_build_model(r), *procs = json_object_get(model, "processes"), *p;
-	size_t np = json_array_size(procs), i, ended = 0;
+	struct rmodel *m = report_model_new(r);
+	size_t np = m->n, ended = report_model_unfinished(m);
 	int said = 0;
 
-	json_array_foreach(procs, i, p)
-		ended += !json_is_true(json_object_get(p, "summary"));
 	/* One process that said its own summary at exit: the records hold nothing it did not say. */
 	if (np && (!only_news || np > 1 || ended)) {
 		fprintf(out, "%safter the program, from the records of %zu process%s", prefix, np, np == 1 ? "" : "es");
 		if (ended)
 			fprintf(out, " (%zu ended without a summary: killed, or replaced by exec, before exit)", ended);
 		fputs(":\n", out);
-		brief_processes(out, procs);
-		brief_cudnn(out, model);
-		brief_findings(out, model);
-		brief_failures(out, model);
+		brief_processes(m, out);
+		brief_cudnn(m, out);
+		brief_findings(m, out);
+		brief_failures(m, out);
 		fprintf(out, "%s  the whole report: cudnnspy report %s\n", prefix, where);
 		said = 1;
 	}
-	json_decref(model);
+	report_model_free(m);
 	fflush(out);
 	return said;
 }

@@ -15,21 +15,18 @@
 static long long
 algo_records(struct report *r)
 {
-	long long n = 0;
-
-	for (size_t i = 0; i < r->nprocs; i++)
-		n = report_sat_add(n, r->procs[i]->algo_rec);
-	return n;
+	return r->algo_rec;
 }
 
 /* One run's choices per signature: {api signature: {"choices": [...], "calls", "time_ns"}}. */
 static json_t *
 signature_rows(struct report *r)
 {
-	json_t *model = report_build_model(r), *rows = report_must(json_object()), *g;
+	struct rmodel *model = report_model_new(r);
+	json_t *rows = report_must(json_object()), *g;
 	size_t i;
 
-	json_array_foreach(json_object_get(model, "signatures"), i, g) {
+	json_array_foreach(json_object_get(model->j, "signatures"), i, g) {
 		char *key;
 		json_t *row;
 		long long t = report_jget_int(g, "gpu_timed") ? report_jget_int(g, "gpu_ns") : report_jget_int(g, "host_ns");
@@ -49,7 +46,7 @@ signature_rows(struct report *r)
 		report_jset(row, "time_ns", json_integer(report_sat_add(report_jget_int(row, "time_ns"), t)));
 		free(key);
 	}
-	json_decref(model);
+	report_model_free(model);
 	return rows;
 }
 
@@ -119,21 +116,20 @@ print_choices(FILE *out, json_t *side)
 }
 
 static json_t *
-run_json(json_t *model, const char *name)
+run_json(struct rmodel *model, const char *name)
 {
 	json_t *o = report_must(json_object()), *vars, *v, *p, *versions = report_must(json_array());
-	long long calls = 0, total = 0;
+	long long total = 0;
 	size_t i;
 
 	report_jset(o, "input", json_string(name));
-	report_jset(o, "processes", json_integer((json_int_t)json_array_size(json_object_get(model, "processes"))));
-	json_array_foreach(json_object_get(model, "processes"), i, p)
-		calls = report_sat_add(calls, report_jget_int(p, "calls"));
-	json_array_foreach(json_object_get(model, "functions"), i, p)
+	report_jset(o, "processes", json_integer((json_int_t)model->n));
+	json_array_foreach(json_object_get(model->j, "functions"), i, p)
 		total = report_sat_add(total, report_jget_int(p, "total_ns"));
-	report_jset(o, "calls", json_integer(calls));
+	/* The sum of the processes' calls, as their entries say them (report_model_add). */
+	report_jset(o, "calls", json_integer(model->r->calls));
 	report_jset(o, "total_ns", json_integer(total));
-	vars = json_object_get(json_object_get(model, "cudnn"), "variants");
+	vars = json_object_get(json_object_get(model->j, "cudnn"), "variants");
 	json_array_foreach(vars, i, v) {
 		json_t *e = report_must(json_object());
 
@@ -164,8 +160,9 @@ cmp_row_cmp(const void *x, const void *y)
 static json_t *
 compare_model(struct report *ra, const char *name_a, struct report *rb, const char *name_b)
 {
-	json_t *ma = report_build_model(ra), *mb = report_build_model(rb), *c = report_must(json_object()), *arr, *f;
-	json_t *fa = json_object_get(ma, "functions"), *fb = json_object_get(mb, "functions");
+	struct rmodel *ma = report_model_new(ra), *mb = report_model_new(rb);
+	json_t *c = report_must(json_object()), *arr, *f;
+	json_t *fa = json_object_get(ma->j, "functions"), *fb = json_object_get(mb->j, "functions");
 	size_t na = json_array_size(fa), nb = json_array_size(fb), n = 0, i;
 	struct cmp_row *rows = report_xcalloc(na + nb, sizeof(*rows));
 	struct map seen = { 0 };
@@ -221,8 +218,8 @@ compare_model(struct report *ra, const char *name_a, struct report *rb, const ch
 	report_jset(c, "signatures", compare_signatures(ra, rb));
 	report_map_free(&seen, NULL);
 	free(rows);
-	json_decref(ma);
-	json_decref(mb);
+	report_model_free(ma);
+	report_model_free(mb);
 	return c;
 }
 

@@ -6,10 +6,11 @@
  *
  * The calls go one way (tests/abi/check-depends.py): report.c calls the
  * reader, the printers and the comparison; the reader calls the Chrome
- * trace; the printers and the comparison call the model, and the
- * comparison prints with some of the text's printers; the reader and the
- * trace render arguments with report-render.c; all of them call
- * report-util.c, and report-util.c calls none.
+ * trace and hands each process read to the model; the printers and the
+ * comparison call the model, and the comparison prints with some of the
+ * text's printers; the reader and the trace render arguments with
+ * report-render.c; all of them call report-util.c, and report-util.c calls
+ * none.
  */
 #ifndef CUDNNSPY_REPORT_INT_H
 #define CUDNNSPY_REPORT_INT_H
@@ -61,7 +62,7 @@ struct llset {
 	size_t cap, n;
 };
 
-/* ---- what one file holds ---- */
+/* ---- what one process holds while it is read ---- */
 
 struct fnstat {
 	char *fn;
@@ -86,15 +87,16 @@ struct fgroup {
 
 struct proc {
 	char *path;
-	size_t order;				/* input order, for ties */
+	size_t order;				/* input order, for ties: its place in report.rows */
+	long long first_line, end_line;		/* its lines in the file: a header begins another process */
 	/* The header. */
-	int have_header, have_pid, have_rank, have_ppid, have_clock, have_library, lib_null;
+	int have_header, have_pid, have_rank, have_ppid, have_clock, have_library;
 	long long schema, pid, ppid, rank, start_unix_ns, start_mono_ns;
 	char *program, *host, *spy, *mode, *lib_path, *lib_how;
 	int have_lib_version, have_lib_cudart;
 	long long lib_version, lib_cudart;
 	/* Lines. */
-	long long lines, blank, too_long, bad_json, wrong_type, cut, bad_entries, extra_headers;
+	long long lines, blank, too_long, bad_json, wrong_type, cut, bad_entries;
 	long long calls_rec, failures_rec, algo_rec, other_rec, lazy_calls;
 	int read_error, pass2;
 	/* The summary. */
@@ -117,8 +119,38 @@ struct proc {
 	long long sigs_over;
 	/* The answering copy's file, from its library record: one build reached by several names is one. */
 	char *lib_real, *lib_build_id;
-	/* Where report_build_model put it, for lists of processes. */
-	size_t sorted;
+};
+
+/*
+ * What the run keeps of a process once it is read (report_model_add), so
+ * that memory does not grow with the number of processes beyond their
+ * lines in the table of processes: the keys it is sorted by, and the rest
+ * of its line packed (report-model.c), about 90 bytes and the file name. Its
+ * functions, failures, findings and convolutions went into the run's
+ * aggregates.
+ */
+enum {
+	ROW_HEADER = 1, ROW_PID = 2, ROW_RANK = 4, ROW_PPID = 8, ROW_LIBRARY = 16, ROW_LIB_VERSION = 32,
+	ROW_LIB_CUDART = 64, ROW_SUMMARY = 128, ROW_PASS2 = 256
+};
+
+struct prow {
+	long long rank, pid;
+	const char *host, *dir;		/* kept once in the run (NULL: none); dir: the path to its last '/' */
+	size_t order, sorted;		/* input order; place in the report's order (report_model_new) */
+	unsigned flags;			/* ROW_* */
+	unsigned char data[];		/* the file's name after dir, its NUL, then the rest as varints */
+};
+
+/*
+ * A list of processes (who ran a build, a kind of failure, a finding, a
+ * convolution choice), as ranges of their input order [from, to): most
+ * lists are all the processes, or one of them.
+ */
+struct who {
+	size_t (*r)[2];
+	size_t n, cap;
+	size_t count;
 };
 
 struct pfinding {
@@ -133,8 +165,8 @@ struct psig {
 };
 
 struct report {
-	struct proc **procs;
-	size_t nprocs, cap;
+	struct prow **rows;		/* by input order; NULL while the process is being read */
+	size_t nrows, cap;
 	FILE *warn;
 	int full;
 	FILE *chrome;
@@ -144,6 +176,15 @@ struct report {
 	char *chrome_buf;
 	size_t chrome_cap;
 	struct llset chrome_pids;
+	char *read_buf;			/* every file is read through it in turn (report-read.c) */
+	/* The processes taken together as each is read (report-model.c). */
+	struct map strings;		/* each text that rows point to, once */
+	char **string_list;		/* by number, for the packed rows */
+	size_t nstrings, strings_cap;
+	struct map hosts, libs, groups, findings, sigs, fns;
+	unsigned char *row_block;	/* rows are cut from blocks of their own (report-model.c) */
+	size_t row_used, row_size;
+	long long groups_over, findings_over, total_failures, calls, algo_rec;
 };
 
 /* ---- report-util.c: memory, strings, a map and a set, fields ---- */
@@ -271,9 +312,64 @@ report_chrome_record(struct report *r, struct proc *p, json_t *rec, const char *
 
 /* ---- report-model.c ---- */
 
-/* The whole report as JSON, what --json prints (docs/report.md); the caller frees it. */
+/*
+ * A process that was read whole into the run: its line in the table, and
+ * its functions, failures, findings and convolutions into the run's
+ * aggregates. What it keeps of P is copied: the reader frees P after.
+ * report_model_slot gives a new process its place (its input order).
+ */
+size_t
+report_model_slot(struct report *r);
+
+void
+report_model_add(struct report *r, struct proc *p);
+
+/* The aggregates and rows, for report_free. */
+void
+report_model_release(struct report *r);
+
+/*
+ * The report (docs/report.md) as a JSON model, from which the text is
+ * printed and which --json prints. What grows with the number of processes
+ * is made only as it is printed, so that the model does not: the entries
+ * of "processes" (report_model_process) and each list of processes ("who",
+ * report_who_*). In the model they are placeholders that only these
+ * functions and report_model_dump read.
+ */
+struct rmodel {
+	json_t *j;
+	struct report *r;
+	struct prow **sorted;		/* the processes in the report's order */
+	size_t n;
+	struct who **whos;		/* what each "who" placeholder stands for */
+	size_t nwhos, whos_cap;
+	uint64_t *bits;			/* scratch: a list's members by their place in the order */
+};
+
+struct rmodel *
+report_model_new(struct report *r);
+
+void
+report_model_free(struct rmodel *m);
+
+/* The entry of the I-th process of the report's order (what "processes" holds); the caller frees it. */
 json_t *
-report_build_model(struct report *r);
+report_model_process(struct rmodel *m, size_t i);
+
+/* How many processes ended without a summary. */
+size_t
+report_model_unfinished(struct rmodel *m);
+
+/* A "who": its size; its labels in the report's order, each passed to FN with ARG, until FN returns nonzero. */
+size_t
+report_who_count(struct rmodel *m, json_t *who);
+
+void
+report_who_each(struct rmodel *m, json_t *who, int (*fn)(const char *label, size_t i, void *arg), void *arg);
+
+/* The model as --json prints it: jansson's JSON_INDENT(2), with the placeholders written out. */
+int
+report_model_dump(struct rmodel *m, FILE *out);
 
 /* ---- report-text.c: what report-compare.c and report-brief.c print the same way ---- */
 
@@ -286,7 +382,7 @@ report_print_library(FILE *out, json_t *lib);
 
 /* Processes by their labels ("ranks 0, 2", "pid 7, pid 9"), the first 16 of them. */
 void
-report_print_who(FILE *out, json_t *who);
+report_print_who(struct rmodel *m, FILE *out, json_t *who);
 
 /* A stack frame as " symbol (module+offset)" or " module+offset", after " <" unless it is the first (i 0). */
 void
@@ -294,7 +390,7 @@ report_print_frame(FILE *out, json_t *frame, size_t i);
 
 /* One cuDNN build and the processes that loaded it, a line after `prefix`. */
 void
-report_print_variant(FILE *out, const char *prefix, json_t *variant);
+report_print_variant(struct rmodel *m, FILE *out, const char *prefix, json_t *variant);
 
 int
 report_finish_output(FILE *out);

@@ -1,8 +1,12 @@
 /*
- * The reader: the JSON Lines records of one process, from a file, a pipe
- * or memory, into its struct proc, whatever the file holds (torn last
+ * The reader: the JSON Lines records of a file, a pipe or memory, each
+ * process's into its struct proc, whatever the file holds (torn last
  * lines, lines too long, wrong types, a newer schema): a damaged file is
- * counted and said in one warning, never a crash or a stop.
+ * counted and said in one warning, never a crash or a stop. A file holds
+ * one process, or several when files were concatenated: a header after
+ * records begins the next. Each process read whole goes to the model
+ * (report_model_add), which keeps what the report needs of it, and its
+ * struct proc is freed: only the processes of the file being read are held.
  *
  * Every line is parsed by jansson (json_loadb), one line at a time, and only
  * aggregates are kept, so a file of any size is read in bounded memory. One
@@ -36,15 +40,35 @@
  */
 extern int rec_is_binary(const void *data, size_t len) __attribute__((weak));
 extern void rec_open_fd(struct rec_reader *r, int fd) __attribute__((weak));
+extern void rec_open_fd_buffer(struct rec_reader *r, int fd, size_t first) __attribute__((weak));
 extern void rec_open_fd_after(struct rec_reader *r, int fd, const void *first, size_t len) __attribute__((weak));
 extern void rec_open_mem(struct rec_reader *r, const void *data, size_t len) __attribute__((weak));
 extern int rec_next(struct rec_reader *r, const char **line, size_t *len, int *flags) __attribute__((weak));
 extern void rec_close(struct rec_reader *r) __attribute__((weak));
+extern const char *rec_refused_why(const struct rec_reader *r) __attribute__((weak));
 
+/*
+ * Given to the record reader (cli/decode): format 2, and anything that does not begin as format 1 does, which
+ * the reader then refuses with its reason (a file cut inside its first frame, a damaged magic: issue 27), where
+ * its lines would only have been skipped as garbage.
+ */
 static int
 binary_records(const void *data, size_t len)
 {
-	return rec_is_binary && rec_is_binary(data, len);
+	return rec_is_binary && (rec_is_binary(data, len) || (len > 0 && ((const char *)data)[0] != '{'));
+}
+
+/*
+ * A format 2 file of SIZE bytes: the reader's buffer starts at the file's
+ * size (it grows as frames need), not at the 1 MiB rec_open_fd takes, so
+ * that thousands of small files do not each ask malloc for a megabyte.
+ */
+static void
+open_binary(struct rec_reader *rec, int fd, off_t size)
+{
+	size_t first = size >= 0 && size < (1 << 20) ? (size_t)size + 1 : 1u << 20;
+
+	rec_open_fd_buffer(rec, fd, first < 4096 ? 4096 : first);
 }
 
 /* Longer lines are skipped and counted: no record of ours comes near. */
@@ -206,27 +230,40 @@ report_free(struct report *r)
 {
 	if (!r)
 		return;
-	for (size_t i = 0; i < r->nprocs; i++)
-		proc_free(r->procs[i]);
-	free(r->procs);
+	report_model_release(r);
 	report_llset_free(&r->chrome_pids);
 	free(r->chrome_buf);
+	free(r->read_buf);
 	free(r);
 }
 
+/*
+ * A process of the file at PATH, from FIRST_LINE on. Only the processes
+ * being read are held whole; report_model_add keeps the rest of each.
+ */
 static struct proc *
-proc_add(struct report *r, const char *path)
+proc_add(struct report *r, const char *path, long long first_line)
 {
 	struct proc *p = report_xcalloc(1, sizeof(*p));
 
 	p->path = report_clean_str(path, 4096);
-	p->order = r->nprocs;
-	if (r->nprocs == r->cap) {
-		r->cap = r->cap ? r->cap * 2 : 16;
-		r->procs = report_xrealloc(r->procs, r->cap * sizeof(*r->procs));
-	}
-	r->procs[r->nprocs++] = p;
+	p->order = report_model_slot(r);
+	p->first_line = first_line;
+	p->end_line = LLONG_MAX;
 	return p;
+}
+
+/*
+ * How warnings name a process: its file, and where it begins when it is
+ * not the file's first (files concatenated: cat a.rec b.rec > ab.rec).
+ */
+static const char *
+proc_name(const struct proc *p, char *buf, size_t size)
+{
+	if (p->first_line <= 1)
+		return p->path;
+	snprintf(buf, size, "%s (the process from line %lld)", p->path, p->first_line);
+	return buf;
 }
 
 static struct fnstat *
@@ -342,8 +379,10 @@ keep_recent(json_t *recent)
 static void
 warn_schema(struct report *r, struct proc *p)
 {
+	char name[4200];
+
 	report_warn_to(r->warn, "%s: schema %lld is newer than this reader's (%d); reading the fields it knows",
-		p->path, p->schema, SCHEMA_KNOWN);
+		proc_name(p, name, sizeof(name)), p->schema, SCHEMA_KNOWN);
 }
 
 static int
@@ -352,12 +391,9 @@ on_header(struct report *r, struct proc *p, json_t *rec)
 	json_t *lib;
 	long long schema;
 
+	/* A header begins its process (handle_line): P has no other. */
 	if (!report_get_int(rec, "schema", &schema))
 		return -1;
-	if (p->have_header) {
-		p->extra_headers++;
-		return 0;
-	}
 	p->have_header = 1;
 	p->schema = schema;
 	if (schema > SCHEMA_KNOWN)
@@ -378,8 +414,6 @@ on_header(struct report *r, struct proc *p, json_t *rec)
 		p->lib_how = report_get_clean(lib, "how", STR_CAP);
 		p->have_lib_version = report_get_int(lib, "version", &p->lib_version);
 		p->have_lib_cudart = report_get_int(lib, "cudart", &p->lib_cudart);
-	} else if (json_is_null(lib)) {
-		p->lib_null = 1;
 	}
 	return 0;
 }
@@ -695,6 +729,16 @@ struct src {
 	struct rec_reader *rec;	/* format 2: its records as lines */
 };
 
+/* The reader refused the file (its first frame is no record file's): said, and the file read as none. */
+static int
+refused(const char *path, const struct src *s)
+{
+	if (!s->rec || !s->rec->refused)
+		return 0;
+	complain("%s: %s", path, rec_refused_why ? rec_refused_why(s->rec) : "not a record file");
+	return 1;
+}
+
 /*
  * The next line, without its newline. LINE_CUT: the last line had no
  * newline; LINE_LONG: the line was over LINE_CAP and is not given.
@@ -797,54 +841,146 @@ blank_line(const char *line, size_t len)
 	return 1;
 }
 
+/* ---- the processes of a file ---- */
+
+/*
+ * One file (or buffer) being read. A file holds one process, or several
+ * when files were concatenated (cat a.rec b.rec > ab.rec, in either
+ * format): a header after records begins the next, and each is read as a
+ * process of its own, as if it had its own file.
+ */
+struct file_read {
+	const char *path;
+	struct proc *p;			/* the process whose lines these are */
+	size_t nprocs;			/* processes begun in the file */
+	struct proc **pending;		/* those that wait for the second pass, in line order */
+	size_t npending, pending_cap;
+};
+
+/*
+ * Has P had a record? Then a header is another process's. Lines that are
+ * no record, or records with fields of the wrong type (a damaged header
+ * among them), are not a process of their own: they stay with the header
+ * that follows them, as they always did.
+ */
+static int
+begun(const struct proc *p)
+{
+	return p->have_header || p->have_summary || p->calls_rec || p->failures_rec || p->lazy_calls || p->algo_rec ||
+	       p->other_rec;
+}
+
+static int
+needs_pass2(struct report *r, struct proc *p)
+{
+	return !r->full && p->lazy_calls > 0 && !p->have_summary;
+}
+
+static void finish_proc(struct report *r, struct proc *p);
+
+/* P is whole: its warning, its Chrome track, and into the run, which keeps its line and its aggregates. */
 static void
-handle_line(struct report *r, struct proc *p, const char *line, size_t len, int flags, long long lineno)
+proc_done(struct report *r, struct proc *p)
+{
+	if (r->chrome)
+		report_chrome_process(r, p);
+	finish_proc(r, p);
+	report_model_add(r, p);
+	proc_free(p);
+}
+
+/*
+ * The lines of the current process end before END_LINE: done, unless it
+ * has no summary and its plain call lines were only counted; then it waits
+ * for the second pass over the file.
+ */
+static void
+segment_end(struct report *r, struct file_read *f, long long end_line)
+{
+	struct proc *p = f->p;
+
+	f->p = NULL;
+	p->end_line = end_line;
+	if (!needs_pass2(r, p)) {
+		proc_done(r, p);
+		return;
+	}
+	if (f->npending == f->pending_cap) {
+		f->pending_cap = f->pending_cap ? f->pending_cap * 2 : 4;
+		f->pending = report_xrealloc(f->pending, f->pending_cap * sizeof(*f->pending));
+	}
+	f->pending[f->npending++] = p;
+}
+
+/* After the second pass (RAN: it could be made), the processes that waited for it. */
+static void
+pending_done(struct report *r, struct file_read *f, int ran)
+{
+	for (size_t i = 0; i < f->npending; i++) {
+		f->pending[i]->pass2 = ran;
+		proc_done(r, f->pending[i]);
+	}
+	free(f->pending);
+	f->pending = NULL;
+	f->npending = f->pending_cap = 0;
+}
+
+static void
+handle_line(struct report *r, struct file_read *f, const char *line, size_t len, int flags, long long lineno)
 {
 	json_error_t err;
 	json_t *rec = json_loadb(line, len, 0, &err);
 	const char *ev;
+	long long schema;
 	int rc = 0;
 
 	if (!rec) {
 		if (flags & LINE_CUT)
-			p->cut++;
+			f->p->cut++;
 		else
-			p->bad_json++;
+			f->p->bad_json++;
 		return;
 	}
 	ev = report_get_str(rec, "event");
-	if (!json_is_object(rec) || !ev)
+	if (!json_is_object(rec) || !ev) {
 		rc = -1;
-	else if (strcmp(ev, "call") == 0)
-		rc = on_call(r, p, rec, 0, lineno);
-	else if (strcmp(ev, "failure") == 0)
-		rc = on_call(r, p, rec, 1, lineno);
-	else if (strcmp(ev, "header") == 0)
-		rc = on_header(r, p, rec);
-	else if (strcmp(ev, "summary") == 0)
-		rc = on_summary(p, rec);
-	else if (strcmp(ev, "algo") == 0)
-		rc = on_algo(p, rec);
-	else if (strcmp(ev, "finding") == 0 || strcmp(ev, "library") == 0) {
-		p->other_rec++;
-		rc = ev[0] == 'f' ? on_finding(p, rec) : on_library(p, rec);
+	} else if (strcmp(ev, "call") == 0) {
+		rc = on_call(r, f->p, rec, 0, lineno);
+	} else if (strcmp(ev, "failure") == 0) {
+		rc = on_call(r, f->p, rec, 1, lineno);
+	} else if (strcmp(ev, "header") == 0) {
+		/* Another process's header: files concatenated. Its lines are another process, from here. */
+		if (report_get_int(rec, "schema", &schema) && begun(f->p)) {
+			segment_end(r, f, lineno);
+			f->p = proc_add(r, f->path, lineno);
+			f->nprocs++;
+		}
+		rc = on_header(r, f->p, rec);
+	} else if (strcmp(ev, "summary") == 0) {
+		rc = on_summary(f->p, rec);
+	} else if (strcmp(ev, "algo") == 0) {
+		rc = on_algo(f->p, rec);
+	} else if (strcmp(ev, "finding") == 0 || strcmp(ev, "library") == 0) {
+		f->p->other_rec++;
+		rc = ev[0] == 'f' ? on_finding(f->p, rec) : on_library(f->p, rec);
 	} else {
-		p->other_rec++;
+		f->p->other_rec++;
 	}
 	if (rc < 0)
-		p->wrong_type++;
+		f->p->wrong_type++;
 	json_decref(rec);
 }
 
 /*
  * Pass 1 reads everything but the plain call lines (unless r->full); pass 2
- * reads only those, for a file that turned out to have no summary.
+ * reads only those, for the processes of the file that turned out to have
+ * no summary (f->pending, each with its lines [first_line, end_line)).
  */
 static void
-read_lines(struct report *r, struct proc *p, struct src *s, int pass)
+read_lines(struct report *r, struct file_read *f, struct src *s, int pass)
 {
 	const char *line;
-	size_t len;
+	size_t len, k = 0;
 	int flags;
 	long long lineno = 0;
 
@@ -856,30 +992,34 @@ read_lines(struct report *r, struct proc *p, struct src *s, int pass)
 			len--;
 		lazy = !(flags & (LINE_LONG | LINE_CUT)) && plain_call(line, len);
 		if (pass == 2) {
-			if (lazy)
-				handle_line(r, p, line, len, flags, lineno);
+			while (k < f->npending && lineno >= f->pending[k]->end_line)
+				k++;
+			if (k == f->npending)
+				break;
+			if (lazy && lineno >= f->pending[k]->first_line) {
+				f->p = f->pending[k];
+				handle_line(r, f, line, len, flags, lineno);
+			}
 			continue;
 		}
-		p->lines++;
-		if (flags & LINE_LONG) {
-			p->too_long++;
-			continue;
-		}
-		if (blank_line(line, len)) {
-			p->blank++;
-			continue;
-		}
-		if (lazy && !r->full) {
-			p->lazy_calls++;
-			continue;
-		}
-		handle_line(r, p, line, len, flags, lineno);
+		if (flags & LINE_LONG)
+			f->p->too_long++;
+		else if (blank_line(line, len))
+			f->p->blank++;
+		else if (lazy && !r->full)
+			f->p->lazy_calls++;
+		else
+			handle_line(r, f, line, len, flags, lineno);
+		/* After handle_line: a header's line is the process it begins. */
+		f->p->lines++;
 	}
+	if (pass == 2)
+		f->p = NULL;
 }
 
 /*
  * The percentiles of the durations read from records; the histograms go,
- * so that only one file's are held at a time.
+ * so that only one process's are held at a time.
  */
 static void
 fnstats_done(struct proc *p)
@@ -899,17 +1039,18 @@ fnstats_done(struct proc *p)
 	free(fv);
 }
 
-/* One warning per file, with the counts. */
+/* One warning per process, with the counts. */
 static void
-finish_file(struct report *r, struct proc *p)
+finish_proc(struct report *r, struct proc *p)
 {
 	long long skipped = p->too_long + p->bad_json + p->wrong_type + p->cut;
+	char name[4200];
 	struct sbuf b;
 
 	fnstats_done(p);
 	if (p->read_error)
-		report_warn_to(r->warn, "%s: read error after %lld lines: %s", p->path, p->lines,
-			strerror(p->read_error));
+		report_warn_to(r->warn, "%s: read error after %lld lines: %s", proc_name(p, name, sizeof(name)),
+			p->lines, strerror(p->read_error));
 	if (skipped == 0 && p->bad_entries == 0 && p->groups_over == 0 && p->fns_over == 0)
 		return;
 	report_sb_init(&b, 1024);
@@ -928,7 +1069,7 @@ finish_file(struct report *r, struct proc *p)
 		report_sb_printf(&b, "; %lld failures past %d kinds not grouped", p->groups_over, MAX_GROUPS);
 	if (p->fns_over)
 		report_sb_printf(&b, "; %zu records of functions past %d not counted", p->fns_over, MAX_FNS);
-	report_warn_to(r->warn, "%s: %s", p->path, b.p);
+	report_warn_to(r->warn, "%s: %s", proc_name(p, name, sizeof(name)), b.p);
 	free(b.p);
 }
 
@@ -937,57 +1078,51 @@ static int
 not_records(const struct proc *p)
 {
 	return p->lines > p->blank && !p->have_header && !p->have_summary && !p->calls_rec && !p->failures_rec &&
-	       !p->lazy_calls && !p->algo_rec && !p->other_rec && !p->wrong_type && !p->extra_headers;
+	       !p->lazy_calls && !p->algo_rec && !p->other_rec && !p->wrong_type;
 }
-
-static int
-needs_pass2(struct report *r, struct proc *p)
-{
-	return !r->full && p->lazy_calls > 0 && !p->have_summary;
-}
-
 
 void
 report_read_buffer(struct report *r, const char *name, const void *data, size_t len)
 {
-	struct proc *p = proc_add(r, name);
+	struct file_read f = { 0 };
 	struct src s = { 0 };
 	struct rec_reader rec;
 
+	f.path = name;
+	f.p = proc_add(r, name, 1);
+	f.nprocs = 1;
 	s.mem = data ? data : "";
 	s.len = data ? len : 0;
 	if (binary_records(s.mem, s.len)) {
 		rec_open_mem(&rec, s.mem, s.len);
 		s.rec = &rec;
 	}
-	read_lines(r, p, &s, 1);
-	if (needs_pass2(r, p)) {
+	read_lines(r, &f, &s, 1);
+	segment_end(r, &f, LLONG_MAX);
+	if (f.npending) {
 		s.pos = 0;
-		p->pass2 = 1;
 		if (s.rec) {
 			rec_close(&rec);
 			rec_open_mem(&rec, s.mem, s.len);
 		}
-		read_lines(r, p, &s, 2);
+		read_lines(r, &f, &s, 2);
 	}
+	pending_done(r, &f, 1);
 	if (s.rec)
 		rec_close(&rec);
-	if (r->chrome)
-		report_chrome_process(r, p);
-	finish_file(r, p);
 }
 
 int
 report_read_path(struct report *r, const char *path)
 {
+	struct file_read f = { 0 };
 	struct src s = { 0 };
 	struct stat st;
-	struct proc *p;
 	unsigned char magic[16];
 	int piped;
 	struct rec_reader rec;
 	ssize_t got;
-	int fd, saved_full = r->full, binary;
+	int fd, saved_full = r->full, binary, ran = 0;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
@@ -1016,14 +1151,22 @@ report_read_path(struct report *r, const char *path)
 		return -1;
 	}
 	binary = got > 0 && binary_records(magic, (size_t)got);
-	p = proc_add(r, path);
+	f.path = path;
+	f.p = proc_add(r, path, 1);
+	f.nprocs = 1;
 	s.fd = fd;
-	s.buf = report_xcalloc(1, READ_BUF);
+	/*
+	 * One buffer for every file, not zeroed: a buffer per file was 4 MiB to clear each time (and, glibc
+	 * giving it from the heap after the first, to keep), for files that are mostly a few KB.
+	 */
+	if (!r->read_buf)
+		r->read_buf = report_xrealloc(NULL, READ_BUF);
+	s.buf = r->read_buf;
 	if (binary) {
 		if (piped)
 			rec_open_fd_after(&rec, fd, magic, (size_t)got);
 		else
-			rec_open_fd(&rec, fd);
+			open_binary(&rec, fd, st.st_size);
 		s.rec = &rec;
 	} else if (piped && got > 0) {
 		memcpy(s.buf, magic, (size_t)got);
@@ -1032,42 +1175,44 @@ report_read_path(struct report *r, const char *path)
 	/* A pipe cannot be read twice: everything is parsed on the first pass. */
 	if (piped)
 		r->full = 1;
-	read_lines(r, p, &s, 1);
-	p->read_error = s.error;
+	read_lines(r, &f, &s, 1);
+	f.p->read_error = s.error;
 	if (s.rec && s.rec->damaged)
 		report_warn_to(r->warn, "%s: damaged: %llu bytes in %lld places are no record, the first at byte %llu",
-			       p->path, s.rec->damage_bytes, s.rec->damaged, s.rec->damage_at);
+			       path, s.rec->damage_bytes, s.rec->damaged, s.rec->damage_at);
 	if (s.rec && s.rec->unreadable_calls)
-		report_warn_to(r->warn, "%s: %lld packed calls cannot be read%s", p->path, s.rec->unreadable_calls,
+		report_warn_to(r->warn, "%s: %lld packed calls cannot be read%s", path, s.rec->unreadable_calls,
 			       s.rec->mismatch ? " (written by a cudnnspy with another function table)" : "");
-	if (needs_pass2(r, p) && lseek(fd, 0, SEEK_SET) == 0) {
-		char *buf = s.buf;	/* the second pass reads into the same buffer */
-
+	if (f.nprocs == 1 && (refused(path, &s) || not_records(f.p))) {
+		if (!s.rec || !s.rec->refused)
+			complain("%s: not cudnnspy records (no line of it is a record; see docs/output-format.md)", path);
+		/* Its place was the last one given. */
+		r->nrows--;
+		proc_free(f.p);
+		if (binary)
+			rec_close(&rec);
+		r->full = saved_full;
+		close(fd);
+		return -1;
+	}
+	segment_end(r, &f, LLONG_MAX);
+	if (f.npending && lseek(fd, 0, SEEK_SET) == 0) {
 		memset(&s, 0, sizeof(s));
 		s.fd = fd;
-		s.buf = buf;
+		s.buf = r->read_buf;	/* the second pass reads into the same buffer */
 		if (binary) {
 			rec_close(&rec);
-			rec_open_fd(&rec, fd);
+			open_binary(&rec, fd, st.st_size);
 			s.rec = &rec;
 		}
-		p->pass2 = 1;
-		read_lines(r, p, &s, 2);
+		read_lines(r, &f, &s, 2);
+		ran = 1;
 	}
+	pending_done(r, &f, ran);
 	if (binary)
 		rec_close(&rec);
 	r->full = saved_full;
-	free(s.buf);
 	close(fd);
-	if (not_records(p)) {
-		complain("%s: not cudnnspy records (no line of it is a record; see docs/output-format.md)", path);
-		r->nprocs--;
-		proc_free(p);
-		return -1;
-	}
-	if (r->chrome)
-		report_chrome_process(r, p);
-	finish_file(r, p);
 	return 0;
 }
 
@@ -1114,12 +1259,14 @@ report_path_header_start(const char *path, long long *start_unix_ns)
 		close(s.fd);
 		return 0;
 	}
-	s.buf = report_xcalloc(1, READ_BUF);
 	/* Format 2 begins with its file frame: the header is its first record. */
 	got = pread(s.fd, magic, sizeof(magic), 0);
 	if (got > 0 && binary_records(magic, (size_t)got)) {
-		rec_open_fd(&rec, s.fd);
+		open_binary(&rec, s.fd, st.st_size);
 		s.rec = &rec;
+	} else {
+		/* Not zeroed: only what read() put there is looked at. */
+		s.buf = report_xrealloc(NULL, READ_BUF);
 	}
 	if (src_next(&s, &line, &len, &flags) && !(flags & LINE_LONG))
 		ok = report_header_start(line, len, start_unix_ns);

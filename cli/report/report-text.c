@@ -31,34 +31,52 @@ report_fmt_ns(char *buf, size_t size, long long ns)
 		snprintf(buf, size, "%.3f s", (double)ns / 1e9);
 }
 
-void
-report_print_who(FILE *out, json_t *who)
+struct who_print {
+	FILE *out;
+	size_t n;
+	int ranks;
+};
+
+static int
+who_not_rank(const char *s, size_t i, void *arg)
 {
-	size_t n = json_array_size(who), i;
-	int ranks = n > 0;
-	json_t *w;
+	struct who_print *w = arg;
+	char *end;
 
-	json_array_foreach(who, i, w) {
-		const char *s = json_string_value(w);
-		char *end;
+	if (strncmp(s, "rank ", 5) != 0)
+		w->ranks = 0;
+	else {
+		strtoll(s + 5, &end, 10);
+		if (*end)
+			w->ranks = 0;
+	}
+	return !w->ranks;
+}
 
-		if (!s || strncmp(s, "rank ", 5) != 0)
-			ranks = 0;
-		else {
-			strtoll(s + 5, &end, 10);
-			if (*end)
-				ranks = 0;
-		}
+static int
+who_print_one(const char *s, size_t i, void *arg)
+{
+	struct who_print *w = arg;
+
+	if (i >= LIST_SHOW) {
+		fprintf(w->out, " and %zu more", w->n - i);
+		return 1;
 	}
-	if (ranks)
-		fputs(n == 1 ? "rank " : "ranks ", out);
-	json_array_foreach(who, i, w) {
-		if (i >= LIST_SHOW) {
-			fprintf(out, " and %zu more", n - i);
-			break;
-		}
-		fprintf(out, "%s%s", i ? ", " : "", json_string_value(w) + (ranks ? 5 : 0));
-	}
+	fprintf(w->out, "%s%s", i ? ", " : "", s + (w->ranks ? 5 : 0));
+	return 0;
+}
+
+void
+report_print_who(struct rmodel *m, FILE *out, json_t *who)
+{
+	struct who_print w = { out, report_who_count(m, who), 0 };
+
+	/* "ranks 0, 2" when every label is a rank alone, which only all of them say. */
+	w.ranks = w.n > 0;
+	report_who_each(m, who, who_not_rank, &w);
+	if (w.ranks)
+		fputs(w.n == 1 ? "rank " : "ranks ", out);
+	report_who_each(m, who, who_print_one, &w);
 }
 
 void
@@ -75,14 +93,13 @@ report_print_library(FILE *out, json_t *lib)
 	fprintf(out, " %s", report_jget_str(lib, "path", "(no path)"));
 }
 
+/* One process at a time, made from its row as it is printed: thousands of them cost one. */
 static void
-print_processes(FILE *out, json_t *model)
+print_processes(struct rmodel *m, FILE *out)
 {
-	json_t *procs = json_object_get(model, "processes"), *p;
-	size_t i;
-
 	fprintf(out, "\nProcesses\n");
-	json_array_foreach(procs, i, p) {
+	for (size_t i = 0; i < m->n; i++) {
+		json_t *p = report_model_process(m, i);
 		json_t *lib = json_object_get(p, "library"), *rec = json_object_get(p, "records");
 		json_t *sk = json_object_get(p, "skipped");
 
@@ -120,14 +137,15 @@ print_processes(FILE *out, json_t *model)
 		if (report_jget_int(sk, "total"))
 			fprintf(out, ", %lld skipped", report_jget_int(sk, "total"));
 		fputc('\n', out);
+		json_decref(p);
 	}
 }
 
 static void
-print_cudnn(FILE *out, json_t *model)
+print_cudnn(struct rmodel *m, FILE *out)
 {
-	json_t *c = json_object_get(model, "cudnn"), *vars = json_object_get(c, "variants"), *v;
-	size_t nproc = json_array_size(json_object_get(model, "processes")), i;
+	json_t *c = json_object_get(m->j, "cudnn"), *vars = json_object_get(c, "variants"), *v;
+	size_t nproc = m->n, i;
 
 	fprintf(out, "\ncuDNN\n");
 	if (json_array_size(vars) == 1 && json_is_true(json_object_get(json_array_get(vars, 0), "known"))) {
@@ -139,11 +157,11 @@ print_cudnn(FILE *out, json_t *model)
 	if (json_is_true(json_object_get(c, "differ")))
 		fprintf(out, "  DIFFERENT cuDNN builds across processes (library path or version):\n");
 	json_array_foreach(vars, i, v)
-		report_print_variant(out, "", v);
+		report_print_variant(m, out, "", v);
 }
 
 void
-report_print_variant(FILE *out, const char *prefix, json_t *v)
+report_print_variant(struct rmodel *m, FILE *out, const char *prefix, json_t *v)
 {
 	long long np = report_jget_int(v, "processes");
 
@@ -153,7 +171,7 @@ report_print_variant(FILE *out, const char *prefix, json_t *v)
 	else
 		fputs("unknown (no header)", out);
 	fputs(": ", out);
-	report_print_who(out, json_object_get(v, "who"));
+	report_print_who(m, out, json_object_get(v, "who"));
 	fputc('\n', out);
 }
 
@@ -210,9 +228,9 @@ print_first(FILE *out, json_t *first)
 }
 
 static void
-print_failures(FILE *out, json_t *model)
+print_failures(struct rmodel *m, FILE *out)
 {
-	json_t *f = json_object_get(model, "failures"), *groups = json_object_get(f, "groups"), *g;
+	json_t *f = json_object_get(m->j, "failures"), *groups = json_object_get(f, "groups"), *g;
 	size_t i, some = 0;
 
 	fprintf(out, "\nFailures: %lld", report_jget_int(f, "total"));
@@ -231,7 +249,7 @@ print_failures(FILE *out, json_t *model)
 		fputc('\n', out);
 		if (json_is_true(json_object_get(g, "only_some"))) {
 			fprintf(out, "     on %lld of %lld processes: ", report_jget_int(g, "processes"), report_jget_int(g, "of"));
-			report_print_who(out, json_object_get(g, "who"));
+			report_print_who(m, out, json_object_get(g, "who"));
 			fputc('\n', out);
 			some++;
 		} else if (report_jget_int(g, "of") > 1) {
@@ -248,16 +266,16 @@ print_failures(FILE *out, json_t *model)
 			continue;
 		fprintf(out, "  %s: %s (%lld): ", report_jget_str(g, "fn", "?"), report_jget_str(g, "status_name", "status"),
 			report_jget_int(g, "status"));
-		report_print_who(out, json_object_get(g, "who"));
+		report_print_who(m, out, json_object_get(g, "who"));
 		fputs(" only\n", out);
 	}
 }
 
 /* Each finding once, with where it came from and its fix. */
 static void
-print_findings(FILE *out, json_t *model)
+print_findings(struct rmodel *m, FILE *out)
 {
-	json_t *fs = json_object_get(model, "findings"), *f;
+	json_t *fs = json_object_get(m->j, "findings"), *f;
 	size_t i, n = 0;
 
 	json_array_foreach(fs, i, f)
@@ -277,7 +295,7 @@ print_findings(FILE *out, json_t *model)
 		if (of > 1) {
 			fputs(np == of ? (of == 2 ? "    in both processes" : "    in all processes") : "    in ", out);
 			if (np != of)
-				report_print_who(out, json_object_get(f, "who"));
+				report_print_who(m, out, json_object_get(f, "who"));
 			fputc('\n', out);
 		}
 		if (json_is_string(json_object_get(f, "fix")))
@@ -288,10 +306,10 @@ print_findings(FILE *out, json_t *model)
 
 /* The per-signature table: which algorithm or engine ran for each convolution, how often, how long. */
 static void
-print_signatures(FILE *out, json_t *model)
+print_signatures(struct rmodel *m, FILE *out)
 {
-	json_t *sigs = json_object_get(model, "signatures"), *g;
-	size_t i, nproc = json_array_size(json_object_get(model, "processes"));
+	json_t *sigs = json_object_get(m->j, "signatures"), *g;
+	size_t i, nproc = m->n;
 	char host[32], gpu[32];
 
 	if (!json_array_size(sigs))
@@ -325,18 +343,18 @@ print_signatures(FILE *out, json_t *model)
 			if ((size_t)report_jget_int(g, "processes") == nproc)
 				fputs(nproc == 2 ? "both processes" : "all processes", out);
 			else
-				report_print_who(out, json_object_get(g, "who"));
+				report_print_who(m, out, json_object_get(g, "who"));
 		}
 		fputc('\n', out);
 	}
 }
 
 static void
-print_functions(FILE *out, json_t *model, int top)
+print_functions(struct rmodel *m, FILE *out, int top)
 {
-	json_t *fns = json_object_get(model, "functions"), *f;
-	int gpu = json_is_true(json_object_get(model, "gpu_times"));
-	int first = json_is_true(json_object_get(model, "first_times"));
+	json_t *fns = json_object_get(m->j, "functions"), *f;
+	int gpu = json_is_true(json_object_get(m->j, "gpu_times"));
+	int first = json_is_true(json_object_get(m->j, "first_times"));
 	size_t n = json_array_size(fns), i;
 	char t[32], g[32], p50[32], p99[32];
 
@@ -387,7 +405,7 @@ print_functions(FILE *out, json_t *model, int top)
 		}
 		fprintf(out, " %10s %10s\n", p50, p99);
 	}
-	if (json_array_size(json_object_get(model, "processes")) > 1)
+	if (m->n > 1)
 		fprintf(out, "  (p50 and p99: the highest among the processes)\n");
 }
 
@@ -404,30 +422,29 @@ report_finish_output(FILE *out)
 int
 report_write_text(struct report *r, FILE *out, int top)
 {
-	json_t *model = report_build_model(r);
-	size_t np = json_array_size(json_object_get(model, "processes"));
+	struct rmodel *m = report_model_new(r);
 
-	fprintf(out, "cudnnspy report: %zu process%s", np, np == 1 ? "" : "es");
-	if (report_jget_int(model, "hosts") > 1)
-		fprintf(out, " on %lld hosts", report_jget_int(model, "hosts"));
+	fprintf(out, "cudnnspy report: %zu process%s", m->n, m->n == 1 ? "" : "es");
+	if (report_jget_int(m->j, "hosts") > 1)
+		fprintf(out, " on %lld hosts", report_jget_int(m->j, "hosts"));
 	fputc('\n', out);
-	print_processes(out, model);
-	print_cudnn(out, model);
-	print_findings(out, model);
-	print_failures(out, model);
-	print_signatures(out, model);
-	print_functions(out, model, top);
-	json_decref(model);
+	print_processes(m, out);
+	print_cudnn(m, out);
+	print_findings(m, out);
+	print_failures(m, out);
+	print_signatures(m, out);
+	print_functions(m, out, top);
+	report_model_free(m);
 	return report_finish_output(out);
 }
 
 int
 report_write_json(struct report *r, FILE *out)
 {
-	json_t *model = report_build_model(r);
+	struct rmodel *m = report_model_new(r);
 
-	json_dumpf(model, out, JSON_INDENT(2));
+	report_model_dump(m, out);
 	fputc('\n', out);
-	json_decref(model);
+	report_model_free(m);
 	return report_finish_output(out);
 }

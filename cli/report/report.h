@@ -2,12 +2,14 @@
  * cudnnspy report: the reader of the JSON Lines records
  * (docs/output-format.md) and the report made from them (docs/report.md).
  *
- * A struct report is one run: the records of one or many processes, one
- * file each. The reader streams every file line by line and keeps
- * aggregates only (counts, sums, the first occurrence of each kind of
- * failure), so that memory does not grow with the number of calls. It reads
- * files or memory buffers alike; the fuzz target (fuzz-report.c) feeds it
- * bytes through report_read_buffer.
+ * A struct report is one run: the records of one or many processes, a
+ * file each or several in one (files concatenated). The reader streams
+ * every file line by line and keeps aggregates only (counts, sums, the
+ * first occurrence of each kind of failure), so that memory does not grow
+ * with the number of calls, and of each process only its line in the table
+ * of processes, so that it grows by little more than that with the number
+ * of files. It reads files or memory buffers alike; the fuzz target
+ * (fuzz-report.c) feeds it bytes through report_read_buffer.
  *
  * Nothing here needs jansson in its interface, so main.c can include it
  * whether or not the report is built.
@@ -58,7 +60,7 @@ report_chrome_end(struct report *r);
 int
 report_header_start(const void *data, size_t len, long long *start_unix_ns);
 
-/* Reads one process's records from memory; NAME is how messages call it. */
+/* Reads the records of one file from memory (its processes); NAME is how messages call it. */
 void
 report_read_buffer(struct report *r, const char *name, const void *data, size_t len);
 

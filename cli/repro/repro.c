@@ -87,6 +87,7 @@ struct live {
 
 struct reader {
 	int unknown_fn_said;	/* a call of a name that is no cuDNN function was said */
+	int refused_files;	/* files the reader refused (said each) */
 	/* What to pick. */
 	long long want_call, want_failure;
 	const char *want_sig;
@@ -914,6 +915,11 @@ read_file(struct reader *r, const char *path)
 		done = take(r, rec);
 		json_decref(rec);
 	}
+	/* Its first frame is no record file's (cut, damaged, another kind of file): said, and nothing of it taken. */
+	if (in.refused) {
+		complain("repro: %s: %s", path, rec_refused_why(&in));
+		r->refused_files++;
+	}
 	rec_close(&in);
 	close(fd);
 	return done;
@@ -1237,6 +1243,11 @@ cudnnspy_repro_main(int argc, char **argv)
 	r.plan = &plan;
 	if (read_all(&r, files, nfiles) < 0) {
 		rc = EXIT_USAGE;
+		goto done;
+	}
+	/* Nothing but refused files: an error, not an empty list. */
+	if (r.refused_files == (int)nfiles) {
+		rc = 1;
 		goto done;
 	}
 	if (r.list)

@@ -5,7 +5,8 @@
  * and from a file through a buffer that starts at a few bytes (byte 0 of
  * the input says how many) and grows, so that every frame straddles a
  * refill somewhere. Both must give the same lines, flags and counts, every
- * whole line must begin with '{', and a decoded call must end with '}'.
+ * whole line must be valid JSON (rec_json_valid, an RFC 8259 check), and a
+ * decoded call must end with '}'.
  *
  * The seeds are files the spy wrote. Their file frame names the function
  * table they were written with: it is set to this build's, so that the
@@ -54,6 +55,8 @@ read_all(struct rec_reader *r, struct got *g)
 	while (rec_next(r, &line, &n, &flags)) {
 		if (!flags) {
 			FUZZ_ASSERT(n > 0 && line[0] == '{');
+			/* Records are input from strangers: what is given out whole is JSON, whatever the file held. */
+			FUZZ_ASSERT(rec_json_valid(line, n));
 		}
 		add(g, line, n, flags);
 	}

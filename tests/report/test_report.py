@@ -604,12 +604,13 @@ def not_records():
         f.write("#include <cudnn.h>\nint main(void) { return 0; }\n")
     p = report([src], cwd=d)
     check(p.returncode == 2 and p.stdout == "", "exit 2 and no report, not %d" % p.returncode, p.stdout)
-    check(p.stderr.splitlines() == ["cudnnspy: %s: not cudnnspy records (no line of it is a record; "
-                                    "see docs/output-format.md)" % src, "cudnnspy: nothing could be read"],
+    # The record reader refuses it at its first byte (issue 27: a file is records from its first frame on).
+    check(p.stderr.splitlines() == ["cudnnspy: %s: not a record file: byte 0 begins neither a JSON line nor record "
+                                    "format 2's file frame" % src, "cudnnspy: nothing could be read"],
           "one line saying why", p.stderr)
     good = os.path.join(HERE, "fixtures", "single")
     q = report([good, src], cwd=d)
-    check(q.returncode == 1 and "not cudnnspy records" in q.stderr and "1 process" in q.stdout,
+    check(q.returncode == 1 and "not a record file" in q.stderr and "1 process" in q.stdout,
           "beside good records: the report, and exit 1", q.stderr)
 
 

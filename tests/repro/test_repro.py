@@ -375,7 +375,9 @@ def test_usage():
         text = dumped(os.path.join(failing, name))
         bad = os.path.join(tmp, "bad")
         os.makedirs(bad)
-        open(os.path.join(bad, "x.jsonl"), "w").write("\x00garbage\n{\n" + text.replace(
+        # After the header: a file that does not begin as records is refused whole (issue 27).
+        first, rest = text.split("\n", 1)
+        open(os.path.join(bad, "x.jsonl"), "w").write(first + "\n\x00garbage\n{\n" + rest.replace(
             '"CUDNN_CROSS_CORRELATION"', '"CUDNN_CROSS_CORRELATION); system(\\"rm\\"); ("'))
         fails([bad], "is not what cuDNN takes there")
         odd = os.path.join(tmp, "odd")
