@@ -29,7 +29,7 @@
  * text the spy wrote. A text is pasted into every call that names it: the
  * bound is what one reference can cost, whatever the file says.
  */
-#define TEXT_FRAME_MAX 4096
+#define TEXT_FRAME_MAX SPY_REC_TEXT_MAX
 /*
  * The longest text a backend descriptor's text grows to by the attributes
  * packed calls add to it (setattr_args()): the library keeps 12 attributes

@@ -42,6 +42,8 @@ _Static_assert(SPY_REC_VALUES == SPY_BATTR_VALUES, "a packed attribute holds wha
 #define SPY_REC_STRING_MAX SPY_BATTR_STRING_MAX
 /* The most frames a packed call's stack holds (SPY_STACK_MAX, core/stack.h). */
 #define SPY_REC_STACK_MAX 32
+/* A text frame's body (its id and the text) is built in this many bytes (recbin.c): a longer one is damage (records.c). */
+#define SPY_REC_TEXT_MAX 4096
 
 /*
  * How a parameter behind a pointer is shown, from the API description

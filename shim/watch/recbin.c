@@ -97,7 +97,7 @@ define(struct spy_thread *th, struct spy_buf *b, const void *ptr, const char *ki
 	unsigned home = (unsigned)(((uintptr_t)ptr >> 4) % PLACES), place = PLACES;
 	struct spy_line *l = &b->line;
 	struct spy_text_slot *t;
-	uint8_t body[4096];
+	uint8_t body[SPY_REC_TEXT_MAX];
 	unsigned id;
 	size_t n;
 
