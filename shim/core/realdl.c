@@ -13,22 +13,29 @@
 typedef void *(*dlsym_fn)(void *, const char *);
 static dlsym_fn real_dlsym;
 
-static dlsym_fn
-find_real_dlsym(void)
+/* The loader's own NAME: the first definition past this library, of the versions glibc has given it. */
+static void *
+libdl_fn(const char *name)
 {
 	static const char *versions[] = { "GLIBC_2.34", "GLIBC_2.17", "GLIBC_2.2.5" };
 	void *self = spy_self_base();
 
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++) {
-			void *p = dlvsym(pass == 0 ? RTLD_NEXT : RTLD_DEFAULT, "dlsym", versions[i]);
+			void *p = dlvsym(pass == 0 ? RTLD_NEXT : RTLD_DEFAULT, name, versions[i]);
 			Dl_info di;
 
 			if (p && (!dladdr(p, &di) || di.dli_fbase != self))
-				return (dlsym_fn)p;
+				return p;
 		}
 	}
 	return NULL;
+}
+
+static dlsym_fn
+find_real_dlsym(void)
+{
+	return (dlsym_fn)libdl_fn("dlsym");
 }
 
 void *
@@ -47,40 +54,22 @@ spy_dlsym_real_fn(void)
 void *
 spy_dlopen(const char *name, int flags)
 {
-	static const char *versions[] = { "GLIBC_2.34", "GLIBC_2.17", "GLIBC_2.2.5" };
 	static void *(*real)(const char *, int);
-	void *self = spy_self_base();
 
 	/* The preload library exports a dlopen of its own: the spy's own loads must not go through it. */
-	for (int pass = 0; !real && pass < 2; pass++) {
-		for (size_t i = 0; !real && i < sizeof(versions) / sizeof(versions[0]); i++) {
-			void *p = dlvsym(pass == 0 ? RTLD_NEXT : RTLD_DEFAULT, "dlopen", versions[i]);
-			Dl_info di;
-
-			if (p && (!dladdr(p, &di) || di.dli_fbase != self))
-				*(void **)&real = p;
-		}
-	}
+	if (!real)
+		*(void **)&real = libdl_fn("dlopen");
 	return real ? real(name, flags) : NULL;
 }
 
 int
 spy_dlclose(void *handle)
 {
-	static const char *versions[] = { "GLIBC_2.34", "GLIBC_2.17", "GLIBC_2.2.5" };
 	static int (*real)(void *);
-	void *self = spy_self_base();
 
 	/* The preload library exports a dlclose of its own (dlsym.c), which gives back the spy's references. */
-	for (int pass = 0; !real && pass < 2; pass++) {
-		for (size_t i = 0; !real && i < sizeof(versions) / sizeof(versions[0]); i++) {
-			void *p = dlvsym(pass == 0 ? RTLD_NEXT : RTLD_DEFAULT, "dlclose", versions[i]);
-			Dl_info di;
-
-			if (p && (!dladdr(p, &di) || di.dli_fbase != self))
-				*(void **)&real = p;
-		}
-	}
+	if (!real)
+		*(void **)&real = libdl_fn("dlclose");
 	return real ? real(handle) : -1;
 }
 

@@ -10,7 +10,7 @@ import sys
 import tempfile
 
 import scenarios
-from scenarios import (DROPIN8, DROPIN9, FAKE9, PRELOAD, PROGS, Failed, check, copy_calls, fake_copy, findings,
+from scenarios import (DROPIN8, DROPIN9, FAKE9, PRELOAD, PROGS, check, copy_calls, fake_copy, findings,
                        libraries, prog, run, same_output)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -19,9 +19,7 @@ LIB8 = os.path.join(PROGS, "libmajor8.so")
 LIB9 = os.path.join(PROGS, "libmajor9.so")
 
 
-def scenario(fn):
-    SCENARIOS[fn.__name__.replace("_", "-")] = fn
-    return fn
+scenario = scenarios.registry(SCENARIOS)
 
 
 def under_spy(argv, what, env=None):
@@ -173,16 +171,7 @@ def calls_at_exit():
 
 
 def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
-        print("usage: callers.py {%s}" % ",".join(sorted(SCENARIOS)))
-        return 2
-    try:
-        SCENARIOS[sys.argv[1]]()
-    except Failed as e:
-        print("FAIL: %s" % e)
-        return 1
-    print("ok")
-    return 0
+    return scenarios.main_of(SCENARIOS)
 
 
 if __name__ == "__main__":

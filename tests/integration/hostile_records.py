@@ -15,8 +15,9 @@ import tempfile
 import threading
 import time
 
+import scenarios
 import schema
-from scenarios import EXAMPLES, FAKE9, PRELOAD, Failed, check, run
+from scenarios import EXAMPLES, FAKE9, PRELOAD, check, run
 
 SCENARIOS = {}
 EXE = os.environ.get("CUDNNSPY_EXE", "")
@@ -24,9 +25,7 @@ EXE = os.environ.get("CUDNNSPY_EXE", "")
 LIMIT_S = 5
 
 
-def scenario(fn):
-    SCENARIOS[fn.__name__.replace("_", "-")] = fn
-    return fn
+scenario = scenarios.registry(SCENARIOS)
 
 
 def spy_file(d, fmt):
@@ -287,19 +286,10 @@ def records_amplification():
 
 
 def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
-        print("usage: hostile_records.py {%s}" % ",".join(sorted(SCENARIOS)))
-        return 2
     if not EXE:
         print("FAIL: no CUDNNSPY_EXE")
         return 1
-    try:
-        SCENARIOS[sys.argv[1]]()
-    except Failed as e:
-        print("FAIL: %s" % e)
-        return 1
-    print("ok")
-    return 0
+    return scenarios.main_of(SCENARIOS)
 
 
 if __name__ == "__main__":

@@ -22,15 +22,14 @@ import sys
 import tempfile
 
 import sanitizer
-from scenarios import E, FAKE9, PRELOAD, Failed, check, prog, run
+import scenarios
+from scenarios import E, FAKE9, PRELOAD, check, prog, run
 
 SCENARIOS = {}
 GNU_TIME = "/usr/bin/time"
 
 
-def scenario(fn):
-    SCENARIOS[fn.__name__.replace("_", "-")] = fn
-    return fn
+scenario = scenarios.registry(SCENARIOS)
 
 
 def exe():
@@ -201,16 +200,7 @@ def report_memory_many_files():
 
 
 def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
-        print("usage: report_processes.py {%s}" % ",".join(sorted(SCENARIOS)))
-        return 2
-    try:
-        SCENARIOS[sys.argv[1]]()
-    except Failed as e:
-        print("FAIL: %s" % e)
-        return 1
-    print("ok")
-    return 0
+    return scenarios.main_of(SCENARIOS)
 
 
 if __name__ == "__main__":

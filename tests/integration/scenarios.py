@@ -2573,17 +2573,31 @@ def load_failure_text():
               repr(bad), plain.stdout)
 
 
-def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
-        print("usage: scenarios.py {%s}" % ",".join(sorted(SCENARIOS)))
+def registry(table):
+    """A decorator that files a scenario in `table` under its name with dashes (the files of other areas)."""
+    def add(fn):
+        table[fn.__name__.replace("_", "-")] = fn
+        return fn
+    return add
+
+
+def main_of(table, argv=None):
+    """Runs the scenario argv[1] names: 0 pass, 1 fail, 2 usage (every scenario file's main)."""
+    argv = argv or sys.argv
+    if len(argv) != 2 or argv[1] not in table:
+        print("usage: %s {%s}" % (os.path.basename(argv[0]), ",".join(sorted(table))))
         return 2
     try:
-        SCENARIOS[sys.argv[1]]()
+        table[argv[1]]()
     except Failed as e:
         print("FAIL: %s" % e)
         return 1
     print("ok")
     return 0
+
+
+def main():
+    return main_of(SCENARIOS)
 
 
 # ---- What programs do to fds, limits, signals and their process (issue 15) ----
