@@ -47,12 +47,6 @@ spy_copy_major(unsigned copy)
 	return major == 8 || major == 9 ? major : spy_flavor.major;
 }
 
-static int
-in_spy(const void *p)
-{
-	return spy_in_a_spy(p);
-}
-
 /*
  * This library, or another build of the spy in the same process (both
  * drop-ins, when one library links libcudnn.so.8 and another
@@ -120,7 +114,7 @@ spy_copy_fill(unsigned copy)
 		void *p = spy_dlsym(lib->handle, spy_fn_info[i].name);
 
 		/* Paranoia: a handle's search never reaches the spy, but a copy must not either. */
-		found[i] = in_spy(p) ? NULL : (spy_fnptr)p;
+		found[i] = spy_in_a_spy(p) ? NULL : (spy_fnptr)p;
 	}
 	if (found[_SPY_FN_cudnnGetVersion]) {
 		/*
@@ -277,12 +271,15 @@ still_mapped_cb(struct dl_phdr_info *info, size_t size, void *arg)
 void *
 spy_copy_closed(int k)
 {
-	struct spy_real_lib *c = &spy_copies[k];
-	struct still_mapped m = { .base = c->base };
-	void *h = NULL, *gone = c->base;
+	struct spy_real_lib *c;
+	struct still_mapped m;
+	void *h = NULL, *gone;
 
 	if (k < 0 || k >= SPY_MAX_COPIES)
 		return NULL;
+	c = &spy_copies[k];
+	m = (struct still_mapped){ .base = c->base };
+	gone = c->base;
 	/* By the name the loader holds: a file replaced at that path is another object. */
 	if (dl_iterate_phdr(still_mapped_cb, &m) && m.found)
 		h = spy_dlopen(m.name, RTLD_NOW | RTLD_NOLOAD);
@@ -323,11 +320,11 @@ nested_lookup(unsigned k, unsigned id, const void *caller)
 	if (caller && dladdr1(caller, &di, (void **)&lm, RTLD_DL_LINKMAP) && lm && di.dli_fname &&
 	    strncmp(base_of(di.dli_fname), "libcudnn", 8) == 0 && !spy_in_a_spy(caller))
 		local = spy_dlsym(lm, name);
-	if (in_spy(local))
+	if (spy_in_a_spy(local))
 		local = NULL;
 	if (local && dladdr(local, &di) && di.dli_fname) {
 		global = dlvsym(RTLD_NEXT, name, base_of(di.dli_fname));
-		if (in_spy(global))
+		if (spy_in_a_spy(global))
 			global = NULL;
 	}
 	if (global)

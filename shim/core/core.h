@@ -80,8 +80,6 @@ int spy_copy_closing(void *handle);
 void *spy_copy_closed(int k);
 /* Notes that the object named `caller` (a file name) reached copy k through the exported names. */
 void spy_copy_note_caller(int k, const char *caller);
-/* Bumped whenever a copy goes away: what was found per caller (route.c) is stale. */
-extern unsigned spy_copy_gen;
 /* 1 when `p` lies in this library or in another build of the spy (a drop-in beside the preload, or both drop-ins). */
 int spy_in_a_spy(const void *p);
 /* The cuDNN major of a copy: 8 or 9; the spy's own flavor's when not known. */
@@ -104,11 +102,33 @@ int spy_copy_first_errno(unsigned copy, int errno_now);
  * slot (answered, not recorded).
  */
 int spy_route(const void *ra, unsigned id, spy_fnptr *raw);
+/* Bumped whenever a copy goes away: what was found per caller (route.c) is stale. */
+extern unsigned spy_copy_gen;
 /* Where a thread keeps the route of one return address and function (spy_thread.route). */
-static inline unsigned
-spy_route_slot(const void *ra, unsigned id)
+static inline struct spy_route_entry *
+spy_route_slot(struct spy_thread *th, const void *ra, unsigned id)
 {
-	return (unsigned)((((uintptr_t)ra >> 2) ^ id) % SPY_ROUTE_CACHE);
+	return &th->route[(((uintptr_t)ra >> 2) ^ id) % SPY_ROUTE_CACHE];
+}
+/*
+ * The route this thread found for `ra` and function `id` while no copy has
+ * gone since: 1, with *copy and *raw. Inline: it is the whole of an exported
+ * call's routing once the route is known (init.c), and spy_route's first step.
+ */
+static inline int
+spy_route_known(const void *ra, unsigned id, int *copy, spy_fnptr *raw)
+{
+	struct spy_thread *th = spy_tls.thread;
+	const struct spy_route_entry *e;
+
+	if (!th)
+		return 0;
+	e = spy_route_slot(th, ra, id);
+	if (e->ra != ra || e->id != id || e->gen != __atomic_load_n(&spy_copy_gen, __ATOMIC_ACQUIRE))
+		return 0;
+	*copy = e->copy;
+	*raw = e->raw;
+	return 1;
 }
 /* An object bound to the exported names: several copies mapped now turns routing on. */
 void spy_route_recheck(void);

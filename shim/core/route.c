@@ -201,15 +201,13 @@ spy_route(const void *ra, unsigned id, spy_fnptr *raw)
 	struct spy_route_entry *e;
 	int k;
 
-	if (!th)
-		return route_find(ra, id, raw);
-	e = &th->route[spy_route_slot(ra, id)];
-	if (e->ra == ra && e->id == id && e->gen == gen) {
-		*raw = e->raw;
-		return e->copy;
-	}
+	if (spy_route_known(ra, id, &k, raw))
+		return k;
 	*raw = NULL;
 	k = route_find(ra, id, raw);
+	if (!th)
+		return k;
+	e = spy_route_slot(th, ra, id);
 	e->ra = ra;
 	e->id = (unsigned short)id;
 	e->copy = (short)k;

@@ -283,12 +283,12 @@ route(struct spy_call *c, const void *caller)
 static int
 route_known(struct spy_call *c, const void *caller)
 {
-	struct spy_thread *th = spy_tls.thread;
-	const struct spy_route_entry *e = &th->route[spy_route_slot(caller, c->id)];
+	spy_fnptr raw;
+	int k;
 
-	if (e->ra != caller || e->id != c->id || e->gen != __atomic_load_n(&spy_copy_gen, __ATOMIC_ACQUIRE))
+	if (!spy_route_known(caller, c->id, &k, &raw))
 		return 0;
-	reroute(c, e->copy, e->raw);
+	reroute(c, k, raw);
 	return 1;
 }
 

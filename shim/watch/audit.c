@@ -770,6 +770,14 @@ out:
  * libcudnn.so.8 and another libcudnn.so.9) is no copy: it watches its own.
  * Told apart after the scan, since asking needs the loader's lock.
  */
+/* Forgets entry i; the records it had are written already. */
+static void
+entry_drop(int i)
+{
+	memmove(&entries[i], &entries[i + 1], (size_t)(nentries - i - 1) * sizeof(entries[0]));
+	nentries--;
+}
+
 static void
 drop_other_spies(int from)
 {
@@ -778,9 +786,7 @@ drop_other_spies(int from)
 			continue;
 		if (nspies < MAX_SPIES)
 			spies[nspies++] = entries[i].base;
-		memmove(&entries[i], &entries[i + 1], (size_t)(nentries - i - 1) * sizeof(entries[0]));
-		nentries--;
-		i--;
+		entry_drop(i--);
 	}
 }
 
@@ -791,9 +797,8 @@ spy_audit_unmapped(void *base)
 	for (int i = 0; i < nentries; i++) {
 		if (entries[i].base != base)
 			continue;
-		/* Its records stay written; a library mapped later at this address is another. */
-		memmove(&entries[i], &entries[i + 1], (size_t)(nentries - i - 1) * sizeof(entries[0]));
-		nentries--;
+		/* A library mapped later at this address is another. */
+		entry_drop(i);
 		break;
 	}
 	pthread_mutex_unlock(&lock);
