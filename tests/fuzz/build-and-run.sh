@@ -90,35 +90,33 @@ for t in $targets; do
 		continue
 	fi
 	bin="$work/fuzz-$t"
-	# fuzz-records reads records with the command's reader (cli/report*.c, jansson); its seeds are larger.
-	extra="" maxlen=8192
-	if [ "$t" = records ]; then
+	extra="" maxlen=8192 jansson=""
+	# fuzz-records (the report's reader, cli/report) and fuzz-repro (cli/repro) need jansson, and read larger seeds.
+	case $t in
+	records | repro)
 		if ! printf '#include <jansson.h>\n' | "$clang" -E -x c - >/dev/null 2>&1; then
-			echo "== fuzz: records skipped: no jansson.h (install libjansson-dev)" >&2
+			echo "== fuzz: $t skipped: no jansson.h (install libjansson-dev)" >&2
 			skipped=$((skipped + 1))
 			continue
 		fi
-		extra="-I$root/cli/report -I$root/cli/decode -I$root/cli/util $root/cli/util/cli-util.c"
+		extra="-I$root/cli/decode -I$root/cli/util $root/cli/util/cli-util.c"
+		jansson=-ljansson maxlen=65536
+		;;
+	esac
+	if [ "$t" = records ]; then
+		extra="$extra -I$root/cli/report"
 		for f in report report-read report-chrome report-model report-text report-compare report-render report-util; do
 			extra="$extra $root/cli/report/$f.c"
 		done
-		extra="$extra -ljansson"
-		maxlen=65536
 	fi
-	# fuzz-repro runs cudnnspy repro (cli/repro, with jansson) over record files and lexes the program it writes.
+	# fuzz-repro runs cudnnspy repro over record files (with the reader) and lexes the program it writes.
 	if [ "$t" = repro ]; then
-		if ! printf '#include <jansson.h>\n' | "$clang" -E -x c - >/dev/null 2>&1; then
-			echo "== fuzz: repro skipped: no jansson.h (install libjansson-dev)" >&2
-			skipped=$((skipped + 1))
-			continue
-		fi
-		extra="-I$root/cli/repro -I$root/cli/decode -I$root/cli/util $root/cli/decode/records.c $root/cli/util/cli-util.c"
+		extra="$extra -I$root/cli/repro $root/cli/decode/records.c"
 		for f in repro repro-common repro-api repro-desc repro-graph repro-signature repro-write; do
 			extra="$extra $root/cli/repro/$f.c"
 		done
-		extra="$extra -ljansson"
-		maxlen=65536
 	fi
+	extra="$extra $jansson"
 	# fuzz-frames reads record format 2 with the command's reader (cli/decode/records.c); its seeds are spy files.
 	if [ "$t" = frames ]; then
 		extra="-I$root/cli/decode -I$root/cli/util $root/cli/decode/records.c $root/cli/util/cli-util.c"
