@@ -12,6 +12,8 @@
  *              setattr: cudnnBackendSetAttribute of a backend tensor descriptor's
  *                    data type, one descriptor per thread (the graph API's
  *                    most frequent call)
+ *              setnd: cudnnSetTensorNdDescriptor of 4 dimensions on one
+ *                    descriptor per thread (its arrays: what a traced call reads)
  *              fail: cudnnSetTensor4dDescriptor with a dimension of 0, which
  *                    cuDNN refuses (BAD_PARAM): every call a failure, the
  *                    spy's failure path
@@ -43,7 +45,7 @@
 
 #define MAX_THREADS 64
 
-enum function { FN_SET4D, FN_VERSION, FN_FAIL, FN_SETATTR };
+enum function { FN_SET4D, FN_VERSION, FN_FAIL, FN_SETATTR, FN_SETND };
 
 struct worker {
 	pthread_t thread;
@@ -110,6 +112,11 @@ loop(cudnnTensorDescriptor_t t, long n)
 		for (long i = 0; i < n; i++)
 			failures += cudnnBackendSetAttribute(backend, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1,
 							     &dt) != CUDNN_STATUS_SUCCESS;
+	} else if (fn == FN_SETND) {
+		static const int dims[4] = { 32, 3, 224, 224 }, strides[4] = { 3 * 224 * 224, 224 * 224, 224, 1 };
+
+		for (long i = 0; i < n; i++)
+			failures += cudnnSetTensorNdDescriptor(t, CUDNN_DATA_FLOAT, 4, dims, strides) != CUDNN_STATUS_SUCCESS;
 	} else if (fn == FN_FAIL) {
 		for (long i = 0; i < n; i++)
 			failures += cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
@@ -165,7 +172,7 @@ run_worker(void *arg)
 static int
 usage(void)
 {
-	fprintf(stderr, "usage: bench set4d|version|setattr|fail ITERATIONS [THREADS] [--rss] [--second-copy LIBRARY]\n");
+	fprintf(stderr, "usage: bench set4d|setnd|version|setattr|fail ITERATIONS [THREADS] [--rss] [--second-copy LIBRARY]\n");
 	return 1;
 }
 
@@ -208,6 +215,8 @@ main(int argc, char **argv)
 		fn = FN_SETATTR;
 	else if (strcmp(fname, "fail") == 0)
 		fn = FN_FAIL;
+	else if (strcmp(fname, "setnd") == 0)
+		fn = FN_SETND;
 	else
 		return usage();
 	if (second) {

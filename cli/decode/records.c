@@ -5,6 +5,7 @@
  * would have written for it (the binary-records test compares the two).
  */
 #include "records.h"
+#include "rec-state.h"
 #include "callrec.h"
 #include "cli-util.h"
 #include "recfmt.h"
@@ -342,6 +343,8 @@ rec_close(struct rec_reader *r)
 	}
 	free(r->text_pages);
 	free(r->live);
+	rec_state_free(r->state);
+	r->state = NULL;
 	if (r->owned)
 		free(r->buf);
 	spy_line_free(&r->out);
@@ -1201,7 +1204,7 @@ frame_at(const struct rec_reader *r, const uint8_t *d, size_t len, size_t pos, s
 
 	if (d[pos] == '{')
 		return spy_rec_frame(d, len, pos, n);
-	if (r->format != REC_FORMAT_FRAMES || d[pos] < SPY_REC_FILE || d[pos] > SPY_REC_GPU)
+	if (r->format != REC_FORMAT_FRAMES || d[pos] < SPY_REC_FILE || d[pos] > SPY_REC_STATE)
 		return SPY_REC_DAMAGED;
 	if (!spy_rec_get_uv(d, len, &at, &plen)) {
 		if (len - pos < 11) {
@@ -1218,6 +1221,31 @@ frame_at(const struct rec_reader *r, const uint8_t *d, size_t len, size_t pos, s
 	}
 	*n = at - pos + (size_t)plen;
 	return SPY_REC_WHOLE;
+}
+
+/*
+ * 1 when `p` (SPY_REC_BLOCK_HEAD bytes) is a block's frame as the writer
+ * makes it: committed within its capacity, a capacity no block exceeds.
+ */
+static int
+block_head(const uint8_t *p, uint32_t *committed, uint32_t *capacity)
+{
+	uint32_t c = 0, cap = 0;
+
+	if (p[0] != SPY_REC_BLOCK || p[1] != SPY_REC_BLOCK_HEAD - 2 || p[2] || p[3] || p[12] || p[13] || p[14] || p[15])
+		return 0;
+	for (int i = 0; i < 4; i++) {
+		c |= (uint32_t)p[SPY_REC_BLOCK_COMMITTED + i] << (8 * i);
+		cap |= (uint32_t)p[SPY_REC_BLOCK_CAPACITY + i] << (8 * i);
+	}
+	/* The largest block holds the largest record the library writes (SPY_LINE_MAX) and its frame. */
+	if (c > cap || cap > (64u << 20) + 8192)
+		return 0;
+	if (committed)
+		*committed = c;
+	if (capacity)
+		*capacity = cap;
+	return 1;
 }
 
 /* resync(): the place depends on bytes not read yet. */
@@ -1249,6 +1277,16 @@ resync(struct rec_reader *r, size_t pos, int more)
 
 		if (d[p] == '{' && d[p - 1] == '\n')
 			return p - pos;
+		if (d[p] == SPY_REC_BLOCK && r->format == REC_FORMAT_FRAMES) {
+			if (p + SPY_REC_BLOCK_HEAD > len) {
+				if (more)
+					goto undecided;
+				continue;
+			}
+			if (block_head(d + p, NULL, NULL))
+				return p - pos;
+			continue;
+		}
 		if (d[p] != SPY_REC_CHUNK || r->format != REC_FORMAT_FRAMES)
 			continue;
 		w = frame_at(r, d, len, p, &n);
@@ -1338,6 +1376,20 @@ rec_refused_why(const struct rec_reader *r)
 	return NULL;
 }
 
+/* Reading goes on at file offset `to`, past bytes that are no frames; 0 when the file ends before it. */
+static int
+skip_to(struct rec_reader *r, unsigned long long to)
+{
+	while (r->offset + r->end < to) {
+		r->start = r->end;
+		if (!fill(r))
+			return 0;
+	}
+	if (r->offset + r->start < to)
+		r->start = (size_t)(to - r->offset);
+	return 1;
+}
+
 /* Bytes that are no record, n at file offset `at`: counted for the caller to say. */
 static void
 count_damage(struct rec_reader *r, unsigned long long at, size_t n)
@@ -1362,6 +1414,29 @@ damage(struct rec_reader *r, unsigned long long at, size_t n)
 	forget_texts(r);
 }
 
+/*
+ * A process's records end (the file's end, or the next process's file
+ * frame): when it wrote no summary and left its counters, the summary they
+ * give, 1; else 0, and the counters of the next process start from none.
+ */
+static int
+process_end(struct rec_reader *r, const char **line, size_t *len, int *flags)
+{
+	int made = 0;
+
+	if (rec_state_any(r->state) && !r->saw_summary && rec_state_summary(r->state, &r->out)) {
+		*line = r->out.data;
+		*len = r->out.len;
+		*flags = 0;
+		r->summaries_made++;
+		made = 1;
+	}
+	rec_state_free(r->state);
+	r->state = NULL;
+	r->saw_summary = 0;
+	return made;
+}
+
 int
 rec_next(struct rec_reader *r, const char **line, size_t *len, int *flags)
 {
@@ -1374,10 +1449,38 @@ rec_next(struct rec_reader *r, const char **line, size_t *len, int *flags)
 		unsigned long long here;
 		uint64_t plen, a, b;
 
+		size_t lim;
+		int at_block_end = 0;
+
 		if (r->start == r->end && !fill(r))
-			return 0;
-		w = frame_at(r, r->buf, r->end, r->start, &n);
-		if (w == SPY_REC_DAMAGED) {
+			return process_end(r, line, len, flags);
+		if (r->in_block && r->offset + r->start >= r->block_frames_end) {
+			/* A block's bytes past its committed frames are none: unwritten, or a frame its process did not finish. */
+			if (!skip_to(r, r->block_end))
+				return 0;
+			r->in_block = 0;
+			continue;
+		}
+		if (!r->in_block && r->format == REC_FORMAT_FRAMES && r->buf[r->start] == 0) {
+			/* Zeros between frames: the rest of an extent the process did not fill before it ended. */
+			while (r->start < r->end && r->buf[r->start] == 0)
+				r->start++;
+			continue;
+		}
+		lim = r->end;
+		if (r->in_block && r->block_frames_end - r->offset <= r->end) {
+			lim = (size_t)(r->block_frames_end - r->offset);
+			at_block_end = 1;
+		}
+		w = frame_at(r, r->buf, lim, r->start, &n);
+		if (w == SPY_REC_CUT && at_block_end) {
+			/* A block commits whole frames only: one that runs past its committed end is damage. */
+			w = SPY_REC_DAMAGED;
+			n = lim - r->start;
+		} else if (w == SPY_REC_DAMAGED && r->in_block) {
+			/* Nothing inside a block's committed frames is trusted after damage: its end is where reading goes on. */
+			n = (at_block_end ? lim : r->end) - r->start;
+		} else if (w == SPY_REC_DAMAGED) {
 			/* Where to go on may lie in bytes not read yet; at the end, or with no room for more, it does not. */
 			n = resync(r, r->start, !r->eof);
 			if (n == UNDECIDED) {
@@ -1404,12 +1507,18 @@ rec_next(struct rec_reader *r, const char **line, size_t *len, int *flags)
 			damage(r, here, n);
 			*flags = REC_DAMAGED;
 		}
+		/* The next process of concatenated files: this one's summary first, if it wrote none. */
+		if (w == SPY_REC_WHOLE && p[0] == SPY_REC_FILE && r->have_file && process_end(r, line, len, flags))
+			return 1;
 		if (w != SPY_REC_WHOLE || p[0] == '{') {
 			r->start += n;
 			*line = (const char *)p;
 			*len = n && p[n - 1] == '\n' ? n - 1 : n;
-			if (w == SPY_REC_WHOLE)
+			if (w == SPY_REC_WHOLE) {
 				r->records++;
+				if (n > 18 && memcmp(p, "{\"event\":\"summary\"", 18) == 0)
+					r->saw_summary = 1;
+			}
 			return 1;
 		}
 		r->start += n;
@@ -1419,6 +1528,34 @@ rec_next(struct rec_reader *r, const char **line, size_t *len, int *flags)
 		case SPY_REC_FILE:
 			file_frame(r, p + at, n - at);
 			break;
+		case SPY_REC_STATE:
+			/* Counters of another function table are not summed by this one's. */
+			if (r->mismatch)
+				break;
+			if (!r->state)
+				r->state = rec_state_new();
+			if (r->state && rec_state_frame(r->state, p + at, n - at))
+				break;
+			count_damage(r, here, n);
+			*flags = REC_DAMAGED;
+			*line = (const char *)p;
+			*len = n;
+			return 1;
+		case SPY_REC_BLOCK: {
+			uint32_t c, cap;
+
+			if (!r->in_block && n == SPY_REC_BLOCK_HEAD && block_head(p, &c, &cap)) {
+				r->in_block = 1;
+				r->block_frames_end = here + n + c;
+				r->block_end = here + n + cap;
+				break;
+			}
+			damage(r, here, n);
+			*flags = REC_DAMAGED;
+			*line = (const char *)p;
+			*len = n;
+			return 1;
+		}
 		case SPY_REC_CHUNK:
 			if (spy_rec_get_uv(p, n, &at, &a) && spy_rec_get_uv(p, n, &at, &b) && at == n) {
 				r->tid = a;

@@ -50,6 +50,13 @@ struct rec_reader {
 	long long records, cut, damaged, missing_texts, unreadable_calls;
 	unsigned long long cut_at, cut_bytes, damage_at, damage_bytes, unreadable_at, missing_at;
 	unsigned long long frame_at;	/* of the frame being read */
+	/* Inside a block of a mapped file (version 6): where its committed frames end, and where it ends. */
+	int in_block;
+	unsigned long long block_frames_end, block_end;
+	/* The process's counters (state frames), and whether it wrote its own summary. */
+	struct rec_state *state;
+	int saw_summary;
+	long long summaries_made;	/* summaries given from the counters, of processes that did not exit */
 };
 
 /*

@@ -58,6 +58,8 @@ brief_processes(struct rmodel *m, FILE *out)
 			report_jget_int(p, "failures") == 1 ? "" : "s");
 		if (!json_is_true(json_object_get(p, "summary")))
 			fputs(", no summary", out);
+		else if (!json_is_true(json_object_get(p, "exited")))
+			fputs(", ended without exit (its summary from the counters it left)", out);
 		fputc('\n', out);
 		json_decref(p);
 	}
@@ -151,7 +153,7 @@ report_write_brief(struct report *r, FILE *out, const char *where, int only_news
 	if (np && (!only_news || np > 1 || ended)) {
 		fprintf(out, "%safter the program, from the records of %zu process%s", prefix, np, np == 1 ? "" : "es");
 		if (ended)
-			fprintf(out, " (%zu ended without a summary: killed, or replaced by exec, before exit)", ended);
+			fprintf(out, " (%zu ended without exit: killed, _exit, or replaced by exec)", ended);
 		fputs(":\n", out);
 		brief_processes(m, out);
 		brief_cudnn(m, out);

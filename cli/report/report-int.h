@@ -101,6 +101,7 @@ struct proc {
 	int read_error, pass2;
 	/* The summary. */
 	int have_summary;
+	int not_exited;		/* its summary came from the counters it left: it ended without exit() */
 	long long calls, failures, internal, dropped;
 	/* Aggregates. */
 	struct map fns;
@@ -131,7 +132,7 @@ struct proc {
  */
 enum {
 	ROW_HEADER = 1, ROW_PID = 2, ROW_RANK = 4, ROW_PPID = 8, ROW_LIBRARY = 16, ROW_LIB_VERSION = 32,
-	ROW_LIB_CUDART = 64, ROW_SUMMARY = 128, ROW_PASS2 = 256
+	ROW_LIB_CUDART = 64, ROW_SUMMARY = 128, ROW_PASS2 = 256, ROW_NOT_EXITED = 512
 };
 
 struct prow {

@@ -190,7 +190,7 @@ row_pack(struct report *r, const struct proc *p)
 	w->flags = (p->have_header ? ROW_HEADER : 0) | (p->have_pid ? ROW_PID : 0) | (p->have_rank ? ROW_RANK : 0) |
 		   (p->have_ppid ? ROW_PPID : 0) | (p->have_library ? ROW_LIBRARY : 0) |
 		   (p->have_lib_version ? ROW_LIB_VERSION : 0) | (p->have_lib_cudart ? ROW_LIB_CUDART : 0) |
-		   (p->have_summary ? ROW_SUMMARY : 0) | (p->pass2 ? ROW_PASS2 : 0);
+		   (p->have_summary ? ROW_SUMMARY : 0) | (p->pass2 ? ROW_PASS2 : 0) | (p->not_exited ? ROW_NOT_EXITED : 0);
 	memcpy(w->data, name, nlen);
 	memcpy(w->data + nlen, packed, n);
 	return w;
@@ -233,6 +233,7 @@ row_unpack(const struct report *r, const struct prow *w, struct proc *p)
 	p->have_lib_cudart = !!(w->flags & ROW_LIB_CUDART);
 	p->have_summary = !!(w->flags & ROW_SUMMARY);
 	p->pass2 = !!(w->flags & ROW_PASS2);
+	p->not_exited = !!(w->flags & ROW_NOT_EXITED);
 }
 
 /* strcmp of the two whole paths, each its dir and its name. */
@@ -854,6 +855,7 @@ proc_json(struct proc *p, const char *label)
 	report_jset(o, "header", json_boolean(p->have_header));
 	report_jset(o, "library", library_json(p));
 	report_jset(o, "summary", json_boolean(p->have_summary));
+	report_jset(o, "exited", json_boolean(p->have_summary && !p->not_exited));
 	if (p->have_summary) {
 		report_jset(o, "calls", jint_or_null(p->calls >= 0, p->calls));
 		report_jset(o, "failures", jint_or_null(p->failures >= 0, p->failures));
@@ -910,7 +912,7 @@ report_model_unfinished(struct rmodel *m)
 	size_t n = 0;
 
 	for (size_t i = 0; i < m->n; i++)
-		n += !(m->sorted[i]->flags & ROW_SUMMARY);
+		n += !(m->sorted[i]->flags & ROW_SUMMARY) || (m->sorted[i]->flags & ROW_NOT_EXITED);
 	return n;
 }
 

@@ -531,6 +531,8 @@ on_summary(struct proc *p, json_t *rec)
 	if (!json_is_array(fns))
 		return -1;
 	p->have_summary = 1;
+	/* cudnnspy dump's summary of a process that did not exit, from the counters it left (records.c). */
+	p->not_exited = json_is_false(json_object_get(rec, "exited"));
 	p->calls = p->failures = p->internal = p->dropped = -1;
 	report_get_count(rec, "calls", &p->calls);
 	report_get_count(rec, "failures", &p->failures);

@@ -128,8 +128,9 @@ print_processes(struct rmodel *m, FILE *out)
 		fprintf(out, "    %lld call%s, %lld failure%s", report_jget_int(p, "calls"), report_jget_int(p, "calls") == 1 ? "" : "s",
 			report_jget_int(p, "failures"), report_jget_int(p, "failures") == 1 ? "" : "s");
 		if (json_is_true(json_object_get(p, "summary")))
-			fprintf(out, ", %lld internal, %lld dropped\n", report_jget_int(p, "internal"),
-				report_jget_int(p, "dropped"));
+			fprintf(out, ", %lld internal, %lld dropped%s\n", report_jget_int(p, "internal"),
+				report_jget_int(p, "dropped"), json_is_true(json_object_get(p, "exited")) ? "" :
+				" (it ended without exit: killed, _exit or exec; counts from the counters it left)");
 		else
 			fputs(" (no summary: the process did not exit normally? counts from the records)\n",
 			      out);

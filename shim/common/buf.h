@@ -31,7 +31,19 @@ struct spy_line {
 
 struct spy_buf {
 	int lock;		/* the owner thread and the exit flush */
-	size_t len;
+	size_t len;		/* bytes in the block when `blk`, else in `out` */
+	/*
+	 * The record file's mapped writer (sink.c): the block of the file this
+	 * thread writes its frames into, NULL while it writes into `out`
+	 * (before the file is open, or where nothing can be mapped).
+	 */
+	unsigned char *blk;
+	size_t blk_cap;
+	uint64_t blk_off;	/* its place in the file */
+	unsigned blocks;	/* claimed so far: the first is small */
+	unsigned drops;		/* frames of this thread dropped (a full disk): a call whose text was is dropped too */
+	unsigned char blk_late;	/* claimed after the exit began (sink.c's seal) */
+	uint64_t flushed_ns;	/* `out` last written: the fallback's time-based flush */
 	char out[SPY_OUT_SIZE];
 	struct spy_line line;
 	char last_error[512];	/* cuDNN's message read at a failure, for the program */

@@ -17,8 +17,9 @@
 
 #include "spy-api.h"
 #include "battr.h"
+#include "counts.h"
 
-#define SPY_REC_VERSION 5
+#define SPY_REC_VERSION 6
 /* The first frame of a file: tag, length, "cudnnspy", version, function count, the function table's hash. */
 #define SPY_REC_MAGIC "cudnnspy"
 enum spy_rec_tag {
@@ -28,7 +29,27 @@ enum spy_rec_tag {
 	SPY_REC_CALL = 0x04,	/* a traced call that succeeded: see docs/record-format.md */
 	SPY_REC_FAILURE = 0x05,	/* a failed call, with cuDNN's message, the recent calls and the stack (version 4) */
 	SPY_REC_GPU = 0x06,	/* a call's GPU time: varint fn, copy, varint tid, t_ns, gpu_ns (version 5) */
+	SPY_REC_BLOCK = 0x07,	/* a thread's block of the mapped file: u16 0, u32 committed, u32 capacity, u32 0 (version 6) */
+	SPY_REC_STATE = 0x08,	/* counters the process keeps changing in place: kind, copy, u16 0, u32 a, u32 b, data (version 6) */
 };
+/* A state frame's kinds: what its data is, and what a and b say. */
+enum spy_rec_state {
+	SPY_STATE_COUNTS = 1,	/* a: functions, b: thread block; data: a struct spy_counts per function (counts.h) */
+	SPY_STATE_TIMING = 2,	/* a: function, b: thread block; data: its struct spy_timing */
+	SPY_STATE_PROCESS = 3,	/* a: functions; data: u64 records dropped, u64 0, then u64 probing failures per function */
+};
+/* A state frame's tag and length (a varint always 3 bytes long) and its 12 bytes before the data: 16-aligned data. */
+#define SPY_REC_STATE_HEAD 16
+/*
+ * A block (version 6): its frame is SPY_REC_BLOCK_HEAD bytes, and the
+ * `capacity` bytes after it belong to it: whole frames up to `committed`,
+ * then bytes that are no frames (zeros, or a frame being written when the
+ * process ended). The writer stores `committed` after each frame, so that a
+ * file read after any ending holds every frame committed.
+ */
+#define SPY_REC_BLOCK_HEAD 16
+#define SPY_REC_BLOCK_COMMITTED 4	/* the u32's offset in the block (aligned: stored atomically) */
+#define SPY_REC_BLOCK_CAPACITY 8
 /* A failure frame's flags, after its stack. */
 enum { SPY_REC_F_INJECTED = 1, SPY_REC_F_PROBING = 2, SPY_REC_F_MESSAGE = 4, SPY_REC_F_WHY = 8 };
 /* A failure's texts (cuDNN's message, the spy's why) are never longer: a longer one is written as JSON. */
@@ -182,6 +203,8 @@ spy_rec_layout_hash(void)
 	}
 	for (unsigned t = 0; t < SPY_BATTR_NTYPES; t++)
 		h = spy_rec_hash_int(h, spy_battr_types[t].kind | spy_battr_types[t].size << 8);
+	h = spy_rec_hash_int(h, (long long)sizeof(struct spy_counts) | (long long)sizeof(struct spy_timing) << 16 |
+				   (long long)SPY_HIST_BUCKETS << 32);
 	h = spy_rec_hash_int(h, SPY_REC_VALUES | SPY_REC_STRING_MAX << 8 | (long long)SPY_REC_STACK_MAX << 24 |
 				   (long long)SPY_REC_MESSAGE_MAX << 32 | (long long)SPY_REC_RECENT_MAX << 48);
 	return h;
@@ -206,7 +229,7 @@ spy_rec_frame(const uint8_t *data, size_t len, size_t pos, size_t *n)
 		*n = nl ? (size_t)(nl - (data + pos)) + 1 : len - pos;
 		return nl ? SPY_REC_WHOLE : SPY_REC_CUT;
 	}
-	if (data[pos] >= SPY_REC_FILE && data[pos] <= SPY_REC_GPU) {
+	if (data[pos] >= SPY_REC_FILE && data[pos] <= SPY_REC_STATE) {
 		if (!spy_rec_get_uv(data, len, &at, &plen)) {
 			if (len - pos < 11) {
 				*n = len - pos;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "counts.h"
 #include "options.h"
 #include "spy-api.h"
 
@@ -30,32 +31,13 @@ union spy_arg {
 	const void *p;
 };
 
-/* Durations: 4 buckets per octave from 1 ns to about 2^36 ns. */
-#define SPY_HIST_BUCKETS 144
-
-struct spy_timing {
-	uint64_t total_ns, min_ns, max_ns;
-	uint64_t first_ns;	/* the thread's first timed call: lazy loading, kept apart from the steady state */
-	uint32_t hist[SPY_HIST_BUCKETS];
-};
-
-struct spy_counts {
-	uint64_t calls;		/* calls made by the program */
-	uint64_t fails;		/* of those, returned a status other than SUCCESS */
-	uint64_t internal;	/* calls between cuDNN's own sub-libraries */
-	uint64_t timed;		/* calls whose duration was measured */
-	uint64_t gpu_timed;	/* calls whose GPU time was measured */
-	uint64_t gpu_total_ns;
-	struct spy_timing *timing;	/* allocated at the first measured call */
-};
-
 /*
  * Every cuDNN dispatcher the process maps that answers calls gets a copy id
  * (docs/architecture.md, "Several copies"): 0 is the copy the exported
  * definitions serve, 1..SPY_MAX_COPIES-1 the copies reached through
- * dlsym(handle). Each has its own table of real functions and counters.
+ * dlsym(handle). Each has its own table of real functions and counters
+ * (SPY_MAX_COPIES: counts.h, since a record file's counters name copies).
  */
-#define SPY_MAX_COPIES 8
 
 /* The flight recorder: this thread's last calls, function id and status. */
 #define SPY_FLIGHT_MAX 256
@@ -81,8 +63,14 @@ struct spy_thread {
 	unsigned flight_pos;
 	uint32_t flight[SPY_FLIGHT_MAX];
 	struct spy_buf *buf;	/* records waiting to be written; NULL until the first */
-	struct spy_counts n[_SPY_FN_COUNT];	/* copy 0 */
-	struct spy_counts *copy_n[SPY_MAX_COPIES];	/* copies 1..: allocated at the thread's first call */
+	/*
+	 * Per copy: its counters, copy 0's in `n` or in the record file once the
+	 * thread's first call found it mapped (summary.c's spy_summary_home),
+	 * copies 1..'s allocated at the thread's first call to them.
+	 */
+	struct spy_counts *copy_n[SPY_MAX_COPIES];
+	unsigned home;		/* the mapped file (spy_sink_state_gen) the counters are in; 0: in memory */
+	struct spy_counts n[_SPY_FN_COUNT];
 	struct spy_route_entry route[SPY_ROUTE_CACHE];
 };
 
@@ -120,6 +108,7 @@ enum {
 	SPY_SLOW_ERRNO,		/* the copy's first-call errno waits for the program's first call (copies.c) */
 	SPY_SLOW_RECHECK,	/* an object bound to the exported names: look at the copies mapped (route.c) */
 	SPY_SLOW_ROUTE,		/* more than one copy mapped: each exported call goes where its caller's scope goes */
+	SPY_SLOW_HOME,		/* a forked child's thread moves its counters into the child's own file (init.c) */
 };
 union spy_slot_flags {
 	int any;
@@ -189,7 +178,7 @@ spy_now_ns(void)
 static inline struct spy_counts *
 spy_counts_of(struct spy_thread *th, unsigned copy, unsigned id)
 {
-	return copy ? &th->copy_n[copy][id] : &th->n[id];
+	return &th->copy_n[copy][id];
 }
 
 #endif

@@ -26,7 +26,7 @@ static pthread_key_t key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static int key_ok;
 /* For when even one block cannot be allocated: counts shared, still right per thread. */
-static struct spy_thread fallback = { .in_use = 1, .index = ~0u };
+static struct spy_thread fallback = { .in_use = 1, .index = ~0u, .copy_n = { fallback.n } };
 static int fallback_listed;
 
 /* What the writer does with a block whose thread ends (sink.c sets it: the writer owns its buffers). */
@@ -99,6 +99,7 @@ spy_thread_get(void)
 		if (th) {
 			static unsigned blocks;
 
+			th->copy_n[0] = th->n;
 			th->in_use = 1;
 			th->index = __atomic_fetch_add(&blocks, 1, __ATOMIC_RELAXED);
 			push(th);
@@ -130,7 +131,7 @@ spy_thread_fork_child(void)
 	spy_tls.tid = 0;
 	for (struct spy_thread *th = threads; th; th = th->next) {
 		for (unsigned k = 0; k < SPY_MAX_COPIES; k++) {
-			struct spy_counts *n = k ? th->copy_n[k] : th->n;
+			struct spy_counts *n = th->copy_n[k];
 
 			for (int i = 0; n && i < _SPY_FN_COUNT; i++) {
 				struct spy_timing *t = n[i].timing;
@@ -144,6 +145,8 @@ spy_thread_fork_child(void)
 			}
 		}
 		th->flight_pos = 0;
+		/* The counters are the child's own memory now (spy_sink_fork_child): moved into its own file later. */
+		th->home = 0;
 		if (th != spy_tls.thread && th != &fallback)
 			th->in_use = 0;
 	}

@@ -153,9 +153,7 @@ handler(int sig, siginfo_t *info, void *context)
 		spy_line_char(&line, '\n');
 		spy_line_spill(&line);
 		if (fd >= 0) {
-			/* What this thread had buffered: whole lines only, so no lock is needed to read it. */
-			if (th && th->buf && th->buf->len <= sizeof(th->buf->out))
-				spy_sink_crash_write(fd, th->buf->out, th->buf->len);
+			spy_sink_crash_flush(fd, th);
 			spy_line_reset(&line);
 			line.spill_fd = fd + 1;
 			spy_line_lit(&line, "{\"event\":\"crash\",\"signal\":");

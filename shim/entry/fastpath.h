@@ -91,6 +91,7 @@ spy_call_end(struct spy_call *c, long status, unsigned copy)
 	struct spy_tls *t = &spy_tls;
 	struct spy_thread *th = t->thread;
 	struct spy_counts *n;
+	unsigned flags;
 
 	t->depth--;
 	if (SPY_UNLIKELY(c->nested)) {
@@ -108,14 +109,21 @@ spy_call_end(struct spy_call *c, long status, unsigned copy)
 		c->t1 = spy_now_ns();
 		spy_time_add(n, c->t1 - c->t0);
 	}
-	SPY_INC(n->calls);
+	flags = spy_fn_flags[c->id];
 	th->inside = 0;
 	th->flight[th->flight_pos++ % SPY_FLIGHT_MAX] = c->id | (uint32_t)(status & 0xffff) << 16;
+	/*
+	 * A traced call is counted once its record is written (spy_call_slow): a
+	 * file read after any ending holds a record of every call it counts.
+	 */
+	if (SPY_UNLIKELY(flags & SPY_FN_TRACE))
+		return 1;
+	SPY_INC(n->calls);
 	if (SPY_UNLIKELY(status != 0)) {
 		SPY_INC(n->fails);
 		return 1;
 	}
-	return spy_fn_flags[c->id];
+	return flags;
 }
 
 #endif

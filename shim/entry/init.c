@@ -52,6 +52,8 @@ at_exit(void)
  * The spy cannot prevent that, but it can say so before that call.
  */
 static int fork_inside, fork_hazard;
+/* A forked child's thread whose counters wait to move into the child's file: its next call goes the slow way. */
+static struct spy_thread *home_pending;
 static spy_fnptr saved_real[SPY_MAX_COPIES][_SPY_FN_COUNT];
 static pthread_mutex_t hazard_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -69,9 +71,15 @@ static void
 fork_child(void)
 {
 	pthread_mutex_init(&hazard_lock, NULL);
-	spy_thread_fork_child();
+	/* The sink first: the counters in the parent's mapped file become the child's own memory before they are reset. */
 	spy_sink_fork_child();
+	spy_thread_fork_child();
 	spy_audit_fork_child();
+	if (spy_config.output[0] && spy_tls.thread) {
+		home_pending = spy_tls.thread;
+		for (unsigned s = 0; s <= SPY_SLOT_EXPORTED; s++)
+			__atomic_store_n(&spy_slot_slow[s].why[SPY_SLOW_HOME], 1, __ATOMIC_RELEASE);
+	}
 	if (fork_inside > 0) {
 		/* Every wrapper then takes the slow path once, where the finding is said first. */
 		memcpy(saved_real, spy_copy_real, sizeof(saved_real));
@@ -227,11 +235,13 @@ copy_counters(struct spy_thread *th, unsigned copy)
 {
 	static struct spy_counts shared[SPY_MAX_COPIES][_SPY_FN_COUNT];
 
+	struct spy_counts *n;
+
 	if (th->copy_n[copy])
 		return;
-	th->copy_n[copy] = calloc(_SPY_FN_COUNT, sizeof(struct spy_counts));
-	if (!th->copy_n[copy])
-		th->copy_n[copy] = shared[copy];
+	n = spy_summary_counters(th, copy);
+	/* Release: the exit summary of another thread reads them. */
+	__atomic_store_n(&th->copy_n[copy], n ? n : shared[copy], __ATOMIC_RELEASE);
 }
 
 /*
@@ -323,6 +333,19 @@ spy_call_rerouted(void)
 	spy_tls.depth++;
 }
 
+/* The forked child's thread has moved its counters, or has ended: every call takes the fast path again. */
+static void
+home_done(void)
+{
+	struct spy_thread *th = __atomic_load_n(&home_pending, __ATOMIC_ACQUIRE);
+
+	if (!th || (th != spy_tls.thread && __atomic_load_n(&th->in_use, __ATOMIC_ACQUIRE)))
+		return;
+	__atomic_store_n(&home_pending, NULL, __ATOMIC_RELEASE);
+	for (unsigned s = 0; s <= SPY_SLOT_EXPORTED; s++)
+		__atomic_store_n(&spy_slot_slow[s].why[SPY_SLOW_HOME], 0, __ATOMIC_RELEASE);
+}
+
 spy_fnptr
 spy_call_setup(struct spy_call *c, const void *caller)
 {
@@ -340,6 +363,12 @@ spy_call_setup(struct spy_call *c, const void *caller)
 	}
 	if (!c->real && (spy_init() == 0 || c->copy))
 		c->real = __atomic_load_n(&spy_copy_real[c->copy][c->id], __ATOMIC_ACQUIRE);
+	/* Its counters where a reader finds them after any ending: the mapped record file. */
+	if (spy_config.output[0] && spy_tls.thread && !spy_tls.resolving && spy_resolved() &&
+	    (!spy_tls.thread->home || spy_tls.thread->home != spy_sink_state_gen()))
+		spy_summary_home(spy_tls.thread);
+	if (__atomic_load_n(&home_pending, __ATOMIC_ACQUIRE))
+		home_done();
 	if (route(c, caller)) {
 		errno = saved;
 		return c->real;

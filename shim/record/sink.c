@@ -1,10 +1,16 @@
 /*
  * The record file. Opened at the first record (a process that records
  * nothing leaves no file), never through an existing file or a symlink,
- * reopened under the child's own pid after a fork. Threads fill their own
- * buffers and write whole lines, one writer at a time, on O_APPEND, so
- * lines never tear (put()). When the file cannot be written the spy says
- * so once, counts what it drops, and the program runs on.
+ * reopened under the child's own pid after a fork. In format 2 each thread
+ * writes its frames straight into a block of the file, mapped shared
+ * (claim()): what a call wrote is in the page cache when it returns, and
+ * survives any ending of the process (SIGKILL, the OOM killer, _exit, exec,
+ * abort). Where nothing can be mapped (a FIFO, a file system without shared
+ * mappings or fallocate, a file-size limit) and in format 1, threads fill
+ * their own buffers and write whole lines, one writer at a time, on
+ * O_APPEND, so lines never tear (put()): format 1 at once, format 2 at
+ * least once a second. When the file cannot be written the spy says so
+ * once, counts what it drops, and the program runs on.
  *
  * The descriptor is the program's business as much as the spy's: it is
  * never 0, 1 or 2, it sits far above the numbers programs use, and before
@@ -14,6 +20,7 @@
 #include "core.h"
 #include "recfmt.h"
 #include "sink.h"
+#include "compact.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -39,7 +47,9 @@ static ino_t fd_ino;
 static int gave_up;		/* opening failed in this process: stop trying */
 static int full;		/* the file-size limit is reached: recording has ended */
 static char path[PATH_MAX + 16];
-static unsigned long long dropped;
+/* Records that could not be written: here, or in the mapped file's process state (map_decide), for a reader after any ending. */
+static uint64_t dropped_mem;
+static uint64_t *dropped_at = &dropped_mem;
 static int opened;		/* the file of this process was opened (or tried): commits need not look */
 static int write_said, limit_said, lost_said;
 /* The exit handler has begun: only its thread writes from now on (spy_sink_seal). */
@@ -70,7 +80,7 @@ spy_sink_path(void)
 unsigned long long
 spy_sink_dropped(void)
 {
-	return __atomic_load_n(&dropped, __ATOMIC_RELAXED);
+	return __atomic_load_n(__atomic_load_n(&dropped_at, __ATOMIC_ACQUIRE), __ATOMIC_RELAXED);
 }
 
 static const char *
@@ -294,7 +304,7 @@ drop(const char *data, size_t len)
 {
 	unsigned long long lines = lines_in(data, len);
 
-	__atomic_add_fetch(&dropped, lines ? lines : 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(dropped_at, lines ? lines : 1, __ATOMIC_RELAXED);
 }
 
 /* 1 when the descriptor `f` still names the record file, with what fstat says; async-signal-safe. */
@@ -502,7 +512,7 @@ reopen(int was)
 	f = __atomic_load_n(&fd, __ATOMIC_ACQUIRE);
 	if (f != was || f < 0)
 		goto out;	/* another thread did it */
-	f = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	f = open(path, O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
 	if (f >= 0)
 		f = move_high(f);
 	if (f >= 0 && !is_ours(f, &st)) {
@@ -535,6 +545,16 @@ write_all(int f, const char *data, size_t len)
 }
 
 void
+spy_sink_crash_flush(int f, struct spy_thread *th)
+{
+	struct spy_buf *b = th ? th->buf : NULL;
+
+	/* A block's frames are in the file already; `out` holds whole frames only, so no lock is needed to read it. */
+	if (b && !b->blk && b->len <= sizeof(b->out))
+		spy_sink_crash_write(f, b->out, b->len);
+}
+
+void
 spy_sink_crash_write(int f, const char *data, size_t len)
 {
 	struct stat st;
@@ -544,6 +564,348 @@ spy_sink_crash_write(int f, const char *data, size_t len)
 }
 
 static void header(int f);
+
+/*
+ * The mapped writer. The file grows by extents (fallocate, so that a full
+ * disk is known before a page is written: a store to a page the file
+ * system cannot back would raise SIGBUS), each mapped shared; a thread
+ * claims a block of an extent under map_lock, a few times per 64 KiB of
+ * records, and writes into it with no lock and no system call. The reader
+ * knows each block's frames by its committed length (recfmt.h).
+ */
+enum { MAP_UNDECIDED, MAP_ON, MAP_OFF };
+#define BLOCK_SIZE ((size_t)16384)
+#define BLOCK_FIRST ((size_t)4096)
+#define EXTENT_FIRST ((uint64_t)256 << 10)
+#define EXTENT_MAX ((uint64_t)16 << 20)
+#define EXTENTS_MAX 2048
+static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
+static int map_state;
+static struct extent {
+	void *base;		/* as mmap gave it: from the page that holds the extent's first byte */
+	size_t len;
+} extents[EXTENTS_MAX];
+static unsigned nextents;
+static unsigned char *ext_at;	/* the current extent's first byte */
+static uint64_t ext_off, ext_len, ext_used, ext_next = EXTENT_FIRST;
+static int map_said;
+
+/* 1 when format 2's frames go into the mapping. */
+static int
+mapping(void)
+{
+	return __atomic_load_n(&map_state, __ATOMIC_ACQUIRE) == MAP_ON;
+}
+
+/* Records of other threads made while the process exits come after its end: not written (spy_sink_seal). */
+static int
+sealed_out(void)
+{
+	return __atomic_load_n(&sealed, __ATOMIC_SEQ_CST) && !pthread_equal(sealer, pthread_self());
+}
+
+/*
+ * A new extent of at least `size` bytes at the file's end (which a crash
+ * record written with write(2) may have moved): 0, or -1 with errno. Under
+ * map_lock.
+ */
+static int
+grow(int f, size_t size)
+{
+	uint64_t len = ext_next > size ? ext_next : ((uint64_t)size + BLOCK_SIZE - 1) / BLOCK_SIZE * BLOCK_SIZE;
+	long page = sysconf(_SC_PAGESIZE);
+	struct stat st;
+	struct rlimit rl;
+	uint64_t base, at;
+	void *m;
+
+	if (nextents == EXTENTS_MAX) {
+		errno = EFBIG;
+		return -1;
+	}
+	if (!is_ours(f, &st)) {
+		errno = EBADF;
+		return -1;
+	}
+	/* A write past a file-size limit raises SIGXFSZ: such a file is written by put(), which keeps inside it. */
+	if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur != RLIM_INFINITY) {
+		errno = EFBIG;
+		return -1;
+	}
+	/* The extent begins 64-aligned (the zeros before it are no frames): its counters are stored atomically. */
+	at = ((uint64_t)st.st_size + 63) / 64 * 64;
+	if (fallocate(f, 0, st.st_size, (off_t)(at - (uint64_t)st.st_size + len)) != 0) {
+		uint64_t least = size > BLOCK_SIZE ? size : BLOCK_SIZE;
+
+		if ((errno != ENOSPC && errno != EDQUOT) || len <= least)
+			return -1;
+		/* What is left on the disk: the block asked for. */
+		len = least;
+		if (fallocate(f, 0, st.st_size, (off_t)(at - (uint64_t)st.st_size + len)) != 0)
+			return -1;
+	}
+	base = at / (uint64_t)page * (uint64_t)page;
+	m = mmap(NULL, (size_t)(at - base + len), PROT_READ | PROT_WRITE, MAP_SHARED, f, (off_t)base);
+	if (m == MAP_FAILED) {
+		int e = errno;
+
+		/* The room taken back: the file ends where its records do. */
+		if (ftruncate(f, st.st_size) != 0)
+			e = errno;
+		errno = e;
+		return -1;
+	}
+	extents[nextents].base = m;
+	extents[nextents++].len = (size_t)(at - base + len);
+	ext_at = (unsigned char *)m + (at - base);
+	ext_off = at;
+	ext_len = len;
+	ext_used = 0;
+	if (ext_next < EXTENT_MAX)
+		ext_next *= 2;
+	return 0;
+}
+
+/* Gives the file system back the pages of [from, to) of the file, which hold no record. */
+static void
+punch(int f, uint64_t from, uint64_t to)
+{
+	from = (from + 4095) / 4096 * 4096;
+	to = to / 4096 * 4096;
+	if (to > from)
+		fallocate(f, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)from, (off_t)(to - from));
+}
+
+/*
+ * A new block for the thread's frames, for a frame of `need` bytes: 1; 0
+ * when the file is not mapped (put() writes it); -1 when the disk is full
+ * (the frame is dropped and counted).
+ */
+static int
+claim(struct spy_buf *b, size_t need)
+{
+	/* A thread's first block small: a thread that records little leaves little unused. */
+	size_t want = b->blocks ? BLOCK_SIZE : BLOCK_FIRST;
+	size_t size = need + SPY_REC_BLOCK_HEAD <= want ? want : (need + SPY_REC_BLOCK_HEAD + 4095) / 4096 * 4096;
+	unsigned char *p = NULL;
+	uint64_t off = 0;
+	int e = 0, r, f = __atomic_load_n(&fd, __ATOMIC_ACQUIRE);
+	struct stat st;
+
+	/* Before map_lock: reopen() takes open_lock, which sink_fd() holds while it takes map_lock. */
+	if (!is_ours(f, &st))
+		f = reopen(f);
+	pthread_mutex_lock(&map_lock);
+	if (map_state == MAP_ON && (ext_at == NULL || ext_used + size > ext_len) && grow(f, size) != 0) {
+		e = errno;
+		/* A full disk ends nothing but this block: the next may find room. */
+		if (e != ENOSPC && e != EDQUOT)
+			__atomic_store_n(&map_state, MAP_OFF, __ATOMIC_RELEASE);
+	} else if (map_state == MAP_ON) {
+		p = ext_at + ext_used;
+		off = ext_off + ext_used;
+		ext_used += size;
+	}
+	r = map_state == MAP_ON;
+	pthread_mutex_unlock(&map_lock);
+	/*
+	 * The old block's frames are the file's, and nothing writes into it
+	 * again: a large unused end goes back to the file system. What `out`
+	 * holds is kept for put().
+	 */
+	if (p && b->blk && b->blk_cap - b->len >= 2 * 4096)
+		punch(__atomic_load_n(&fd, __ATOMIC_ACQUIRE), b->blk_off + SPY_REC_BLOCK_HEAD + b->len,
+		      b->blk_off + SPY_REC_BLOCK_HEAD + b->blk_cap);
+	if (p || b->blk) {
+		b->len = 0;
+		b->chunk = 0;
+	}
+	b->blk = NULL;
+	if (!p) {
+		if (!r)
+			return 0;
+		spy_log_once(&write_said, "cannot write %s: %s; records are dropped and counted, the summary "
+			     "still goes to stderr", path, strerror(e));
+		return -1;
+	}
+	for (int i = 0; i < 4; i++)
+		p[SPY_REC_BLOCK_CAPACITY + i] = (unsigned char)((size - SPY_REC_BLOCK_HEAD) >> (8 * i));
+	p[1] = SPY_REC_BLOCK_HEAD - 2;
+	__atomic_store_n(&p[0], (unsigned char)SPY_REC_BLOCK, __ATOMIC_RELEASE);
+	b->blk = p;
+	b->blk_off = off;
+	b->blocks++;
+	b->blk_cap = size - SPY_REC_BLOCK_HEAD;
+	b->blk_late = (unsigned char)__atomic_load_n(&sealed, __ATOMIC_SEQ_CST);
+	return 1;
+}
+
+/* State frames (recfmt.h): laid out in a block of their own, their data changed in place by the process. */
+static unsigned char *state_blk;
+static size_t state_len, state_cap;
+static unsigned map_gen;
+static uint64_t *probes_at;
+
+/* A state frame of `size` bytes of data in the mapping, zeroed and 16-aligned; NULL when there is no room. Under map_lock. */
+static void *
+state_locked(int f, unsigned kind, unsigned copy, uint32_t a, uint32_t b, size_t size)
+{
+	size_t frame = SPY_REC_STATE_HEAD + (size + 15) / 16 * 16, plen = frame - 4;
+	unsigned char *q;
+
+	if (map_state != MAP_ON || plen >= (1u << 21))
+		return NULL;
+	if (!state_blk || state_len + frame > state_cap) {
+		size_t bsize = frame + SPY_REC_BLOCK_HEAD <= BLOCK_SIZE ? BLOCK_SIZE :
+			       (frame + SPY_REC_BLOCK_HEAD + 4095) / 4096 * 4096;
+
+		if ((ext_at == NULL || ext_used + bsize > ext_len) && grow(f, bsize) != 0)
+			return NULL;
+		state_blk = ext_at + ext_used;
+		ext_used += bsize;
+		state_cap = bsize - SPY_REC_BLOCK_HEAD;
+		state_len = 0;
+		for (int i = 0; i < 4; i++)
+			state_blk[SPY_REC_BLOCK_CAPACITY + i] = (unsigned char)(state_cap >> (8 * i));
+		state_blk[1] = SPY_REC_BLOCK_HEAD - 2;
+		__atomic_store_n(&state_blk[0], (unsigned char)SPY_REC_BLOCK, __ATOMIC_RELEASE);
+	}
+	q = state_blk + SPY_REC_BLOCK_HEAD + state_len;
+	/* The length as a varint of three bytes whatever its value: the data stays aligned. */
+	q[1] = (unsigned char)(0x80 | (plen & 0x7f));
+	q[2] = (unsigned char)(0x80 | ((plen >> 7) & 0x7f));
+	q[3] = (unsigned char)(plen >> 14);
+	q[4] = (unsigned char)kind;
+	q[5] = (unsigned char)copy;
+	for (int i = 0; i < 4; i++) {
+		q[8 + i] = (unsigned char)(a >> (8 * i));
+		q[12 + i] = (unsigned char)(b >> (8 * i));
+	}
+	q[0] = SPY_REC_STATE;
+	state_len += frame;
+	__atomic_store_n((uint32_t *)(void *)(state_blk + SPY_REC_BLOCK_COMMITTED), (uint32_t)state_len, __ATOMIC_RELEASE);
+	return q + SPY_REC_STATE_HEAD;
+}
+
+void *
+spy_sink_state(unsigned kind, unsigned copy, uint32_t a, uint32_t b, size_t size)
+{
+	int f = __atomic_load_n(&fd, __ATOMIC_ACQUIRE);
+	struct stat st;
+	void *p;
+
+	if (!mapping())
+		return NULL;
+	if (!is_ours(f, &st))
+		f = reopen(f);
+	pthread_mutex_lock(&map_lock);
+	p = state_locked(f, kind, copy, a, b, size);
+	pthread_mutex_unlock(&map_lock);
+	return p;
+}
+
+unsigned
+spy_sink_state_gen(void)
+{
+	/* A forked child has no mapping until its own file (spy_sink_fork_child): no pid to compare. */
+	return mapping() ? __atomic_load_n(&map_gen, __ATOMIC_ACQUIRE) : 0;
+}
+
+uint64_t *
+spy_sink_probes(void)
+{
+	return __atomic_load_n(&probes_at, __ATOMIC_ACQUIRE);
+}
+
+static int sink_fd(void);
+
+void
+spy_sink_open(void)
+{
+	if (spy_config.output[0] && !__atomic_load_n(&opened, __ATOMIC_ACQUIRE) && spy_resolved())
+		sink_fd();
+}
+
+/* The frames written so far are the block's: a reader after any ending sees them. */
+static void
+publish(struct spy_buf *b)
+{
+	__atomic_store_n((uint32_t *)(void *)(b->blk + SPY_REC_BLOCK_COMMITTED), (uint32_t)b->len, __ATOMIC_RELEASE);
+}
+
+static void flush_locked(struct spy_buf *b);
+
+/*
+ * Where the thread's next `need` bytes go: its block, a new block, or
+ * `out` (flushed first when they do not fit). NULL: dropped (a full disk),
+ * or, with *big, a line longer than `out` for the caller to write apart.
+ */
+static unsigned char *
+room(struct spy_buf *b, size_t need, int *big)
+{
+	*big = 0;
+	/* What the exit writes goes into blocks claimed after the seal, the file's last: the summary stays its last record. */
+	if (b->blk && b->len + need <= b->blk_cap && (b->blk_late || !__atomic_load_n(&sealed, __ATOMIC_RELAXED)))
+		return b->blk + SPY_REC_BLOCK_HEAD + b->len;
+	if (mapping()) {
+		size_t before = b->blk ? 0 : b->len;
+		int chunk = b->chunk, r;
+
+		/*
+		 * What this thread buffered before the file was mapped goes first, in
+		 * the same block: its texts must come before the calls that name them.
+		 */
+		r = claim(b, need + before);
+		if (r > 0 && before) {
+			memcpy(b->blk + SPY_REC_BLOCK_HEAD, b->out, before);
+			b->len = before;
+			b->chunk = chunk;
+			publish(b);
+		}
+		if (r > 0)
+			return b->blk + SPY_REC_BLOCK_HEAD + b->len;
+		if (r < 0)
+			return NULL;
+	}
+	b->blk = NULL;
+	if (b->len + need > sizeof(b->out))
+		flush_locked(b);
+	if (need > sizeof(b->out)) {
+		*big = 1;
+		return NULL;
+	}
+	return (unsigned char *)b->out + b->len;
+}
+
+/*
+ * After the header, before other threads see the file: format 2 goes
+ * through the mapping from here on, if the file can be mapped. Decided
+ * before any thread can write: a write(2) after the first extent would
+ * land past it, after records written later.
+ */
+static void
+map_decide(int f)
+{
+	pthread_mutex_lock(&map_lock);
+	map_state = binary() ? MAP_ON : MAP_OFF;
+	/* A disk full now may have room later: the mapping stays, and what finds no room is dropped and counted. */
+	if (map_state == MAP_ON && grow(f, 0) != 0 && errno != ENOSPC && errno != EDQUOT) {
+		map_state = MAP_OFF;
+		spy_log_once(&map_said, "%s cannot be mapped (%s): records are written in chunks, at least once a "
+			     "second; a process killed loses its last second of records", path, strerror(errno));
+	}
+	if (map_state == MAP_ON) {
+		uint64_t *p = state_locked(f, SPY_STATE_PROCESS, 0, _SPY_FN_COUNT, 0, (2 + _SPY_FN_COUNT) * sizeof(uint64_t));
+
+		if (p) {
+			p[0] = __atomic_load_n(&dropped_mem, __ATOMIC_RELAXED);
+			__atomic_store_n(&dropped_at, p, __ATOMIC_RELEASE);
+			__atomic_store_n(&probes_at, p + 2, __ATOMIC_RELEASE);
+		}
+		__atomic_store_n(&map_gen, map_gen + 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&map_lock);
+}
 
 /* The file for this process, opened on first use; -1 when there is none. */
 static int
@@ -594,7 +956,8 @@ sink_fd(void)
 				snprintf(path, sizeof(path), "%s", name);
 				snprintf(leaf, sizeof(leaf), "%s", base);
 			}
-			f = openat(dirfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
+			/* Read too: a shared mapping needs it. */
+			f = openat(dirfd, leaf, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
 			if (f >= 0)
 				f = move_high(f);
 			if (f >= 0 && fstat(f, &st) != 0) {
@@ -606,6 +969,7 @@ sink_fd(void)
 				__atomic_store_n(&fd_ino, st.st_ino, __ATOMIC_RELAXED);
 				/* Published only after the header: other threads write as soon as they see it. */
 				header(f);
+				map_decide(f);
 				__atomic_store_n(&fd, f, __ATOMIC_RELEASE);
 				/* cudnnspy run reads the files written, to say what they hold at the end. */
 				spy_run_marker("records", path);
@@ -642,7 +1006,8 @@ spy_thread_buf(struct spy_thread *th)
 		spy_thread_set_exit_hook(spy_sink_flush);
 		b = calloc(1, sizeof(*b));
 		if (b)
-			b->flush_at = __atomic_load_n(&sealed, __ATOMIC_SEQ_CST) ? 0 : sizeof(b->out) * 3 / 4;
+			/* Format 1 is written a record at a time: lost with nothing, however the process ends. */
+			b->flush_at = __atomic_load_n(&sealed, __ATOMIC_SEQ_CST) || !binary() ? 0 : sizeof(b->out) * 3 / 4;
 		__atomic_store_n(&th->buf, b, __ATOMIC_RELEASE);
 	}
 	return b;
@@ -666,15 +1031,65 @@ flush_locked(struct spy_buf *b)
 {
 	int f;
 
+	/* A block's frames are the file's already; the next frame begins a chunk (another thread may take the block). */
+	if (b->blk) {
+		b->chunk = 0;
+		return;
+	}
+	b->flushed_ns = spy_now_ns();
 	if (!b->len)
 		return;
 	f = sink_fd();
-	if (f >= 0)
+	/* What was buffered before the file was mapped goes into a block: a write would land past the extent. */
+	if (f >= 0 && mapping()) {
+		size_t len = b->len;
+
+		if (claim(b, len) > 0) {
+			memcpy(b->blk + SPY_REC_BLOCK_HEAD, b->out, len);
+			b->len = len;
+			publish(b);
+			b->chunk = 0;
+			return;
+		}
+	}
+	if (f >= 0) {
+		uint64_t before = spy_sink_dropped();
+
 		write_all(f, b->out, b->len);
-	else
-		__atomic_add_fetch(&dropped, lines_in(b->out, b->len), __ATOMIC_RELAXED);
+		/* The texts in what was dropped are written again when next named (recbin.c). */
+		if (spy_sink_dropped() != before) {
+			b->drops++;
+			memset(b->texts, 0, sizeof(b->texts));
+		}
+	} else {
+		__atomic_add_fetch(dropped_at, lines_in(b->out, b->len), __ATOMIC_RELAXED);
+	}
 	b->len = 0;
 	b->chunk = 0;
+}
+
+void
+spy_sink_drop(void)
+{
+	__atomic_add_fetch(__atomic_load_n(&dropped_at, __ATOMIC_ACQUIRE), 1, __ATOMIC_RELAXED);
+}
+
+void
+spy_sink_commit_last(struct spy_thread *th, struct spy_line *l)
+{
+	struct spy_buf *b = th->buf;
+
+	/*
+	 * In the file's last block, whatever other threads' buffers the exit
+	 * wrote before: this thread's own when that is the last, else one
+	 * claimed now.
+	 */
+	pthread_mutex_lock(&map_lock);
+	lock(b);
+	b->blk_late = b->blk && b->blk_off + SPY_REC_BLOCK_HEAD + b->blk_cap == ext_off + ext_used;
+	unlock(b);
+	pthread_mutex_unlock(&map_lock);
+	spy_sink_commit(th, l, 1);
 }
 
 void
@@ -690,18 +1105,28 @@ spy_sink_flush(struct spy_thread *th)
 	unlock(b);
 }
 
+/* Where nothing is mapped: records wait in a thread's buffer for at most a second (a killed process loses no more). */
+static int
+stale(const struct spy_buf *b)
+{
+	/* Not before the file is open: the header names the library, known once resolved (spy_sink_commit). */
+	return __atomic_load_n(&opened, __ATOMIC_ACQUIRE) && spy_now_ns() - b->flushed_ns > 1000000000u;
+}
+
 void
 spy_sink_commit(struct spy_thread *th, struct spy_line *l, int now)
 {
 	struct spy_buf *b = th->buf;
+	unsigned char *o;
+	int big = 0;
 
 	if (l->overflow) {
-		__atomic_add_fetch(&dropped, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(dropped_at, 1, __ATOMIC_RELAXED);
 		return;
 	}
 	spy_line_char(l, '\n');
 	if (l->overflow) {
-		__atomic_add_fetch(&dropped, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(dropped_at, 1, __ATOMIC_RELAXED);
 		return;
 	}
 	/*
@@ -711,22 +1136,25 @@ spy_sink_commit(struct spy_thread *th, struct spy_line *l, int now)
 	if (!__atomic_load_n(&opened, __ATOMIC_ACQUIRE) && spy_resolved())
 		sink_fd();
 	lock(b);
-	if (b->len + l->len > sizeof(b->out))
-		flush_locked(b);
-	if (l->len > sizeof(b->out)) {
+	o = mapping() && sealed_out() ? NULL : room(b, l->len, &big);
+	if (o) {
+		memcpy(o, l->data, l->len);
+		b->len += l->len;
+		if (b->blk)
+			publish(b);
+		else if (now || b->len > b->flush_at || stale(b))
+			flush_locked(b);
+	} else if (big) {
 		/* Longer than the whole buffer: after what came before it, in one write of its own. */
 		int f = sink_fd();
 
 		if (f >= 0)
 			write_all(f, l->data, l->len);
 		else
-			__atomic_add_fetch(&dropped, 1, __ATOMIC_RELAXED);
+			__atomic_add_fetch(dropped_at, 1, __ATOMIC_RELAXED);
 	} else {
-		memcpy(b->out + b->len, l->data, l->len);
-		b->len += l->len;
+		__atomic_add_fetch(dropped_at, 1, __ATOMIC_RELAXED);
 	}
-	if (now || b->len > b->flush_at)
-		flush_locked(b);
 	unlock(b);
 	/* A rare huge record does not keep its memory for the rest of the thread's life. */
 	if (l->cap > 4 * SPY_OUT_SIZE)
@@ -737,20 +1165,28 @@ void
 spy_sink_commit_frame(struct spy_thread *th, unsigned tag, const uint8_t *body, size_t n, uint64_t t_ns)
 {
 	struct spy_buf *b = th->buf;
-	uint8_t *o, when[10];
+	uint8_t *o, *base, when[10];
 	size_t t = 0;
+	int big = 0;
 
 	if (n + 64 > sizeof(b->out)) {
-		__atomic_add_fetch(&dropped, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(dropped_at, 1, __ATOMIC_RELAXED);
 		return;
 	}
 	if (!__atomic_load_n(&opened, __ATOMIC_ACQUIRE) && spy_resolved())
 		sink_fd();
 	lock(b);
 	/* The frame, a chunk frame before it, and their tags and lengths. */
-	if (b->len + n + 64 > sizeof(b->out))
-		flush_locked(b);
-	o = (uint8_t *)b->out + b->len;
+	o = mapping() && sealed_out() ? NULL : room(b, n + 64, &big);
+	if (!o) {
+		__atomic_add_fetch(dropped_at, 1, __ATOMIC_RELAXED);
+		/* The texts the file does not hold are written again when next named (recbin.c). */
+		b->drops++;
+		memset(b->texts, 0, sizeof(b->texts));
+		unlock(b);
+		return;
+	}
+	base = o - b->len;
 	if (tag == SPY_REC_CALL || tag == SPY_REC_FAILURE) {
 		/* A call's time is a delta from the one before it in this buffer, which begins with the thread and a base. */
 		if (!b->chunk) {
@@ -773,9 +1209,11 @@ spy_sink_commit_frame(struct spy_thread *th, unsigned tag, const uint8_t *body, 
 	for (size_t i = 0; i < t; i++)
 		*o++ = when[i];
 	memcpy(o, body, n);
-	b->len = (size_t)(o + n - (uint8_t *)b->out);
+	b->len = (size_t)(o + n - base);
+	if (b->blk)
+		publish(b);
 	/* A failure is written at once, as its JSON record is: it may be the last thing the process does. */
-	if (tag == SPY_REC_FAILURE || b->len > b->flush_at)
+	else if (tag == SPY_REC_FAILURE || b->len > b->flush_at || stale(b))
 		flush_locked(b);
 	unlock(b);
 }
@@ -793,8 +1231,27 @@ spy_sink_seal(void)
 	 * run after it: every one, for a drop-in the program opened late) are
 	 * written as they come, for nothing flushes after this.
 	 */
-	if (spy_tls.thread && spy_tls.thread->buf)
-		spy_tls.thread->buf->flush_at = 0;
+	if (spy_tls.thread && spy_tls.thread->buf) {
+		struct spy_buf *b = spy_tls.thread->buf;
+
+		lock(b);
+		b->flush_at = 0;
+		unlock(b);
+	}
+	/*
+	 * A thread writing into its block now finishes its frame first (its
+	 * lock is held for a few stores, never across a system call but a new
+	 * block's); one that takes its lock later sees the seal. So no record is
+	 * in the file whose call the summary does not count.
+	 */
+	for (struct spy_thread *th = spy_thread_list(); th; th = th->next) {
+		struct spy_buf *b = __atomic_load_n(&th->buf, __ATOMIC_ACQUIRE);
+
+		if (b && th != spy_tls.thread) {
+			lock(b);
+			unlock(b);
+		}
+	}
 	/*
 	 * A writer already past its check on the fast path (put_fast) finishes
 	 * its lines first; a later one sees the seal. Bounded: the exit must
@@ -802,6 +1259,113 @@ spy_sink_seal(void)
 	 */
 	for (int i = 0; i < 10000 && __atomic_load_n(&inflight, __ATOMIC_SEQ_CST); i++)
 		sched_yield();
+}
+
+/*
+ * The mapped file after the summary (sealed: other threads write no more).
+ * The unused ends of their blocks become holes; the file ends where this
+ * thread's frames do, when its block is the file's last and nothing was
+ * written after it (a crash record). What this thread writes after that
+ * (calls from destructors) claims a new extent.
+ */
+static void
+trim_mapped(int f)
+{
+	struct spy_buf *mine = spy_tls.thread ? spy_tls.thread->buf : NULL;
+	struct stat st;
+
+	for (struct spy_thread *th = spy_thread_list(); th; th = th->next) {
+		struct spy_buf *b = __atomic_load_n(&th->buf, __ATOMIC_ACQUIRE);
+
+		if (!b || b == mine)
+			continue;
+		lock(b);
+		if (b->blk)
+			punch(f, b->blk_off + SPY_REC_BLOCK_HEAD + b->len, b->blk_off + SPY_REC_BLOCK_HEAD + b->blk_cap);
+		unlock(b);
+	}
+	pthread_mutex_lock(&map_lock);
+	if (mine)
+		lock(mine);
+	if (ext_at && is_ours(f, &st) && (uint64_t)st.st_size == ext_off + ext_len) {
+		uint64_t end = ext_off + ext_used;
+
+		if (mine && mine->blk && mine->blk_off + SPY_REC_BLOCK_HEAD + mine->blk_cap == end) {
+			end = mine->blk_off + SPY_REC_BLOCK_HEAD + mine->len;
+			for (int i = 0; i < 4; i++)
+				mine->blk[SPY_REC_BLOCK_CAPACITY + i] = (unsigned char)(mine->len >> (8 * i));
+			mine->blk = NULL;
+			mine->len = 0;
+			mine->chunk = 0;
+		}
+		if (ftruncate(f, (off_t)end) == 0) {
+			ext_at = NULL;
+			ext_len = ext_used = 0;
+		}
+	}
+	if (mine)
+		unlock(mine);
+	pthread_mutex_unlock(&map_lock);
+}
+
+/* Files up to this size are made compact at a clean exit: a few milliseconds of copying at most. */
+#define COMPACT_MAX ((off_t)16 << 20)
+
+/*
+ * After the summary, a file of a process that exits: the same frames
+ * without the blocks' unused ends and the counters (compact.c), renamed
+ * over it. What this thread writes after (calls from destructors) is then
+ * written to the new file, as a file that cannot be mapped is. Returns the
+ * record file's descriptor.
+ */
+static int
+compact(int f)
+{
+	char whybuf[128];
+	const char *base;
+	struct stat st, dir;
+	int dirfd = -1, g = -1;
+
+	pthread_mutex_lock(&open_lock);
+	pthread_mutex_lock(&map_lock);
+	if (!is_ours(f, &st) || st.st_size > COMPACT_MAX || open_directory(path, &dirfd, &base, whybuf, sizeof(whybuf)))
+		goto out;
+	/* Only over the file this is: the name may now be another's. */
+	if (fstatat(dirfd, base, &dir, AT_SYMLINK_NOFOLLOW) != 0 || dir.st_dev != st.st_dev || dir.st_ino != st.st_ino)
+		goto out;
+	if (spy_compact(f, (size_t)st.st_size, dirfd, base, &g) != 0)
+		goto out;
+	g = move_high(g);
+	if (g < 0 || fstat(g, &st) != 0) {
+		if (g >= 0)
+			close(g);
+		/* Renamed already: the old descriptor names a file no longer there, and nothing more is written. */
+		__atomic_store_n(&gave_up, 1, __ATOMIC_RELEASE);
+		goto out;
+	}
+	__atomic_store_n(&map_state, MAP_OFF, __ATOMIC_RELEASE);
+	/* This thread's block is the old file's: what it writes now goes to the new one. */
+	if (spy_tls.thread && spy_tls.thread->buf && spy_tls.thread->buf->blk) {
+		struct spy_buf *b = spy_tls.thread->buf;
+
+		lock(b);
+		b->blk = NULL;
+		b->len = 0;
+		b->chunk = 0;
+		unlock(b);
+	}
+	__atomic_store_n(&fd_dev, st.st_dev, __ATOMIC_RELAXED);
+	__atomic_store_n(&fd_ino, st.st_ino, __ATOMIC_RELAXED);
+	__atomic_store_n(&fd, g, __ATOMIC_RELEASE);
+	close(f);
+	f = g;
+	reserved_end = 0;
+out:
+	if (dirfd >= 0)
+		close(dirfd);
+	pthread_mutex_unlock(&map_lock);
+	pthread_mutex_unlock(&open_lock);
+	return f;
 }
 
 void
@@ -817,6 +1381,10 @@ spy_sink_trim(void)
 	 * to the size the file has frees the blocks reserved past its end (a
 	 * hole punched there would not, on ext4).
 	 */
+	if (__atomic_load_n(&sealed, __ATOMIC_SEQ_CST) && mapping()) {
+		trim_mapped(f);
+		f = compact(f);
+	}
 	pthread_mutex_lock(&write_lock);
 	if (__atomic_load_n(&sealed, __ATOMIC_SEQ_CST) && is_ours(f, &st) && (uint64_t)st.st_size < reserved_end &&
 	    reserved_end != UINT64_MAX && __atomic_load_n(&inflight, __ATOMIC_SEQ_CST) == 0 &&
@@ -833,10 +1401,30 @@ spy_sink_fork_child(void)
 			th->buf->len = 0;
 			th->buf->lock = 0;
 			th->buf->chunk = 0;
+			th->buf->blocks = 0;
+			th->buf->blk = NULL;
 			/* The child's file has none of the texts the parent's holds. */
 			memset(th->buf->texts, 0, sizeof(th->buf->texts));
 		}
 	}
+	/*
+	 * The parent's file is mapped shared here too: each extent becomes
+	 * private zeros in the child, so that nothing the child does reaches the
+	 * parent's file, and nothing of it is written twice.
+	 */
+	for (unsigned i = 0; i < nextents; i++)
+		mmap(extents[i].base, extents[i].len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	nextents = 0;
+	ext_at = NULL;
+	ext_off = ext_len = ext_used = 0;
+	ext_next = EXTENT_FIRST;
+	map_state = MAP_UNDECIDED;
+	state_blk = NULL;
+	state_len = state_cap = 0;
+	dropped_mem = 0;
+	dropped_at = &dropped_mem;
+	probes_at = NULL;
+	pthread_mutex_init(&map_lock, NULL);
 	pthread_mutex_init(&open_lock, NULL);
 	pthread_mutex_init(&write_lock, NULL);
 	opened = 0;

@@ -15,6 +15,10 @@ void spy_sink_commit(struct spy_thread *th, struct spy_line *l, int now);
  * call. A failure is written out at once.
  */
 void spy_sink_commit_frame(struct spy_thread *th, unsigned tag, const uint8_t *body, size_t n, uint64_t t_ns);
+/* The summary: committed as the file's last record (what the exiting thread writes after it follows it). */
+void spy_sink_commit_last(struct spy_thread *th, struct spy_line *l);
+/* A record that cannot be written, counted. */
+void spy_sink_drop(void);
 /* Writes out one thread's buffer. */
 void spy_sink_flush(struct spy_thread *th);
 /* The file's path, or NULL when there is none (yet). */
@@ -31,6 +35,8 @@ int spy_sink_expand(const char *pattern, int is_dir, const char *prog, const cha
 		    const char *rank, char *out, size_t size);
 /* The record file of this process if it is open, for a signal handler (no lock); or -1. */
 int spy_sink_crash_fd(void);
+/* From a signal handler: what the thread buffered and has not written (nothing when its file is mapped). */
+void spy_sink_crash_flush(int fd, struct spy_thread *th);
 /* Writes whole lines to that file from a signal handler: only if `fd` still names it, only what fits. */
 void spy_sink_crash_write(int fd, const char *data, size_t len);
 /*
@@ -41,6 +47,18 @@ void spy_sink_crash_write(int fd, const char *data, size_t len);
 void spy_sink_seal(void);
 /* After the summary: gives back the room reserved past the end of the file. */
 void spy_sink_trim(void);
+/*
+ * A state frame's data in the mapped record file (recfmt.h): `size` bytes,
+ * zeroed and 16-aligned, which the process changes in place and a reader
+ * of the file sees after any ending. NULL when the file is not mapped.
+ */
+void *spy_sink_state(unsigned kind, unsigned copy, uint32_t a, uint32_t b, size_t size);
+/* Which mapped file state frames go to: new with each file (a forked child's), 0 while none is mapped. */
+unsigned spy_sink_state_gen(void);
+/* The probing failures per function in the mapped file's process state, or NULL. */
+uint64_t *spy_sink_probes(void);
+/* The record file opened now, when CUDNNSPY_OUTPUT is set and the library is known: its counters live there. */
+void spy_sink_open(void);
 /* In a forked child: forget the parent's file and buffered records. */
 void spy_sink_fork_child(void);
 

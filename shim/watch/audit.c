@@ -726,8 +726,11 @@ check_device(const struct entry *answer)
 	int dev = 0, major = 0, minor = 0, created = 0;
 	void *h;
 
-	for (struct spy_thread *th = spy_thread_list(); th; th = th->next)
-		created |= th->n[_SPY_FN_cudnnCreate].calls > th->n[_SPY_FN_cudnnCreate].fails;
+	for (struct spy_thread *th = spy_thread_list(); th; th = th->next) {
+		const struct spy_counts *n = __atomic_load_n(&th->copy_n[0], __ATOMIC_ACQUIRE);
+
+		created |= n && n[_SPY_FN_cudnnCreate].calls > n[_SPY_FN_cudnnCreate].fails;
+	}
 	for (int i = 0; i < nentries; i++)
 		if (entries[i].kind == K_CUDART)
 			cudart = &entries[i];

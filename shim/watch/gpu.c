@@ -230,8 +230,10 @@ gpu_record(struct slot *s, uint64_t ns)
 	struct spy_buf *b;
 
 	/* GPU totals are kept in the copy-0 block of the thread that reads them: the summary adds them up. */
-	SPY_INC(th->n[s->fn].gpu_timed);
-	__atomic_store_n(&th->n[s->fn].gpu_total_ns, th->n[s->fn].gpu_total_ns + ns, __ATOMIC_RELAXED);
+	struct spy_counts *n = spy_counts_of(th, 0, s->fn);
+
+	SPY_INC(n->gpu_timed);
+	__atomic_store_n(&n->gpu_total_ns, n->gpu_total_ns + ns, __ATOMIC_RELAXED);
 	n_timed++;
 	/* The convolution's (signature, algorithm) gets the time too, found by its thread and start. */
 	spy_algo_gpu_time(s->fn, s->tid, s->t_ns, ns);

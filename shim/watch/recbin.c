@@ -473,10 +473,12 @@ pack(struct spy_thread *th, const struct spy_call *c, long status, const union s
 	uint64_t used = 0;	/* the text places this call's arguments name */
 	struct spy_line *l;
 	uint8_t v[10];
+	unsigned drops;
 
 	/* The block shared when no block could be made has no text places of its own. */
 	if (!b || !packable[c->id] || f->nparams > PACK_PARAMS || (f->nparams && !args) || th->index == ~0u)
 		return 0;
+	drops = b->drops;
 	if (fail) {
 		/*
 		 * A failed SetAttribute shows its elements as backend.c decodes them: JSON. A failed GetAttribute's
@@ -567,6 +569,11 @@ pack(struct spy_thread *th, const struct spy_call *c, long status, const union s
 stack:
 	if ((nips > 0 || fail) && !(n = stack(th, b, ips, nips, body, n, &used)))
 		return 0;
+	/* A text this call names was dropped (a full disk): the call is too, rather than name what is not there. */
+	if (b->drops != drops) {
+		spy_sink_drop();
+		return 1;
+	}
 	if (!fail) {
 		spy_sink_commit_frame(th, SPY_REC_CALL, body, n, c->t0 ? c->t0 : spy_now_ns());
 		return 1;

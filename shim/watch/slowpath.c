@@ -23,6 +23,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* Counted here until the record file is mapped, then in its process state (spy_sink_probes), which outlives the process. */
 static uint64_t probes[_SPY_FN_COUNT];
 /* The graph API's functions, by id: told from the name once. */
 static unsigned char backend_fn[_SPY_FN_COUNT];
@@ -30,7 +31,11 @@ static unsigned char backend_fn[_SPY_FN_COUNT];
 uint64_t
 spy_probes(unsigned id)
 {
-	return id < _SPY_FN_COUNT ? __atomic_load_n(&probes[id], __ATOMIC_RELAXED) : 0;
+	uint64_t *mapped = spy_sink_probes();
+
+	if (id >= _SPY_FN_COUNT)
+		return 0;
+	return __atomic_load_n(&probes[id], __ATOMIC_RELAXED) + (mapped ? __atomic_load_n(&mapped[id], __ATOMIC_RELAXED) : 0);
 }
 
 /* The Set kinds last: `>= STATE_SET` is any Set. */
@@ -502,7 +507,9 @@ slow_path(struct spy_call *c, long status, const union spy_arg *args)
 		 * probing, without the stack, the audit or cuDNN's message (which stays
 		 * the program's to read).
 		 */
-		__atomic_add_fetch(&probes[c->id], 1, __ATOMIC_RELAXED);
+		uint64_t *mapped = spy_sink_probes();
+
+		__atomic_add_fetch(mapped ? &mapped[c->id] : &probes[c->id], 1, __ATOMIC_RELAXED);
 	} else if (status != 0) {
 		message = read_last_error(b, c->copy);
 		if (sink || line_due(c->id, status))
@@ -638,4 +645,12 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 		return;
 	}
 	other_lanes(c, status, args, flags);
+	/* A traced call's count, now that its record is written (spy_call_end). */
+	if (flags & SPY_FN_TRACE) {
+		struct spy_counts *n = spy_counts_of(spy_tls.thread, c->copy, c->id);
+
+		SPY_INC(n->calls);
+		if (status != 0)
+			SPY_INC(n->fails);
+	}
 }

@@ -10,31 +10,81 @@
 #include "backend.h"
 #include "gpu.h"
 #include "sink.h"
+#include "recfmt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static unsigned
-bucket(uint64_t ns)
+/*
+ * A function's timing for the counters `n` of this thread: in the mapped
+ * file when its counters are (spy_summary_home), else in memory.
+ */
+static struct spy_timing *
+timing_new(const struct spy_counts *n)
 {
-	unsigned msb, b;
+	struct spy_thread *th = spy_tls.thread;
 
-	if (ns < 4)
-		return (unsigned)ns;
-	msb = 63u - (unsigned)__builtin_clzll(ns);
-	b = msb * 4 + (unsigned)((ns >> (msb - 2)) & 3);
-	return b < SPY_HIST_BUCKETS ? b : SPY_HIST_BUCKETS - 1;
+	for (unsigned k = 0; th && th->home && k < SPY_MAX_COPIES; k++) {
+		const struct spy_counts *c = __atomic_load_n(&th->copy_n[k], __ATOMIC_RELAXED);
+
+		if (c && n >= c && n < c + _SPY_FN_COUNT) {
+			struct spy_timing *t = spy_sink_state(SPY_STATE_TIMING, k, (uint32_t)(n - c), th->index, sizeof(*t));
+
+			if (t)
+				return t;
+			break;
+		}
+	}
+	return calloc(1, sizeof(struct spy_timing));
 }
 
-/* The lower bound of a bucket's range, in ns. */
-static uint64_t
-bucket_floor(unsigned b)
+/* A home in the mapped file for the counters of one copy: 0 when there is none (they stay where they are). */
+static int
+home_copy(struct spy_thread *th, unsigned k)
 {
-	if (b < 4)
-		return b;
-	return (uint64_t)(4 | (b & 3)) << (b / 4 - 2);
+	struct spy_counts *old = th->copy_n[k], *m;
+
+	m = spy_sink_state(SPY_STATE_COUNTS, k, _SPY_FN_COUNT, th->index, _SPY_FN_COUNT * sizeof(*m));
+	if (!m)
+		return 0;
+	memcpy(m, old, _SPY_FN_COUNT * sizeof(*m));
+	for (unsigned id = 0; id < _SPY_FN_COUNT; id++) {
+		struct spy_timing *t = m[id].timing, *u;
+
+		if (!t || !(u = spy_sink_state(SPY_STATE_TIMING, k, id, th->index, sizeof(*u))))
+			continue;
+		memcpy(u, t, sizeof(*u));
+		m[id].timing = u;
+	}
+	/* Release: the exit summary of another thread reads the counters through this pointer. */
+	__atomic_store_n(&th->copy_n[k], m, __ATOMIC_RELEASE);
+	return 1;
+}
+
+void
+spy_summary_home(struct spy_thread *th)
+{
+	unsigned gen;
+
+	spy_sink_open();
+	gen = spy_sink_state_gen();
+	if (!th || !gen || th->home == gen || th->index == ~0u)
+		return;
+	for (unsigned k = 0; k < SPY_MAX_COPIES; k++)
+		if (th->copy_n[k] && !home_copy(th, k))
+			return;
+	th->home = gen;
+}
+
+struct spy_counts *
+spy_summary_counters(struct spy_thread *th, unsigned k)
+{
+	struct spy_counts *m = th->home ? spy_sink_state(SPY_STATE_COUNTS, k, _SPY_FN_COUNT, th->index,
+							   _SPY_FN_COUNT * sizeof(*m)) : NULL;
+
+	return m ? m : calloc(_SPY_FN_COUNT, sizeof(struct spy_counts));
 }
 
 void
@@ -44,7 +94,7 @@ spy_time_add(struct spy_counts *n, uint64_t ns)
 
 	if (!t) {
 		/* Once per function and thread, at its first measured call. */
-		t = calloc(1, sizeof(*t));
+		t = timing_new(n);
 		if (!t)
 			return;
 		t->min_ns = UINT64_MAX;
@@ -57,51 +107,13 @@ spy_time_add(struct spy_counts *n, uint64_t ns)
 		__atomic_store_n(&t->min_ns, ns, __ATOMIC_RELAXED);
 	if (ns > t->max_ns)
 		__atomic_store_n(&t->max_ns, ns, __ATOMIC_RELAXED);
-	SPY_INC(t->hist[bucket(ns)]);
-}
-
-struct row {
-	unsigned id;
-	uint64_t calls, fails, internal, timed, total, min, max, gpu_timed, gpu_total;
-	uint64_t first, nfirst;	/* the threads' first timed calls: their time and their number */
-	uint64_t hist[SPY_HIST_BUCKETS];
-};
-
-static uint64_t
-quantile(const struct row *r, double q)
-{
-	uint64_t want = (uint64_t)(q * (double)r->timed), seen = 0;
-
-	for (unsigned b = 0; b < SPY_HIST_BUCKETS; b++) {
-		seen += r->hist[b];
-		if (seen > want) {
-			uint64_t lo = bucket_floor(b);
-
-			/* Clamp to what was really seen: a bucket's bound can lie outside. */
-			return lo < r->min ? r->min : lo > r->max ? r->max : lo;
-		}
-	}
-	return r->max;
-}
-
-/*
- * One call in 16 is timed, but every thread's first call is, and it pays for
- * cuDNN's lazy loading (a millisecond): estimated apart, so that it is not
- * multiplied by sixteen.
- */
-static uint64_t
-steady_ns(const struct row *r)
-{
-	uint64_t timed = r->timed > r->nfirst ? r->timed - r->nfirst : 0, calls = r->calls > r->nfirst ? r->calls - r->nfirst : 0;
-	uint64_t total = r->total > r->first ? r->total - r->first : 0;
-
-	return timed ? (uint64_t)((double)total * (double)calls / (double)timed) : 0;
+	SPY_INC(t->hist[spy_hist_bucket(ns)]);
 }
 
 static int
 by_calls(const void *a, const void *b)
 {
-	const struct row *x = a, *y = b;
+	const struct spy_row *x = a, *y = b;
 
 	if (x->calls != y->calls)
 		return x->calls < y->calls ? 1 : -1;
@@ -110,52 +122,31 @@ by_calls(const void *a, const void *b)
 
 /* One row per function with calls: of one copy, or of all of them (copy -1). */
 static int
-collect(struct row *rows, struct row *total, int sort, int copy)
+collect(struct spy_row *rows, struct spy_row *total, int sort, int copy)
 {
 	unsigned ncopies = spy_copy_count();
 	int nrows = 0;
 
 	memset(total, 0, sizeof(*total));
 	for (unsigned id = 0; id < _SPY_FN_COUNT; id++) {
-		struct row r;
+		struct spy_row r;
 
-		memset(&r, 0, sizeof(r));
-		r.id = id;
-		r.min = UINT64_MAX;
+		spy_row_init(&r, id);
 		for (unsigned k = 0; k < ncopies; k++)
 		for (struct spy_thread *th = spy_thread_list(); th; th = th->next) {
+			struct spy_counts *counts = __atomic_load_n(&th->copy_n[k], __ATOMIC_ACQUIRE);
 			const struct spy_counts *n;
 			const struct spy_timing *t;
 
-			if ((copy >= 0 && k != (unsigned)copy) || (k && !th->copy_n[k]))
+			if ((copy >= 0 && k != (unsigned)copy) || !counts)
 				continue;
-			n = k ? &th->copy_n[k][id] : &th->n[id];
+			n = &counts[id];
 			t = __atomic_load_n(&n->timing, __ATOMIC_ACQUIRE);
-
-			r.calls += __atomic_load_n(&n->calls, __ATOMIC_RELAXED);
-			r.fails += __atomic_load_n(&n->fails, __ATOMIC_RELAXED);
-			r.internal += __atomic_load_n(&n->internal, __ATOMIC_RELAXED);
-			r.gpu_timed += __atomic_load_n(&n->gpu_timed, __ATOMIC_RELAXED);
-			r.gpu_total += __atomic_load_n(&n->gpu_total_ns, __ATOMIC_RELAXED);
-			if (!t)
-				continue;
-			r.timed += __atomic_load_n(&n->timed, __ATOMIC_RELAXED);
-			r.total += __atomic_load_n(&t->total_ns, __ATOMIC_RELAXED);
-			r.first += __atomic_load_n(&t->first_ns, __ATOMIC_RELAXED);
-			r.nfirst++;
-			/* Atomic: other threads may still be calling (exit() from one thread). */
-			uint64_t lo = __atomic_load_n(&t->min_ns, __ATOMIC_RELAXED);
-			uint64_t hi = __atomic_load_n(&t->max_ns, __ATOMIC_RELAXED);
-
-			if (lo < r.min)
-				r.min = lo;
-			if (hi > r.max)
-				r.max = hi;
-			for (unsigned b = 0; b < SPY_HIST_BUCKETS; b++)
-				r.hist[b] += __atomic_load_n(&t->hist[b], __ATOMIC_RELAXED);
+			spy_row_add_counts(&r, n);
+			if (t)
+				spy_row_add_timing(&r, t, __atomic_load_n(&n->timed, __ATOMIC_RELAXED));
 		}
-		if (!r.timed)
-			r.min = 0;
+		spy_row_done(&r);
 		if (r.calls || r.internal) {
 			rows[nrows++] = r;
 			total->calls += r.calls;
@@ -168,11 +159,11 @@ collect(struct row *rows, struct row *total, int sort, int copy)
 	return nrows;
 }
 
-static int collect(struct row *rows, struct row *total, int sort, int copy);
+static int collect(struct spy_row *rows, struct spy_row *total, int sort, int copy);
 
 /* Failures that were a framework's expected probing (slowpath.c): part of the failures, said apart. */
 static uint64_t
-total_probes(const struct row *rows, int nrows)
+total_probes(const struct spy_row *rows, int nrows)
 {
 	uint64_t n = 0;
 
@@ -182,10 +173,10 @@ total_probes(const struct row *rows, int nrows)
 }
 
 /* Per copy: which copy answered how many calls of what (one copy: the rows and total given). */
-static void copies_fields(struct spy_line *l, const struct row *all, int nall, const struct row *all_total);
+static void copies_fields(struct spy_line *l, const struct spy_row *all, int nall, const struct spy_row *all_total);
 
 static void
-summary_fields(struct spy_line *l, const struct row *rows, int nrows, const struct row *total)
+summary_fields(struct spy_line *l, const struct spy_row *rows, int nrows, const struct spy_row *total)
 {
 	spy_line_lit(l, "{\"event\":\"summary\",\"calls\":");
 	spy_line_u64(l, total->calls);
@@ -199,45 +190,11 @@ summary_fields(struct spy_line *l, const struct row *rows, int nrows, const stru
 	spy_line_u64(l, total_probes(rows, nrows));
 	spy_line_lit(l, ",\"functions\":[");
 	for (int i = 0; i < nrows; i++) {
-		const struct row *r = &rows[i];
+		const struct spy_row *r = &rows[i];
 
 		if (i)
 			spy_line_char(l, ',');
-		spy_line_lit(l, "{\"fn\":");
-		spy_line_name(l, spy_fn_info[r->id].name);
-		spy_line_lit(l, ",\"calls\":");
-		spy_line_u64(l, r->calls);
-		spy_line_lit(l, ",\"failures\":");
-		spy_line_u64(l, r->fails);
-		spy_line_lit(l, ",\"internal\":");
-		spy_line_u64(l, r->internal);
-		spy_line_lit(l, ",\"probing\":");
-		spy_line_u64(l, spy_probes(r->id));
-		spy_line_lit(l, ",\"timed\":");
-		spy_line_u64(l, r->timed);
-		spy_line_lit(l, ",\"total_ns\":");
-		spy_line_u64(l, r->timed ? (r->first < r->total ? r->first : r->total) + steady_ns(r) : 0);
-		spy_line_lit(l, ",\"first_ns\":");
-		spy_line_u64(l, r->nfirst ? r->first / r->nfirst : 0);
-		spy_line_lit(l, ",\"steady_ns\":");
-		/* Calls after the first, none of them timed: not measured (one in 16 is), not zero. */
-		if (r->calls > r->nfirst && r->timed <= r->nfirst)
-			spy_line_lit(l, "null");
-		else
-			spy_line_u64(l, steady_ns(r));
-		spy_line_lit(l, ",\"min_ns\":");
-		spy_line_u64(l, r->min);
-		spy_line_lit(l, ",\"max_ns\":");
-		spy_line_u64(l, r->max);
-		spy_line_lit(l, ",\"p50_ns\":");
-		spy_line_u64(l, quantile(r, 0.5));
-		spy_line_lit(l, ",\"p99_ns\":");
-		spy_line_u64(l, quantile(r, 0.99));
-		spy_line_lit(l, ",\"gpu_timed\":");
-		spy_line_u64(l, r->gpu_timed);
-		spy_line_lit(l, ",\"gpu_total_ns\":");
-		spy_line_u64(l, r->gpu_total);
-		spy_line_char(l, '}');
+		spy_row_json(l, spy_fn_info[r->id].name, r, spy_probes(r->id));
 	}
 	spy_line_char(l, ']');
 }
@@ -246,9 +203,9 @@ void
 spy_summary_crash(int fd, int sig)
 {
 	/* Static: a signal handler allocates nothing. Unsorted: qsort is not async-signal-safe. */
-	static struct row rows[_SPY_FN_COUNT];
+	static struct spy_row rows[_SPY_FN_COUNT];
 	static struct spy_line l;
-	struct row total;
+	struct spy_row total;
 	int nrows = collect(rows, &total, 0, -1);
 
 	spy_line_reset(&l);
@@ -262,17 +219,17 @@ spy_summary_crash(int fd, int sig)
 }
 
 static void
-copies_fields(struct spy_line *l, const struct row *all, int nall, const struct row *all_total)
+copies_fields(struct spy_line *l, const struct spy_row *all, int nall, const struct spy_row *all_total)
 {
-	static struct row own[_SPY_FN_COUNT];
+	static struct spy_row own[_SPY_FN_COUNT];
 	unsigned n = spy_copy_count();
 
 	spy_line_lit(l, ",\"copies\":[");
 	for (unsigned k = 0; k < n; k++) {
 		const struct spy_real_lib *c = &spy_copies[k];
-		struct row own_total;
+		struct spy_row own_total;
 		/* One copy: the same snapshot as the totals, which threads still calling at exit() would move. */
-		const struct row *rows = n == 1 ? all : own, *total = n == 1 ? all_total : &own_total;
+		const struct spy_row *rows = n == 1 ? all : own, *total = n == 1 ? all_total : &own_total;
 		int nrows = n == 1 ? nall : collect(own, &own_total, 1, (int)k);
 
 		if (k)
@@ -332,14 +289,14 @@ copies_fields(struct spy_line *l, const struct row *all, int nall, const struct 
 static void
 copies_print(void)
 {
-	static struct row rows[_SPY_FN_COUNT];
+	static struct spy_row rows[_SPY_FN_COUNT];
 	unsigned n = spy_copy_count();
 
 	if (n < 2)
 		return;
 	for (unsigned k = 0; k < n; k++) {
 		const struct spy_real_lib *c = &spy_copies[k];
-		struct row total;
+		struct spy_row total;
 		int nrows = collect(rows, &total, 1, (int)k);
 
 		char by[sizeof(c->who) + sizeof(c->callers) + 96] = "";
@@ -364,7 +321,7 @@ copies_print(void)
 }
 
 static void
-summary_record(const struct row *rows, int nrows, const struct row *total)
+summary_record(const struct spy_row *rows, int nrows, const struct spy_row *total)
 {
 	struct spy_thread *th = spy_thread_get();
 	struct spy_buf *b = spy_thread_buf(th);
@@ -393,14 +350,14 @@ summary_record(const struct row *rows, int nrows, const struct row *total)
 		spy_line_char(l, '}');
 	}
 	spy_line_char(l, '}');
-	spy_sink_commit(th, l, 1);
+	spy_sink_commit_last(th, l);
 }
 
 void
 spy_summary_print(void)
 {
-	static struct row rows[_SPY_FN_COUNT];
-	struct row total;
+	static struct spy_row rows[_SPY_FN_COUNT];
+	struct spy_row total;
 	int nrows;
 
 	spy_algo_exit_findings();
@@ -428,7 +385,7 @@ spy_summary_print(void)
 	for (int i = 0; i < nrows; i++)
 		spy_log("  %-48s %10llu %8llu %9llu %10llu %12llu", spy_fn_info[rows[i].id].name,
 			(unsigned long long)rows[i].calls, (unsigned long long)rows[i].fails,
-			(unsigned long long)rows[i].internal, (unsigned long long)quantile(&rows[i], 0.5),
+			(unsigned long long)rows[i].internal, (unsigned long long)spy_row_quantile(&rows[i], 0.5),
 			(unsigned long long)(rows[i].nfirst ? rows[i].first / rows[i].nfirst : 0));
 	copies_print();
 	spy_algo_print();

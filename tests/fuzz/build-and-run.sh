@@ -111,7 +111,7 @@ for t in $targets; do
 	fi
 	# fuzz-repro runs cudnnspy repro over record files (with the reader) and lexes the program it writes.
 	if [ "$t" = repro ]; then
-		extra="$extra -I$root/cli/repro $root/cli/decode/records.c"
+		extra="$extra -I$root/cli/repro $root/cli/decode/records.c $root/cli/decode/rec-state.c"
 		for f in repro repro-common repro-api repro-desc repro-graph repro-signature repro-write; do
 			extra="$extra $root/cli/repro/$f.c"
 		done
@@ -119,7 +119,7 @@ for t in $targets; do
 	extra="$extra $jansson"
 	# fuzz-frames reads record format 2 with the command's reader (cli/decode/records.c); its seeds are spy files.
 	if [ "$t" = frames ]; then
-		extra="-I$root/cli/decode -I$root/cli/util $root/cli/decode/records.c $root/cli/util/cli-util.c"
+		extra="-I$root/cli/decode -I$root/cli/util $root/cli/decode/records.c $root/cli/decode/rec-state.c $root/cli/util/cli-util.c"
 		maxlen=65536
 	fi
 	# shellcheck disable=SC2086

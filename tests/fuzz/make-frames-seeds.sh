@@ -28,6 +28,8 @@ record() {
 }
 record decode-all "$build/tests/decode-all"
 record threads "$build/tests/threads" 100
+# A process that ends without exit() leaves its file mapped: blocks, zeros and state frames (version 6).
+record exit-blocks "$build/tests/kill-count" _exit=3000 2
 record conv-legacy "$build/tests/conv-legacy"
 record decode-odd "$build/tests/decode-odd"
 record conv-graph "$build/tests/conv-graph"

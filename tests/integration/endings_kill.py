@@ -199,6 +199,11 @@ def say_figures(lines):
 # ---- SIGKILL at a random moment ----
 
 def kill_runs(threads, traced, runs=3):
+    if not traced and TEST_FORMAT == "json":
+        # JSON Lines cannot be counters changed in place: format 1 holds records only (docs/record-format.md).
+        print("format 1 keeps no counters in the file, so untraced calls of a killed process are not counted: "
+              "skipped (format 2, the default, keeps them)")
+        sys.exit(77)
     rows, results = [], []
     for i in range(runs):
         delay = random.uniform(0.3, 1.5)
@@ -423,6 +428,55 @@ def fork_children_killed():
 
 
 # ---- the OOM killer ----
+
+@scenario
+def summary_same_as_exit():
+    """The summary `cudnnspy dump` makes from the counters a process left (killed, _exit, exec, the OOM killer) says
+    what the same process's exit summary says: one process, stopped after its calls (SIGSTOP) while its record file
+    is copied, then continued to its exit. Every function's counts and times and each copy's counts agree; only
+    `exited` tells them apart. Traced and untraced, 1 and 8 threads."""
+    for threads, traced in ((1, False), (8, False), (8, True)):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "out")
+            os.mkdir(out)
+            p = subprocess.Popen([prog("kill-count"), "stop=20000", str(threads), os.path.join(d, "count")],
+                                 env=child_env(spied(out, traced)), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            deadline = time.time() + 30
+            while time.time() < deadline:
+                with open("/proc/%d/stat" % p.pid) as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                        break
+                time.sleep(0.01)
+            path = the_file(out, "the stopped process")
+            stopped = os.path.join(d, "stopped.cudnnspy.rec")
+            shutil.copyfile(path, stopped)
+            os.kill(p.pid, signal.SIGCONT)
+            p.communicate(timeout=60)
+            check(p.returncode == 0, "the program ran to its end (%d)" % p.returncode)
+            if TEST_FORMAT == "json":
+                continue
+            left = summaries(stopped)
+            ended = summaries(path)
+            check(len(left) == 1 and left[0].get("exited") is False, "%d threads: the counters give one summary, "
+                  "`exited` false" % threads, repr(left)[:600])
+            check(len(ended) == 1 and "exited" not in ended[0], "the exit's own summary", repr(ended)[:600])
+            a, b = left[0], ended[0]
+            for key in ("calls", "failures", "internal", "probing", "functions"):
+                check(a[key] == b[key], "%d threads, traced %s: %s the same from the counters and at exit"
+                      % (threads, traced, key), json.dumps(a[key])[:800], json.dumps(b[key])[:800])
+            strip = lambda cs: [{k: c[k] for k in ("copy", "calls", "failures", "internal", "functions")} for c in cs]
+            check(strip(a["copies"]) == strip(b["copies"]), "each copy's counts the same", repr(a["copies"])[:600],
+                  repr(b["copies"])[:600])
+            print("%d threads, traced %s: %d calls, the same %d functions from the counters as at exit"
+                  % (threads, traced, a["calls"], len(a["functions"])))
+
+
+def summaries(path):
+    """The summary records `cudnnspy dump` gives for a file."""
+    p = subprocess.run([exe(), "dump", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    check(p.returncode == 0, "dump %s: exit %d" % (path, p.returncode), p.stderr.decode(errors="replace"))
+    return [json.loads(l) for l in p.stdout.splitlines() if l.startswith(b'{"event":"summary"')]
+
 
 def mounts():
     with open("/proc/self/mounts") as f:

@@ -215,6 +215,8 @@ def check_record(obj, where):
             _fields(f, FUNCTION, where + " function", errors)
         if "crashed" not in obj:
             _fields(obj, [("copies", (list,), False)], where, errors)
+        if "exited" in obj and obj["exited"] is not False:
+            errors.append("%s: exited %r (only false, in a summary read from the counters)" % (where, obj["exited"]))
         for c in obj.get("copies") or []:
             _fields(c, COPY, where + " copy", errors)
             for f in c.get("functions") or []:
@@ -255,7 +257,8 @@ def through_dump(path, exe=None):
     return data, errors
 
 
-TAG_FILE, TAG_CHUNK, TAG_TEXT, TAG_CALL, TAG_FAILURE, TAG_GPU = 1, 2, 3, 4, 5, 6
+TAG_FILE, TAG_CHUNK, TAG_TEXT, TAG_CALL, TAG_FAILURE, TAG_GPU, TAG_BLOCK, TAG_STATE = 1, 2, 3, 4, 5, 6, 7, 8
+BLOCK_HEAD = 16
 
 
 def uvarint(data, pos):
@@ -275,20 +278,67 @@ def uvarint(data, pos):
 def frames(data):
     """The frames of a format 2 file, read as docs/record-format.md describes them, apart from the library's
     reader: [(tag or "json", payload bytes, offset)]; ValueError at anything else."""
-    out, pos = [], 0
+    out, pos, block = [], 0, None
     while pos < len(data):
+        if block and pos >= block[0]:
+            # A block's bytes past its committed frames are none (version 6).
+            if pos != block[0]:
+                raise ValueError("a frame runs past its block's committed end at byte %d" % block[0])
+            pos, block = block[1], None
+            continue
+        if not block and data[pos] == 0:
+            pos += 1  # zeros between frames: an extent the process did not fill
+            continue
+        if data[pos] == TAG_BLOCK and not block:
+            head = data[pos:pos + BLOCK_HEAD]
+            if len(head) < BLOCK_HEAD or head[1] != BLOCK_HEAD - 2:
+                raise ValueError("a block's frame cut or of another length at byte %d" % pos)
+            committed = int.from_bytes(head[4:8], "little")
+            capacity = int.from_bytes(head[8:12], "little")
+            if committed > capacity:
+                raise ValueError("a block commits more than it holds at byte %d" % pos)
+            block = (pos + BLOCK_HEAD + committed, pos + BLOCK_HEAD + capacity)
+            pos += BLOCK_HEAD
+            continue
         if data[pos] == ord("{"):
             end = data.index(b"\n", pos)
             out.append(("json", data[pos:end], pos))
             pos = end + 1
             continue
         tag = data[pos]
-        if tag not in (TAG_FILE, TAG_CHUNK, TAG_TEXT, TAG_CALL, TAG_FAILURE, TAG_GPU):
+        if tag not in (TAG_FILE, TAG_CHUNK, TAG_TEXT, TAG_CALL, TAG_FAILURE, TAG_GPU, TAG_STATE):
             raise ValueError("unknown tag %d at byte %d" % (tag, pos))
         n, at = uvarint(data, pos + 1)
         if at + n > len(data):
             raise ValueError("frame at byte %d runs past the end" % pos)
         out.append((tag, data[at:at + n], pos))
+        pos = at + n
+    return out
+
+
+def unused_bytes(data):
+    """The bytes of a format 2 file that hold no frame: zeros between frames and the unused ends of blocks."""
+    frames(data)  # ValueError where it is no format 2 file
+    out, pos, block = 0, 0, None
+    while pos < len(data):
+        if block and pos >= block[0]:
+            out += block[1] - pos
+            pos, block = block[1], None
+            continue
+        if not block and data[pos] == 0:
+            out += 1
+            pos += 1
+            continue
+        if data[pos] == TAG_BLOCK and not block:
+            committed = int.from_bytes(data[pos + 4:pos + 8], "little")
+            capacity = int.from_bytes(data[pos + 8:pos + 12], "little")
+            block = (pos + BLOCK_HEAD + committed, pos + BLOCK_HEAD + capacity)
+            pos += BLOCK_HEAD
+            continue
+        if data[pos] == ord("{"):
+            pos = data.index(b"\n", pos) + 1
+            continue
+        n, at = uvarint(data, pos + 1)
         pos = at + n
     return out
 

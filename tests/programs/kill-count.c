@@ -21,6 +21,8 @@
  *               between batches when ahead), so that the file stays small
  *   slow        about 100 calls a second, in batches of 1, until killed
  *   calls=N     N calls in all (shared among the threads), then return 0 from main
+ *   stop=N      N calls, then SIGSTOP to itself (the test copies the record file:
+ *               what a killed process would leave), then, continued, return 0
  *   _exit=N     N calls, then _exit(0) (no exit handlers)
  *   exec=N      N calls, then execv("/bin/true")
  *   abort=N     N calls, then abort()
@@ -293,6 +295,10 @@ main(int argc, char **argv)
 	say(line);
 	if (strncmp(mode, "calls", len) == 0 && len == 5)
 		return 0;
+	if (strncmp(mode, "stop", len) == 0 && len == 4) {
+		raise(SIGSTOP);
+		return 0;
+	}
 	if (strncmp(mode, "_exit", len) == 0 && len == 5)
 		_exit(0);
 	if (strncmp(mode, "exec", len) == 0 && len == 4) {

@@ -1,0 +1,264 @@
+/*
+ * The counters a mapped record file holds (state frames, version 6:
+ * docs/record-format.md, "State"), summed per process, and the summary
+ * they give when the process ended without writing its own: killed, the
+ * OOM killer, _exit, exec. The rows and their fields are the library's own
+ * (shim/common/counts.c), so that the summary says what the exit would
+ * have said, up to the call in flight.
+ */
+#include "rec-state.h"
+#include "counts.h"
+#include "recfmt.h"
+#include "spy-api.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct rec_state {
+	struct spy_row *rows[SPY_MAX_COPIES];	/* per copy, a row per function, made as the copy comes */
+	uint64_t probes[_SPY_FN_COUNT];
+	uint64_t dropped;
+	int any;
+};
+
+struct rec_state *
+rec_state_new(void)
+{
+	return calloc(1, sizeof(struct rec_state));
+}
+
+void
+rec_state_free(struct rec_state *s)
+{
+	if (!s)
+		return;
+	for (int k = 0; k < SPY_MAX_COPIES; k++)
+		free(s->rows[k]);
+	free(s);
+}
+
+static uint32_t
+u32_at(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t
+u64_at(const uint8_t *p)
+{
+	return (uint64_t)u32_at(p) | (uint64_t)u32_at(p + 4) << 32;
+}
+
+static struct spy_row *
+rows_of(struct rec_state *s, unsigned copy)
+{
+	if (!s->rows[copy]) {
+		s->rows[copy] = malloc(_SPY_FN_COUNT * sizeof(struct spy_row));
+		if (!s->rows[copy])
+			return NULL;
+		for (unsigned id = 0; id < _SPY_FN_COUNT; id++)
+			spy_row_init(&s->rows[copy][id], id);
+	}
+	return s->rows[copy];
+}
+
+int
+rec_state_frame(struct rec_state *s, const uint8_t *p, size_t n)
+{
+	unsigned kind, copy;
+	uint32_t a;
+	struct spy_row *rows;
+
+	if (n < SPY_REC_STATE_HEAD - 4)
+		return 0;
+	kind = p[0];
+	copy = p[1];
+	a = u32_at(p + 4);
+	if (p[2] || p[3] || copy >= SPY_MAX_COPIES)
+		return 0;
+	p += SPY_REC_STATE_HEAD - 4;
+	n -= SPY_REC_STATE_HEAD - 4;
+	switch (kind) {
+	case SPY_STATE_COUNTS:
+		if (a != _SPY_FN_COUNT || n < (size_t)a * sizeof(struct spy_counts) || !(rows = rows_of(s, copy)))
+			return 0;
+		for (unsigned id = 0; id < _SPY_FN_COUNT; id++, p += sizeof(struct spy_counts)) {
+			struct spy_counts c = { u64_at(p), u64_at(p + 8), u64_at(p + 16), u64_at(p + 24), u64_at(p + 32),
+						u64_at(p + 40), NULL };
+
+			spy_row_add_counts(&rows[id], &c);
+			/* Timed calls count where their timing is (rec_state_frame's SPY_STATE_TIMING), as the library counts them. */
+			rows[id].timed += c.timed;
+		}
+		break;
+	case SPY_STATE_TIMING: {
+		struct spy_timing t;
+
+		if (a >= _SPY_FN_COUNT || n < sizeof(t) || !(rows = rows_of(s, copy)))
+			return 0;
+		t.total_ns = u64_at(p);
+		t.min_ns = u64_at(p + 8);
+		t.max_ns = u64_at(p + 16);
+		t.first_ns = u64_at(p + 24);
+		for (unsigned b = 0; b < SPY_HIST_BUCKETS; b++)
+			t.hist[b] = u32_at(p + 32 + 4 * b);
+		/* A timing made but never filled (the process ended between the two) holds no call. */
+		if (t.min_ns == 0 && t.max_ns == 0 && t.total_ns == 0 && t.first_ns == 0)
+			break;
+		spy_row_add_timing(&rows[a], &t, 0);
+		break;
+	}
+	case SPY_STATE_PROCESS:
+		if (a != _SPY_FN_COUNT || n < (2 + (size_t)a) * 8)
+			return 0;
+		s->dropped += u64_at(p);
+		for (unsigned id = 0; id < _SPY_FN_COUNT; id++)
+			s->probes[id] += u64_at(p + 16 + 8 * id);
+		break;
+	default:
+		return 0;
+	}
+	s->any = 1;
+	return 1;
+}
+
+int
+rec_state_any(const struct rec_state *s)
+{
+	return s && s->any;
+}
+
+static int
+by_calls(const void *a, const void *b)
+{
+	const struct spy_row *x = a, *y = b;
+
+	if (x->calls != y->calls)
+		return x->calls < y->calls ? 1 : -1;
+	return strcmp(spy_fn_info[x->id].name, spy_fn_info[y->id].name);
+}
+
+/*
+ * The rows with calls, of one copy or of all (copy -1), sorted as the
+ * library sorts them; their totals in *total. NULL when out of memory.
+ */
+static struct spy_row *
+collect(const struct rec_state *s, int copy, size_t *nrows, struct spy_row *total)
+{
+	struct spy_row *out = malloc(_SPY_FN_COUNT * sizeof(*out));
+
+	*nrows = 0;
+	spy_row_init(total, 0);
+	if (!out)
+		return NULL;
+	for (unsigned id = 0; id < _SPY_FN_COUNT; id++) {
+		struct spy_row r;
+
+		spy_row_init(&r, id);
+		for (int k = 0; k < SPY_MAX_COPIES; k++) {
+			const struct spy_row *x = s->rows[k] ? &s->rows[k][id] : NULL;
+
+			if (!x || (copy >= 0 && k != copy))
+				continue;
+			r.calls += x->calls;
+			r.fails += x->fails;
+			r.internal += x->internal;
+			r.gpu_timed += x->gpu_timed;
+			r.gpu_total += x->gpu_total;
+			r.timed += x->timed;
+			r.total += x->total;
+			r.first += x->first;
+			r.nfirst += x->nfirst;
+			if (x->min < r.min)
+				r.min = x->min;
+			if (x->max > r.max)
+				r.max = x->max;
+			for (unsigned b = 0; b < SPY_HIST_BUCKETS; b++)
+				r.hist[b] += x->hist[b];
+		}
+		spy_row_done(&r);
+		if (r.calls || r.internal) {
+			out[(*nrows)++] = r;
+			total->calls += r.calls;
+			total->fails += r.fails;
+			total->internal += r.internal;
+		}
+	}
+	qsort(out, *nrows, sizeof(*out), by_calls);
+	return out;
+}
+
+int
+rec_state_summary(const struct rec_state *s, struct spy_line *l)
+{
+	struct spy_row total;
+	size_t nrows;
+	struct spy_row *rows = collect(s, -1, &nrows, &total);
+	uint64_t probing = 0;
+	int first = 1;
+
+	if (!rows)
+		return 0;
+	for (size_t i = 0; i < nrows; i++)
+		probing += s->probes[rows[i].id];
+	spy_line_reset(l);
+	spy_line_lit(l, "{\"event\":\"summary\",\"calls\":");
+	spy_line_u64(l, total.calls);
+	spy_line_lit(l, ",\"failures\":");
+	spy_line_u64(l, total.fails);
+	spy_line_lit(l, ",\"internal\":");
+	spy_line_u64(l, total.internal);
+	spy_line_lit(l, ",\"dropped\":");
+	spy_line_u64(l, s->dropped);
+	spy_line_lit(l, ",\"probing\":");
+	spy_line_u64(l, probing);
+	spy_line_lit(l, ",\"functions\":[");
+	for (size_t i = 0; i < nrows; i++) {
+		if (i)
+			spy_line_char(l, ',');
+		spy_row_json(l, spy_fn_info[rows[i].id].name, &rows[i], s->probes[rows[i].id]);
+	}
+	free(rows);
+	/* Who each copy is, the library records say: here only what each answered. */
+	spy_line_lit(l, "],\"copies\":[");
+	for (int k = 0; k < SPY_MAX_COPIES; k++) {
+		struct spy_row own;
+		struct spy_row *mine;
+
+		if (!s->rows[k])
+			continue;
+		mine = collect(s, k, &nrows, &own);
+		if (!mine)
+			return 0;
+		if (!first)
+			spy_line_char(l, ',');
+		first = 0;
+		spy_line_lit(l, "{\"copy\":");
+		spy_line_u64(l, (uint64_t)k);
+		spy_line_lit(l, ",\"path\":null,\"version\":null,\"how\":null,\"by\":null,\"callers\":[],\"closed\":false,"
+			     "\"calls\":");
+		spy_line_u64(l, own.calls);
+		spy_line_lit(l, ",\"failures\":");
+		spy_line_u64(l, own.fails);
+		spy_line_lit(l, ",\"internal\":");
+		spy_line_u64(l, own.internal);
+		spy_line_lit(l, ",\"functions\":[");
+		for (size_t i = 0; i < nrows; i++) {
+			if (i)
+				spy_line_char(l, ',');
+			spy_line_lit(l, "{\"fn\":");
+			spy_line_name(l, spy_fn_info[mine[i].id].name);
+			spy_line_lit(l, ",\"calls\":");
+			spy_line_u64(l, mine[i].calls);
+			spy_line_lit(l, ",\"failures\":");
+			spy_line_u64(l, mine[i].fails);
+			spy_line_lit(l, ",\"internal\":");
+			spy_line_u64(l, mine[i].internal);
+			spy_line_char(l, '}');
+		}
+		spy_line_lit(l, "]}");
+		free(mine);
+	}
+	spy_line_lit(l, "],\"exited\":false}");
+	return !l->overflow;
+}

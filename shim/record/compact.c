@@ -1,0 +1,138 @@
+/*
+ * A mapped record file made compact at a clean exit (sink.c): the same
+ * frames, in the same order, without what only a process that does not
+ * exit needs, the blocks' unused ends and the counters' state frames (its
+ * summary now says what they said). Written beside it and renamed over it,
+ * so that an ending in the middle leaves the file as it was.
+ */
+#include "compact.h"
+#include "recfmt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct out {
+	int fd;
+	size_t len;
+	int failed;
+	unsigned char buf[65536];
+};
+
+static void
+flush_out(struct out *o)
+{
+	for (size_t done = 0; done < o->len && !o->failed;) {
+		ssize_t w = write(o->fd, o->buf + done, o->len - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			o->failed = 1;
+		else
+			done += (size_t)w;
+	}
+	o->len = 0;
+}
+
+static void
+put(struct out *o, const unsigned char *p, size_t n)
+{
+	while (n && !o->failed) {
+		size_t k = sizeof(o->buf) - o->len < n ? sizeof(o->buf) - o->len : n;
+
+		memcpy(o->buf + o->len, p, k);
+		o->len += k;
+		p += k;
+		n -= k;
+		if (o->len == sizeof(o->buf))
+			flush_out(o);
+	}
+}
+
+static uint32_t
+u32_at(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* The frames of the file's bytes `m` in order, blocks opened and state dropped: 0, or -1 at anything the spy did not write. */
+static int
+walk(const unsigned char *m, size_t size, struct out *o)
+{
+	size_t pos = 0, frames_end = 0, block_end = 0, n;
+	int in_block = 0;
+
+	while (pos < size && !o->failed) {
+		size_t limit = in_block ? frames_end : size;
+
+		if (in_block && pos >= frames_end) {
+			pos = block_end;
+			in_block = 0;
+			continue;
+		}
+		if (!in_block && m[pos] == 0) {
+			pos++;
+			continue;
+		}
+		if (!in_block && m[pos] == SPY_REC_BLOCK) {
+			uint32_t c, cap;
+
+			if (size - pos < SPY_REC_BLOCK_HEAD || m[pos + 1] != SPY_REC_BLOCK_HEAD - 2)
+				return -1;
+			c = u32_at(m + pos + SPY_REC_BLOCK_COMMITTED);
+			cap = u32_at(m + pos + SPY_REC_BLOCK_CAPACITY);
+			if (c > cap || cap > size - pos - SPY_REC_BLOCK_HEAD)
+				return -1;
+			frames_end = pos + SPY_REC_BLOCK_HEAD + c;
+			block_end = pos + SPY_REC_BLOCK_HEAD + cap;
+			in_block = 1;
+			pos += SPY_REC_BLOCK_HEAD;
+			continue;
+		}
+		if (spy_rec_frame(m, limit, pos, &n) != SPY_REC_WHOLE)
+			return -1;
+		if (m[pos] != SPY_REC_STATE)
+			put(o, m + pos, n);
+		pos += n;
+	}
+	flush_out(o);
+	return o->failed ? -1 : 0;
+}
+
+int
+spy_compact(int f, size_t size, int dirfd, const char *base, int *compacted)
+{
+	static struct out o;
+	char tmp[4096];
+	unsigned char *m;
+	int t, r;
+
+	*compacted = -1;
+	if (snprintf(tmp, sizeof(tmp), ".%s.%d.compact", base, (int)getpid()) >= (int)sizeof(tmp))
+		return -1;
+	m = mmap(NULL, size, PROT_READ, MAP_SHARED, f, 0);
+	if (m == MAP_FAILED)
+		return -1;
+	t = openat(dirfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
+	if (t < 0) {
+		munmap(m, size);
+		return -1;
+	}
+	o.fd = t;
+	o.len = 0;
+	o.failed = 0;
+	r = walk(m, size, &o);
+	munmap(m, size);
+	if (r == 0 && renameat(dirfd, tmp, dirfd, base) == 0) {
+		*compacted = t;
+		return 0;
+	}
+	unlinkat(dirfd, tmp, 0);
+	close(t);
+	return -1;
+}
