@@ -11,6 +11,7 @@
 #include "recfmt.h"
 #include "spy-api.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,9 @@ struct rec_state {
 	uint64_t probes[_SPY_FN_COUNT];
 	uint64_t dropped;
 	int any;
+	/* The records the process kept up to date (SPY_STATE_RECORD), their values in: JSON lines. */
+	char **kept;
+	size_t nkept, kept_cap;
 };
 
 struct rec_state *
@@ -34,6 +38,9 @@ rec_state_free(struct rec_state *s)
 		return;
 	for (int k = 0; k < SPY_MAX_COPIES; k++)
 		free(s->rows[k]);
+	for (size_t i = 0; i < s->nkept; i++)
+		free(s->kept[i]);
+	free(s->kept);
 	free(s);
 }
 
@@ -60,6 +67,72 @@ rows_of(struct rec_state *s, unsigned copy)
 			spy_row_init(&s->rows[copy][id], id);
 	}
 	return s->rows[copy];
+}
+
+/*
+ * A kept record: its whole text with its values written in for their marks
+ * (recfmt.h), when it is one record's line; 0 for anything else.
+ */
+static int
+kept_record(struct rec_state *s, const uint8_t *p, size_t n)
+{
+	uint32_t which = u32_at(p), len, cap = u32_at(p + 12);
+	const uint8_t *text;
+	uint64_t v[SPY_KEPT_VALUES];
+	char *out, **grown;
+	size_t o = 0;
+
+	if (which > 1 || cap > SPY_KEPT_TEXT_MAX || n < sizeof(struct spy_rec_kept) + 2 * (size_t)cap ||
+	    (len = u32_at(p + 4 + 4 * which)) > cap)
+		return 0;
+	/* Made and never written (the process ended between the two), or given up for a larger place. */
+	if (len == 0)
+		return 1;
+	for (int i = 0; i < SPY_KEPT_VALUES; i++)
+		v[i] = u64_at(p + 16 + 8 * i);
+	text = p + sizeof(struct spy_rec_kept) + (size_t)which * cap;
+	/* Each mark (2 bytes) becomes at most 20 digits. */
+	out = malloc((size_t)len * 10 + 1);
+	if (!out)
+		return 0;
+	for (uint32_t i = 0; i < len; i++) {
+		if (text[i] == (uint8_t)SPY_KEPT_MARK && i + 1 < len && text[i + 1] >= '0' &&
+		    text[i + 1] < '0' + SPY_KEPT_VALUES) {
+			o += (size_t)snprintf(out + o, 21, "%llu", (unsigned long long)v[text[i + 1] - '0']);
+			i++;
+		} else {
+			out[o++] = (char)text[i];
+		}
+	}
+	out[o] = 0;
+	/* Whether it is JSON the reader asks before it gives it (records.c). */
+	if (out[0] != '{' || memchr(out, '\n', o)) {
+		free(out);
+		return 0;
+	}
+	if (s->nkept == s->kept_cap) {
+		grown = realloc(s->kept, (s->kept_cap ? 2 * s->kept_cap : 16) * sizeof(*grown));
+		if (!grown) {
+			free(out);
+			return 0;
+		}
+		s->kept = grown;
+		s->kept_cap = s->kept_cap ? 2 * s->kept_cap : 16;
+	}
+	s->kept[s->nkept++] = out;
+	return 1;
+}
+
+size_t
+rec_state_kept(const struct rec_state *s)
+{
+	return s ? s->nkept : 0;
+}
+
+const char *
+rec_state_kept_line(const struct rec_state *s, size_t i)
+{
+	return s && i < s->nkept ? s->kept[i] : NULL;
 }
 
 int
@@ -108,6 +181,10 @@ rec_state_frame(struct rec_state *s, const uint8_t *p, size_t n)
 		spy_row_add_timing(&rows[a], &t, 0);
 		break;
 	}
+	case SPY_STATE_RECORD:
+		if (n < sizeof(struct spy_rec_kept) || !kept_record(s, p, n))
+			return 0;
+		break;
 	case SPY_STATE_PROCESS:
 		if (a != _SPY_FN_COUNT || n < (2 + (size_t)a) * 8)
 			return 0;

@@ -1424,6 +1424,20 @@ process_end(struct rec_reader *r, const char **line, size_t *len, int *flags)
 {
 	int made = 0;
 
+	/* First the records it kept up to date (the algo records its exit would have written), one per call. */
+	while (rec_state_any(r->state) && !r->saw_summary && r->kept_given < rec_state_kept(r->state)) {
+		const char *k = rec_state_kept_line(r->state, r->kept_given++);
+
+		/* Given only as JSON: a crafted file's text is no record. */
+		if (!rec_json_valid(k, strlen(k))) {
+			count_damage(r, r->offset + r->start, strlen(k));
+			continue;
+		}
+		*line = k;
+		*len = strlen(k);
+		*flags = 0;
+		return 1;
+	}
 	if (rec_state_any(r->state) && !r->saw_summary && rec_state_summary(r->state, &r->out)) {
 		*line = r->out.data;
 		*len = r->out.len;
@@ -1434,6 +1448,7 @@ process_end(struct rec_reader *r, const char **line, size_t *len, int *flags)
 	rec_state_free(r->state);
 	r->state = NULL;
 	r->saw_summary = 0;
+	r->kept_given = 0;
 	return made;
 }
 
@@ -1478,8 +1493,17 @@ rec_next(struct rec_reader *r, const char **line, size_t *len, int *flags)
 			w = SPY_REC_DAMAGED;
 			n = lim - r->start;
 		} else if (w == SPY_REC_DAMAGED && r->in_block) {
-			/* Nothing inside a block's committed frames is trusted after damage: its end is where reading goes on. */
-			n = (at_block_end ? lim : r->end) - r->start;
+			/*
+			 * Nothing inside a block's committed frames is trusted after damage: its end is where reading
+			 * goes on, in pieces of at most a frame's length, read whole whatever the buffer held.
+			 */
+			unsigned long long want = r->block_frames_end - (r->offset + r->start);
+
+			if (want > SPY_REC_FRAME_MAX)
+				want = SPY_REC_FRAME_MAX;
+			while (r->end - r->start < want && fill(r))
+				;
+			n = r->end - r->start < want ? r->end - r->start : (size_t)want;
 		} else if (w == SPY_REC_DAMAGED) {
 			/* Where to go on may lie in bytes not read yet; at the end, or with no room for more, it does not. */
 			n = resync(r, r->start, !r->eof);

@@ -56,6 +56,7 @@ struct rec_reader {
 	/* The process's counters (state frames), and whether it wrote its own summary. */
 	struct rec_state *state;
 	int saw_summary;
+	size_t kept_given;	/* of the state's kept records, given so far at the process's end */
 	long long summaries_made;	/* summaries given from the counters, of processes that did not exit */
 };
 

@@ -37,6 +37,25 @@ enum spy_rec_state {
 	SPY_STATE_COUNTS = 1,	/* a: functions, b: thread block; data: a struct spy_counts per function (counts.h) */
 	SPY_STATE_TIMING = 2,	/* a: function, b: thread block; data: its struct spy_timing */
 	SPY_STATE_PROCESS = 3,	/* a: functions; data: u64 records dropped, u64 0, then u64 probing failures per function */
+	SPY_STATE_RECORD = 4,	/* a: the record's number (an algo choice's); data: struct spy_rec_kept */
+};
+/*
+ * A record the process keeps up to date in place (SPY_STATE_RECORD), for a
+ * reader after an ending without exit: its values, changed in place, and
+ * its text, rendered again when something else in it changes, into the
+ * text not in use, `which` stored last. In a text, byte SPY_KEPT_MARK and a
+ * digit k stand for value k in decimal: never in JSON, which escapes
+ * control bytes.
+ */
+#define SPY_KEPT_VALUES 8
+#define SPY_KEPT_TEXT_MAX 65536	/* a text's room: more is damage */
+#define SPY_KEPT_MARK '\x01'
+struct spy_rec_kept {
+	uint32_t which;		/* the text that is whole: 0 or 1 */
+	uint32_t len[2];
+	uint32_t cap;		/* each text's room: two texts of `cap` bytes follow the values */
+	uint64_t v[SPY_KEPT_VALUES];
+	char text[];
 };
 /* A state frame's tag and length (a varint always 3 bytes long) and its 12 bytes before the data: 16-aligned data. */
 #define SPY_REC_STATE_HEAD 16
@@ -204,7 +223,7 @@ spy_rec_layout_hash(void)
 	for (unsigned t = 0; t < SPY_BATTR_NTYPES; t++)
 		h = spy_rec_hash_int(h, spy_battr_types[t].kind | spy_battr_types[t].size << 8);
 	h = spy_rec_hash_int(h, (long long)sizeof(struct spy_counts) | (long long)sizeof(struct spy_timing) << 16 |
-				   (long long)SPY_HIST_BUCKETS << 32);
+				   (long long)SPY_HIST_BUCKETS << 32 | (long long)sizeof(struct spy_rec_kept) << 40 | (long long)SPY_KEPT_VALUES << 56);
 	h = spy_rec_hash_int(h, SPY_REC_VALUES | SPY_REC_STRING_MAX << 8 | (long long)SPY_REC_STACK_MAX << 24 |
 				   (long long)SPY_REC_MESSAGE_MAX << 32 | (long long)SPY_REC_RECENT_MAX << 48);
 	return h;

@@ -794,7 +794,8 @@ spy_sink_state(unsigned kind, unsigned copy, uint32_t a, uint32_t b, size_t size
 	struct stat st;
 	void *p;
 
-	if (!mapping())
+	/* After the seal only the exiting thread writes: another's counters stay where they are. */
+	if (!mapping() || sealed_out())
 		return NULL;
 	if (!is_ours(f, &st))
 		f = reopen(f);
@@ -1357,7 +1358,11 @@ compact(int f)
 	__atomic_store_n(&fd_dev, st.st_dev, __ATOMIC_RELAXED);
 	__atomic_store_n(&fd_ino, st.st_ino, __ATOMIC_RELAXED);
 	__atomic_store_n(&fd, g, __ATOMIC_RELEASE);
-	close(f);
+	/*
+	 * The old descriptor stays open, unused: another thread may be asking
+	 * fstat of it this moment (is_ours), and a number closed now could be
+	 * the program's next file. Its mapping stays too (the counters).
+	 */
 	f = g;
 	reserved_end = 0;
 out:

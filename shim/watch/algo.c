@@ -22,6 +22,7 @@
 #include "audit.h"
 #include "objects.h"
 #include "sink.h"
+#include "kept.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -76,6 +77,7 @@ struct choice {
 	uint64_t calls, failures, timed, host_ns, gpu_timed, gpu_ns;
 	uint64_t ws_min, ws_max;	/* legacy: workspace sizes the program passed */
 	int64_t ws_plan;		/* graph: the plan's workspace size, -1 unknown */
+	struct spy_kept kept;		/* its record in the mapped file, for an ending without exit (keep()) */
 };
 
 /* Where each watched legacy function keeps its arguments: parameter indexes, -1 when absent. */
@@ -388,6 +390,11 @@ choice_find(int sig, int api, int op, int algo, const struct spy_graph_run *g)
 	return nchoices++;
 }
 
+/* A choice's record kept in the mapped file (below, with the records written at exit). */
+static void keep(struct choice *ch, int idx);
+static void kept_text(struct choice *ch);
+static void kept_all(void);
+
 /* Counts one call of a choice; remembers it for its GPU time. */
 static void
 count_call(struct choice *ch, int idx, const struct spy_call *c, long status)
@@ -547,6 +554,7 @@ legacy_search(struct spy_call *c, const struct conv_fn *f, const union spy_arg *
 			field(s, at, "time", &d);
 			r->time = d;
 		}
+		kept_all();
 	}
 	pthread_mutex_unlock(&lock);
 	search_record(c, f, args, text, returned, pp);
@@ -564,8 +572,10 @@ legacy_workspace(const struct conv_fn *f, const union spy_arg *args)
 	legacy_signature(f, args, text);
 	pthread_mutex_lock(&lock);
 	k = sig_find(text, f->op, 1);
-	if (k >= 0)
+	if (k >= 0 && sigs[k].queried[algo] != (int64_t) * (const size_t *)args[f->size_out].p) {
 		sigs[k].queried[algo] = (int64_t) * (const size_t *)args[f->size_out].p;
+		kept_all();
+	}
 	pthread_mutex_unlock(&lock);
 }
 
@@ -695,6 +705,8 @@ legacy_run(struct spy_call *c, const struct conv_fn *f, const union spy_arg *arg
 		const char *from = NULL, *text = g->text;
 		int64_t need = needed(g, algo, &from);
 
+		int nondet = ch->nondet;
+
 		count_call(ch, idx, c, status);
 		if (rank_of(sg, algo) >= 0)
 			ch->nondet = sg->results[rank_of(sg, algo)].determinism == CUDNN_NON_DETERMINISTIC;
@@ -702,6 +714,9 @@ legacy_run(struct spy_call *c, const struct conv_fn *f, const union spy_arg *arg
 			ch->ws_min = ws;
 		if (ws > ch->ws_max)
 			ch->ws_max = ws;
+		if (spy_kept_live(&ch->kept) && ch->nondet != nondet)
+			kept_text(ch);
+		keep(ch, idx);
 		if (need >= 0 && (int64_t)ws < need && !(g->flags & F_WS_SMALL)) {
 			g->flags |= F_WS_SMALL;
 			ids[n] = "workspace-too-small";
@@ -751,8 +766,10 @@ void
 spy_algo_graph_count(int idx, struct spy_call *c, long status)
 {
 	pthread_mutex_lock(&lock);
-	if (idx >= 0 && idx < nchoices)
+	if (idx >= 0 && idx < nchoices) {
 		count_call(&choices[idx], idx, c, status);
+		keep(&choices[idx], idx);
+	}
 	pthread_mutex_unlock(&lock);
 }
 
@@ -768,6 +785,17 @@ spy_algo_graph_run(const struct spy_graph_run *g, struct spy_call *c, long statu
 	if (idx >= 0) {
 		struct choice *ch = &choices[idx];
 
+		ch->config = g->config;
+		ch->graph = g->graph;
+		if (g->heur) {
+			ch->heur = g->heur;
+			ch->rank = g->rank;
+			ch->heur_mode = g->heur_mode;
+		}
+		int64_t was_plan = ch->ws_plan;
+		int was_nondet = ch->nondet, was_rank = ch->rank;
+		unsigned was[4] = { ch->plan, ch->config, ch->graph, ch->heur };
+
 		count_call(ch, idx, c, status);
 		ch->plan = g->plan;
 		ch->config = g->config;
@@ -781,6 +809,10 @@ spy_algo_graph_run(const struct spy_graph_run *g, struct spy_call *c, long statu
 			ch->ws_plan = g->workspace;
 		if (g->nondet >= 0)
 			ch->nondet = g->nondet;
+		if (spy_kept_live(&ch->kept) && (was_plan != ch->ws_plan || was_nondet != ch->nondet || was_rank != ch->rank ||
+				 was[0] != ch->plan || was[1] != ch->config || was[2] != ch->graph || was[3] != ch->heur))
+			kept_text(ch);
+		keep(ch, idx);
 	}
 	pthread_mutex_unlock(&lock);
 	return idx;
@@ -980,6 +1012,9 @@ fork_child(void)
 		ch->calls = ch->failures = ch->timed = ch->host_ns = ch->gpu_timed = ch->gpu_ns = 0;
 		ch->ws_min = UINT64_MAX;
 		ch->ws_max = 0;
+		/* The parent's file: the child keeps its records in its own. */
+		ch->kept.rec = NULL;
+		ch->kept.gen = 0;
 	}
 	for (int k = 0; k < nsigs; k++)
 		sigs[k].flags = 0;
@@ -1057,6 +1092,7 @@ spy_algo_gpu_time(unsigned fn, int tid, uint64_t t_ns, uint64_t ns)
 		if (pending[p].tid == tid && pending[p].t_ns == t_ns && pending[p].choice >= 0) {
 			choices[pending[p].choice].gpu_timed++;
 			choices[pending[p].choice].gpu_ns += ns;
+			keep(&choices[pending[p].choice], pending[p].choice);
 			pending[p].choice = -1;
 			break;
 		}
@@ -1066,16 +1102,25 @@ spy_algo_gpu_time(unsigned fn, int tid, uint64_t t_ns, uint64_t ns)
 
 /* ---- At exit ---- */
 
+/* A value of the record: the number, or in a kept record's text its mark (recfmt.h) and index. */
 static void
-algo_record(const struct choice *ch)
+value(struct spy_line *l, uint64_t v, int kept, int k)
+{
+	if (kept) {
+		spy_line_char(l, SPY_KEPT_MARK);
+		spy_line_char(l, (char)('0' + k));
+	} else {
+		spy_line_u64(l, v);
+	}
+}
+
+/* The record of a choice; `kept`: with marks for its values, for its record in the mapped file (keep()). */
+static void
+algo_fields(struct spy_line *l, const struct choice *ch, int kept)
 {
 	const struct sig *g = &sigs[ch->sig];
-	struct spy_thread *th;
-	struct spy_line *l = record_begin(&th);
 	char a[48];
 
-	if (!l)
-		return;
 	spy_line_lit(l, "{\"event\":\"algo\",\"api\":");
 	spy_line_name(l, ch->api == API_LEGACY ? "legacy" : "graph");
 	spy_line_lit(l, ",\"op\":");
@@ -1096,23 +1141,23 @@ algo_record(const struct choice *ch)
 	spy_backend_knobs_json(l, ch->knob_type, ch->knob_value,
 			       ch->api == API_GRAPH ? (ch->nknobs < SPY_KNOBS_MAX ? ch->nknobs : SPY_KNOBS_MAX) : -1);
 	spy_line_lit(l, ",\"calls\":");
-	spy_line_u64(l, ch->calls);
+	value(l, ch->calls, kept, 0);
 	spy_line_lit(l, ",\"failures\":");
-	spy_line_u64(l, ch->failures);
+	value(l, ch->failures, kept, 1);
 	spy_line_lit(l, ",\"timed\":");
-	spy_line_u64(l, ch->timed);
+	value(l, ch->timed, kept, 2);
 	spy_line_lit(l, ",\"host_ns\":");
-	spy_line_u64(l, ch->host_ns);
+	value(l, ch->host_ns, kept, 3);
 	spy_line_lit(l, ",\"gpu_timed\":");
-	spy_line_u64(l, ch->gpu_timed);
+	value(l, ch->gpu_timed, kept, 4);
 	spy_line_lit(l, ",\"gpu_ns\":");
-	spy_line_u64(l, ch->gpu_ns);
+	value(l, ch->gpu_ns, kept, 5);
 	spy_line_lit(l, ",\"workspace\":");
 	if (ch->api == API_LEGACY && ch->calls) {
 		spy_line_lit(l, "{\"min\":");
-		spy_line_u64(l, ch->ws_min);
+		value(l, ch->ws_min, kept, 6);
 		spy_line_lit(l, ",\"max\":");
-		spy_line_u64(l, ch->ws_max);
+		value(l, ch->ws_max, kept, 7);
 		spy_line_char(l, '}');
 	} else {
 		spy_line_lit(l, "null");
@@ -1174,7 +1219,63 @@ algo_record(const struct choice *ch)
 		spy_line_lit(l, "null");
 	}
 	spy_line_char(l, '}');
+}
+
+static void
+algo_record(const struct choice *ch)
+{
+	struct spy_thread *th;
+	struct spy_line *l = record_begin(&th);
+
+	if (!l)
+		return;
+	algo_fields(l, ch, 0);
 	spy_sink_commit(th, l, 0);
+}
+
+/* The choice's values in its kept record (lock held). */
+static void
+kept_values(struct choice *ch)
+{
+	const uint64_t v[SPY_KEPT_VALUES] = { ch->calls, ch->failures, ch->timed, ch->host_ns, ch->gpu_timed, ch->gpu_ns,
+					      ch->ws_min, ch->ws_max };
+
+	spy_kept_values(&ch->kept, v, SPY_KEPT_VALUES);
+}
+
+/* The choice's kept text, rendered again (lock held). */
+static void
+kept_text(struct choice *ch)
+{
+	static struct spy_line l;
+
+	spy_line_reset(&l);
+	algo_fields(&l, ch, 1);
+	spy_kept_text(&ch->kept, (unsigned)(ch - choices), &l);
+}
+
+/*
+ * A choice that ran: its record kept up to date in the mapped file, so that
+ * a process that ends without exit leaves it (records.c gives it then). Its
+ * values at each call; its text when it is new and when what it says
+ * besides changes (kept_all). Lock held.
+ */
+static void
+keep(struct choice *ch, int idx)
+{
+	(void)idx;
+	if (!spy_kept_live(&ch->kept))
+		kept_text(ch);
+	kept_values(ch);
+}
+
+/* A search or a workspace query changed what records say: every kept text again (lock held; rare). */
+static void
+kept_all(void)
+{
+	for (int i = 0; i < nchoices; i++)
+		if (spy_kept_live(&choices[i].kept))
+			kept_text(&choices[i]);
 }
 
 void

@@ -20,6 +20,7 @@
 #include "objects.h"
 #include "battr.h"
 #include "sink.h"
+#include "kept.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -123,7 +124,11 @@ struct query {
 	int64_t mode, requested, returned;
 	int op;
 	char sig[SPY_SIG_LEN];
+	struct spy_kept kept;	/* its record in the mapped file, for an ending without exit (query_keep) */
 };
+
+static void query_keep(struct query *h);
+static void query_fields(struct spy_line *l, const struct query *h);
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t json_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -370,8 +375,10 @@ query_learn(const struct slot *engine_or_cfg)
 		return;
 	if (s->type == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR)
 		e = target(s, CUDNN_ATTR_ENGINECFG_ENGINE, 0);
-	if (e && int_attr(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, &index))
+	if (e && int_attr(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, &index) && queries[s->query].engine[s->rank] != index) {
 		queries[s->query].engine[s->rank] = index;
+		query_keep(&queries[s->query]);
+	}
 }
 
 /* ---- Signatures ---- */
@@ -1375,48 +1382,76 @@ spy_backend_records(void)
 {
 	pthread_mutex_lock(&lock);
 	for (int q = queries_from; q < nqueries; q++) {
-		const struct query *h = &queries[q];
 		struct spy_thread *th;
 		/* Written at exit, by this thread; the tid is the one that asked. */
-		struct spy_line *l = record_begin(&th, "heuristics", h->tid, h->t_ns);
-		const char *mode = spy_enum_name(_SPY_ENUM_cudnnBackendHeurMode_t, h->mode, 0);
-		int n = (int)h->ncfg;
+		struct spy_line *l = record_begin(&th, "heuristics", queries[q].tid, queries[q].t_ns);
 
 		if (!l)
 			break;
-		spy_line_lit(l, ",\"id\":");
-		spy_backend_id_json(l, h->heur);
-		spy_line_lit(l, ",\"graph\":");
-		spy_backend_id_json(l, h->graph);
-		spy_line_lit(l, ",\"op\":");
-		spy_line_name(l, spy_op_name(h->op));
-		spy_line_lit(l, ",\"signature\":");
-		spy_line_str(l, h->sig[0] ? h->sig : NULL);
-		spy_line_lit(l, ",\"mode\":");
-		spy_line_name(l, mode);
-		spy_line_lit(l, ",\"requested\":");
-		spy_line_i64(l, h->requested);
-		spy_line_lit(l, ",\"returned\":");
-		spy_line_i64(l, h->returned);
-		spy_line_lit(l, ",\"configs\":[");
-		for (int i = 0; i < n; i++) {
-			if (i)
-				spy_line_char(l, ',');
-			spy_backend_id_json(l, h->cfg[i]);
-		}
-		spy_line_lit(l, "],\"engines\":[");
-		for (int i = 0; i < n; i++) {
-			if (i)
-				spy_line_char(l, ',');
-			if (h->engine[i] >= 0)
-				spy_line_i64(l, h->engine[i]);
-			else
-				spy_line_lit(l, "null");
-		}
-		spy_line_lit(l, "]}");
+		query_fields(l, &queries[q]);
 		spy_sink_commit(th, l, 0);
 	}
 	pthread_mutex_unlock(&lock);
+}
+
+/*
+ * A query's record kept up to date in the mapped file, so that a process
+ * that ends without exit leaves it: when it is made, and again as its
+ * configs' engines become known (lock held).
+ */
+static void
+query_keep(struct query *h)
+{
+	static struct spy_line l;
+
+	if (!spy_sink_state_gen())
+		return;
+	spy_line_reset(&l);
+	spy_line_lit(&l, "{\"event\":\"heuristics\",\"tid\":");
+	spy_line_i64(&l, h->tid);
+	spy_line_lit(&l, ",\"t_ns\":");
+	spy_line_u64(&l, h->t_ns);
+	query_fields(&l, h);
+	spy_kept_text(&h->kept, (unsigned)(h - queries), &l);
+}
+
+/* A heuristics record's fields after its event, thread and time. */
+static void
+query_fields(struct spy_line *l, const struct query *h)
+{
+	const char *mode = spy_enum_name(_SPY_ENUM_cudnnBackendHeurMode_t, h->mode, 0);
+	int n = (int)h->ncfg;
+
+	spy_line_lit(l, ",\"id\":");
+	spy_backend_id_json(l, h->heur);
+	spy_line_lit(l, ",\"graph\":");
+	spy_backend_id_json(l, h->graph);
+	spy_line_lit(l, ",\"op\":");
+	spy_line_name(l, spy_op_name(h->op));
+	spy_line_lit(l, ",\"signature\":");
+	spy_line_str(l, h->sig[0] ? h->sig : NULL);
+	spy_line_lit(l, ",\"mode\":");
+	spy_line_name(l, mode);
+	spy_line_lit(l, ",\"requested\":");
+	spy_line_i64(l, h->requested);
+	spy_line_lit(l, ",\"returned\":");
+	spy_line_i64(l, h->returned);
+	spy_line_lit(l, ",\"configs\":[");
+	for (int i = 0; i < n; i++) {
+		if (i)
+			spy_line_char(l, ',');
+		spy_backend_id_json(l, h->cfg[i]);
+	}
+	spy_line_lit(l, "],\"engines\":[");
+	for (int i = 0; i < n; i++) {
+		if (i)
+			spy_line_char(l, ',');
+		if (h->engine[i] >= 0)
+			spy_line_i64(l, h->engine[i]);
+		else
+			spy_line_lit(l, "null");
+	}
+	spy_line_lit(l, "]}");
 }
 
 /* ---- Calls ---- */
@@ -1471,6 +1506,7 @@ heuristics_results(const struct spy_call *c, struct slot *heur, const union spy_
 		q->cfg[i] = cfg->num;
 	}
 	nqueries++;
+	query_keep(q);
 }
 
 /* The knobs of a ranked config, as its query keeps them; NULL when there is no room (lock held). */
@@ -1892,6 +1928,9 @@ fork_parent(void)
 static void
 fork_child(void)
 {
+	/* The parent's file: a query the child makes is kept in the child's. */
+	for (int q = 0; q < nqueries; q++)
+		queries[q].kept.rec = NULL;
 	queries_from = nqueries;
 	fork_parent();
 }

@@ -6,11 +6,14 @@
  * and filter, bias-activation, and a 3-D convolution that was never
  * searched. Without a GPU (the real cuDNN) the handle is NULL and the
  * searches and convolutions fail; the descriptors and output dimensions
- * still work. usage: conv-legacy [LIBCUDART|- [nondet]]
+ * still work. usage: conv-legacy [LIBCUDART|- [nondet|stop]]
  *   nondet: backward filter runs what its search ranked second, which the
  *           fake cuDNN marks CUDNN_NON_DETERMINISTIC
+ *   stop:   SIGSTOP to itself before it returns (a test copies the record
+ *           file then: what a process killed there leaves)
  */
 #include <dlfcn.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -145,5 +148,9 @@ run:
 	cudnnDestroyActivationDescriptor(act);
 	if (h)
 		cudnnDestroy(h);
+	if (argc > 2 && strcmp(argv[2], "stop") == 0) {
+		fflush(stdout);
+		raise(SIGSTOP);
+	}
 	return 0;
 }

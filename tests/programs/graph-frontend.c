@@ -12,7 +12,10 @@
  *   MODE replan: the plan that works finalized again, 20 times (a cache that misses)
  *   MODE fallback: the heuristics asked in CUDNN_HEUR_MODE_FALLBACK, as
  *               cudnn-frontend does once mode A offers nothing that works
+ *   MODE stop:  as without a mode, then SIGSTOP to itself before it returns (a
+ *               test copies the record file then: what a process killed there leaves)
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,5 +202,9 @@ main(int argc, char **argv)
 	cudnnBackendDestroyDescriptor(graph);
 	if (h)
 		cudnnDestroy(h);
+	if (mode && strcmp(mode, "stop") == 0) {
+		fflush(stdout);
+		raise(SIGSTOP);
+	}
 	return 0;
 }
