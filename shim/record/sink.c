@@ -888,10 +888,11 @@ static void
 map_decide(int f)
 {
 	pthread_mutex_lock(&map_lock);
-	map_state = binary() ? MAP_ON : MAP_OFF;
+	/* Atomic: threads that saw the file opened read it without the lock (mapping()). */
+	__atomic_store_n(&map_state, binary() ? MAP_ON : MAP_OFF, __ATOMIC_RELEASE);
 	/* A disk full now may have room later: the mapping stays, and what finds no room is dropped and counted. */
 	if (map_state == MAP_ON && grow(f, 0) != 0 && errno != ENOSPC && errno != EDQUOT) {
-		map_state = MAP_OFF;
+		__atomic_store_n(&map_state, MAP_OFF, __ATOMIC_RELEASE);
 		spy_log_once(&map_said, "%s cannot be mapped (%s): records are written in chunks, at least once a "
 			     "second; a process killed loses its last second of records", path, strerror(errno));
 	}
