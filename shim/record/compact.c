@@ -60,26 +60,21 @@ u32_at(const unsigned char *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-/* The frames of the file's bytes `m` in order, blocks opened and state dropped: 0, or -1 at anything the spy did not write. */
+/*
+ * The frames of the file's bytes `m` in order, blocks opened and state
+ * dropped: 0, or -1 at anything the spy did not write.
+ */
 static int
 walk(const unsigned char *m, size_t size, struct out *o)
 {
-	size_t pos = 0, frames_end = 0, block_end = 0, n;
-	int in_block = 0;
+	size_t pos = 0, n;
 
 	while (pos < size && !o->failed) {
-		size_t limit = in_block ? frames_end : size;
-
-		if (in_block && pos >= frames_end) {
-			pos = block_end;
-			in_block = 0;
-			continue;
-		}
-		if (!in_block && m[pos] == 0) {
+		if (m[pos] == 0) {
 			pos++;
 			continue;
 		}
-		if (!in_block && m[pos] == SPY_REC_BLOCK) {
+		if (m[pos] == SPY_REC_BLOCK) {
 			uint32_t c, cap;
 
 			if (size - pos < SPY_REC_BLOCK_HEAD || m[pos + 1] != SPY_REC_BLOCK_HEAD - 2)
@@ -88,16 +83,20 @@ walk(const unsigned char *m, size_t size, struct out *o)
 			cap = u32_at(m + pos + SPY_REC_BLOCK_CAPACITY);
 			if (c > cap || cap > size - pos - SPY_REC_BLOCK_HEAD)
 				return -1;
-			frames_end = pos + SPY_REC_BLOCK_HEAD + c;
-			block_end = pos + SPY_REC_BLOCK_HEAD + cap;
-			in_block = 1;
 			pos += SPY_REC_BLOCK_HEAD;
+			/*
+			 * A block of records is whole frames up to its committed end, copied as they are; a block of
+			 * state frames (sink.c keeps them apart) holds nothing the summary does not say now.
+			 */
+			if (c && m[pos] != SPY_REC_STATE)
+				put(o, m + pos, c);
+			pos += cap;
 			continue;
 		}
-		if (spy_rec_frame(m, limit, pos, &n) != SPY_REC_WHOLE)
+		/* Outside blocks: the file and header frames, a crash handler's records. */
+		if (spy_rec_frame(m, size, pos, &n) != SPY_REC_WHOLE)
 			return -1;
-		if (m[pos] != SPY_REC_STATE)
-			put(o, m + pos, n);
+		put(o, m + pos, n);
 		pos += n;
 	}
 	flush_out(o);

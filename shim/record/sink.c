@@ -632,8 +632,12 @@ grow(int f, size_t size)
 		errno = EFBIG;
 		return -1;
 	}
-	/* The extent begins 64-aligned (the zeros before it are no frames): its counters are stored atomically. */
-	at = ((uint64_t)st.st_size + 63) / 64 * 64;
+	/*
+	 * The extent begins on a page (the zeros before it are no frames), and so
+	 * does each block: its counters are stored atomically, and a block left
+	 * behind gives its pages back to the process's memory (claim()).
+	 */
+	at = ((uint64_t)st.st_size + (uint64_t)page - 1) / (uint64_t)page * (uint64_t)page;
 	if (fallocate(f, 0, st.st_size, (off_t)(at - (uint64_t)st.st_size + len)) != 0) {
 		uint64_t least = size > BLOCK_SIZE ? size : BLOCK_SIZE;
 
@@ -716,6 +720,13 @@ claim(struct spy_buf *b, size_t need)
 	if (p && b->blk && b->blk_cap - b->len >= 2 * 4096)
 		punch(__atomic_load_n(&fd, __ATOMIC_ACQUIRE), b->blk_off + SPY_REC_BLOCK_HEAD + b->len,
 		      b->blk_off + SPY_REC_BLOCK_HEAD + b->blk_cap);
+	/*
+	 * Its pages leave the process's resident memory (they stay in the page
+	 * cache, the file's): a traced process's memory does not grow with its
+	 * records. Shared file pages: nothing written is lost.
+	 */
+	if (p && b->blk)
+		madvise(b->blk, SPY_REC_BLOCK_HEAD + b->blk_cap, MADV_DONTNEED);
 	if (p || b->blk) {
 		b->len = 0;
 		b->chunk = 0;
