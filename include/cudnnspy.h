@@ -56,8 +56,10 @@ extern "C" {
  * Marks a point in the run: writes a "mark" record, with the label, the
  * thread and the time, to the calling thread's record buffer, in order with
  * that thread's cuDNN call records. Does nothing unless records are enabled
- * (CUDNNSPY_OUTPUT). The record is buffered like the others: it reaches the
- * file at the next flush (a failure, a full buffer, cudnnspy_flush, exit).
+ * (CUDNNSPY_OUTPUT). The record is in the file when this returns, as the
+ * others are (the file is mapped), however the process ends after; where
+ * the file cannot be mapped, at the next flush (at most a second later,
+ * cudnnspy_flush, exit).
  *
  * @param label What to call this point, for example "epoch 3" or
  *        "step 1200". Copied at once; cut to CUDNNSPY_LABEL_MAX bytes. NULL
@@ -66,10 +68,12 @@ extern "C" {
 CUDNNSPY_WEAK void cudnnspy_mark(const char *label);
 
 /**
- * Writes every thread's buffered records to the record file now, so that a
- * process that may be killed, or another process watching the file, sees
- * them. Opens the file if this is the first record. Does nothing unless
- * records are enabled.
+ * Writes every thread's buffered records to the record file now. Records
+ * are the file's when their call returns (the file is mapped), so this is
+ * needed only where the file cannot be mapped (a file system without
+ * shared mappings, a file-size limit), for a process that may be killed or
+ * another process watching the file. Opens the file if this is the first
+ * record. Does nothing unless records are enabled.
  */
 CUDNNSPY_WEAK void cudnnspy_flush(void);
 

@@ -130,7 +130,8 @@ print_processes(struct rmodel *m, FILE *out)
 		if (json_is_true(json_object_get(p, "summary")))
 			fprintf(out, ", %lld internal, %lld dropped%s\n", report_jget_int(p, "internal"),
 				report_jget_int(p, "dropped"), json_is_true(json_object_get(p, "exited")) ? "" :
-				" (it ended without exit: killed, _exit or exec; counts from the counters it left)");
+				" (no summary at exit: killed, _exit, exec, or still running; counts from the counters in "
+				"its file)");
 		else
 			fputs(" (no summary: the process did not exit normally? counts from the records)\n",
 			      out);
