@@ -60,6 +60,7 @@ struct spy_thread {
 	int in_use;
 	unsigned index;		/* blocks numbered from 0 as they are made: format 2's text ids (recbin.c) */
 	int inside;		/* inside a real cuDNN call now: read by the fork handler */
+	int recording;		/* writing a traced call's record and then counting it: the exit waits (sink.c's seal) */
 	unsigned flight_pos;
 	uint32_t flight[SPY_FLIGHT_MAX];
 	struct spy_buf *buf;	/* records waiting to be written; NULL until the first */

@@ -147,6 +147,8 @@ spy_thread_fork_child(void)
 		th->flight_pos = 0;
 		/* The counters are the child's own memory now (spy_sink_fork_child): moved into its own file later. */
 		th->home = 0;
+		/* A thread of the parent's in the middle of a record is not the child's: its exit waits for none. */
+		th->recording = 0;
 		if (th != spy_tls.thread && th != &fallback)
 			th->in_use = 0;
 	}

@@ -1264,6 +1264,13 @@ spy_sink_seal(void)
 			lock(b);
 			unlock(b);
 		}
+		/*
+		 * A traced call counts once its record is written (slowpath.c): one
+		 * whose record is in the file is counted before the summary is taken.
+		 * Bounded: the exit must not wait on a thread stuck in the file system.
+		 */
+		for (int i = 0; i < 10000 && th != spy_tls.thread && __atomic_load_n(&th->recording, __ATOMIC_ACQUIRE); i++)
+			sched_yield();
 	}
 	/*
 	 * A writer already past its check on the fast path (put_fast) finishes

@@ -34,6 +34,8 @@
 #define MAX_SIGS 1024
 #define SIG_HASH 2048		/* a power of two, twice MAX_SIGS */
 #define MAX_CHOICES 2048
+/* Plans of one signature from which its planning is a finding (graph_findings). */
+#define REPLANNED 16
 #define MAX_RESULTS 8		/* a search's ranked results kept per signature */
 #define MAX_QUERIED 8		/* legacy algorithm values whose workspace query is kept */
 #define PENDING 512		/* calls whose GPU time may still come */
@@ -394,6 +396,7 @@ choice_find(int sig, int api, int op, int algo, const struct spy_graph_run *g)
 static void keep(struct choice *ch, int idx);
 static void kept_text(struct choice *ch);
 static void kept_all(void);
+static void kept_findings(void);
 
 /* Counts one call of a choice; remembers it for its GPU time. */
 static void
@@ -714,8 +717,10 @@ legacy_run(struct spy_call *c, const struct conv_fn *f, const union spy_arg *arg
 			ch->ws_min = ws;
 		if (ws > ch->ws_max)
 			ch->ws_max = ws;
-		if (spy_kept_live(&ch->kept) && ch->nondet != nondet)
+		if (spy_kept_live(&ch->kept) && ch->nondet != nondet) {
 			kept_text(ch);
+			kept_findings();
+		}
 		keep(ch, idx);
 		if (need >= 0 && (int64_t)ws < need && !(g->flags & F_WS_SMALL)) {
 			g->flags |= F_WS_SMALL;
@@ -810,8 +815,10 @@ spy_algo_graph_run(const struct spy_graph_run *g, struct spy_call *c, long statu
 		if (g->nondet >= 0)
 			ch->nondet = g->nondet;
 		if (spy_kept_live(&ch->kept) && (was_plan != ch->ws_plan || was_nondet != ch->nondet || was_rank != ch->rank ||
-				 was[0] != ch->plan || was[1] != ch->config || was[2] != ch->graph || was[3] != ch->heur))
+				 was[0] != ch->plan || was[1] != ch->config || was[2] != ch->graph || was[3] != ch->heur)) {
 			kept_text(ch);
+			kept_findings();
+		}
 		keep(ch, idx);
 	}
 	pthread_mutex_unlock(&lock);
@@ -828,6 +835,9 @@ spy_algo_graph_planned(const struct spy_graph_run *g, uint64_t ns)
 	if (k >= 0) {
 		sigs[k].plans++;
 		sigs[k].plan_ns += ns;
+		/* A replanning storm is said from REPLANNED plans on, with their count and time. */
+		if (sigs[k].plans >= REPLANNED)
+			kept_findings();
 	}
 	pthread_mutex_unlock(&lock);
 }
@@ -841,7 +851,6 @@ spy_algo_graph_planned(const struct spy_graph_run *g, uint64_t ns)
  * every signature ran the first plan heuristics ranked, with no sweep of
  * several plans seen anywhere.
  */
-#define REPLANNED 16
 #define NONDET_SAID 8		/* signatures named by nondeterministic-engine; the rest are counted */
 
 static void duration(char *b, size_t size, uint64_t ns);
@@ -1264,8 +1273,10 @@ static void
 keep(struct choice *ch, int idx)
 {
 	(void)idx;
-	if (!spy_kept_live(&ch->kept))
+	if (!spy_kept_live(&ch->kept)) {
 		kept_text(ch);
+		kept_findings();
+	}
 	kept_values(ch);
 }
 
@@ -1276,6 +1287,7 @@ kept_all(void)
 	for (int i = 0; i < nchoices; i++)
 		if (spy_kept_live(&choices[i].kept))
 			kept_text(&choices[i]);
+	kept_findings();
 }
 
 void
@@ -1288,24 +1300,56 @@ spy_algo_records(void)
 	pthread_mutex_unlock(&lock);
 }
 
+#define EXIT_FINDINGS 24
+
+static const char *
+exit_severity(const char *id, int asked)
+{
+	return strcmp(id, "untuned-graph") == 0 || (strcmp(id, "nondeterministic-engine") == 0 && !asked) ? "info"
+													     : "warning";
+}
+
 void
 spy_algo_exit_findings(void)
 {
-	static char msg[24][640];
-	const char *ids[24];
+	static char msg[EXIT_FINDINGS][640];
+	const char *ids[EXIT_FINDINGS];
 	int n, asked = determinism_asked() != NULL;
 
 	pthread_mutex_lock(&lock);
-	n = graph_findings(msg, ids, 24);
+	n = graph_findings(msg, ids, EXIT_FINDINGS);
 	pthread_mutex_unlock(&lock);
 	/* Outside the lock: a finding writes a record and a line. */
 	for (int i = 0; i < n; i++)
-		spy_audit_finding(ids[i],
-				  strcmp(ids[i], "untuned-graph") == 0 ||
-						  (strcmp(ids[i], "nondeterministic-engine") == 0 && !asked)
-					  ? "info"
-					  : "warning",
-				  msg[i], NULL);
+		spy_audit_finding(ids[i], exit_severity(ids[i], asked), msg[i], NULL);
+}
+
+/*
+ * The findings the exit makes from what ran, kept up to date in the mapped
+ * file as what ran changes (a choice made, a search, a plan), so that a
+ * process that ends without exit leaves them too (lock held).
+ */
+static void
+kept_findings(void)
+{
+	static char msg[EXIT_FINDINGS][640];
+	static struct spy_kept kept[EXIT_FINDINGS];
+	static struct spy_line l;
+	static int nkept;
+	const char *ids[EXIT_FINDINGS];
+	int n, asked;
+
+	if (!spy_sink_state_gen() || !nchoices)
+		return;
+	asked = determinism_asked() != NULL;
+	n = graph_findings(msg, ids, EXIT_FINDINGS);
+	for (int i = 0; i < n; i++) {
+		spy_audit_finding_json(&l, ids[i], exit_severity(ids[i], asked), msg[i], NULL, 0);
+		spy_kept_text(&kept[i], 0x10000u + (unsigned)i, &l);
+	}
+	for (int i = n; i < nkept; i++)
+		spy_kept_clear(&kept[i]);
+	nkept = n;
 }
 
 static void

@@ -367,23 +367,30 @@ finding(const char *id, const char *severity, const char *key, const char *const
 	b = spy_thread_buf(th);
 	if (!b)
 		return;
-	spy_line_reset(&b->line);
-	spy_line_lit(&b->line, "{\"event\":\"finding\",\"id\":");
-	spy_line_name(&b->line, id);
-	spy_line_lit(&b->line, ",\"severity\":");
-	spy_line_name(&b->line, severity);
-	spy_line_lit(&b->line, ",\"message\":");
-	spy_line_str(&b->line, message);
-	spy_line_lit(&b->line, ",\"fix\":");
-	spy_line_str(&b->line, spy_rule_fix(id));
-	spy_line_lit(&b->line, ",\"paths\":[");
+	spy_audit_finding_json(&b->line, id, severity, message, paths, npaths);
+	spy_sink_commit(th, &b->line, 1);
+}
+
+void
+spy_audit_finding_json(struct spy_line *l, const char *id, const char *severity, const char *message,
+		       const char *const *paths, int npaths)
+{
+	spy_line_reset(l);
+	spy_line_lit(l, "{\"event\":\"finding\",\"id\":");
+	spy_line_name(l, id);
+	spy_line_lit(l, ",\"severity\":");
+	spy_line_name(l, severity);
+	spy_line_lit(l, ",\"message\":");
+	spy_line_str(l, message);
+	spy_line_lit(l, ",\"fix\":");
+	spy_line_str(l, spy_rule_fix(id));
+	spy_line_lit(l, ",\"paths\":[");
 	for (int i = 0; i < npaths; i++) {
 		if (i)
-			spy_line_char(&b->line, ',');
-		spy_line_str(&b->line, paths[i]);
+			spy_line_char(l, ',');
+		spy_line_str(l, paths[i]);
 	}
-	spy_line_lit(&b->line, "]}");
-	spy_sink_commit(th, &b->line, 1);
+	spy_line_lit(l, "]}");
 }
 
 void

@@ -21,6 +21,9 @@ void spy_audit_load(const char *name, int flags, const char *caller, enum spy_lo
  * NOT_INITIALIZED from cudnnCreate of `copy`; "" and 0 when nothing explains it.
  */
 size_t spy_audit_why_not_initialized(char *out, size_t size, unsigned copy);
+/* A finding record's line, as spy_audit_finding writes it (kept records of findings made at exit: algo.c). */
+void spy_audit_finding_json(struct spy_line *l, const char *id, const char *severity, const char *message,
+			    const char *const *paths, int npaths);
 /* In a forked child: report everything again, into the child's own file. */
 void spy_audit_fork_child(void);
 

@@ -56,6 +56,15 @@ spy_kept_text(struct spy_kept *k, unsigned number, const struct spy_line *l)
 }
 
 void
+spy_kept_clear(struct spy_kept *k)
+{
+	if (!spy_kept_live(k))
+		return;
+	__atomic_store_n(&k->rec->len[0], 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&k->rec->len[1], 0, __ATOMIC_RELEASE);
+}
+
+void
 spy_kept_values(struct spy_kept *k, const uint64_t *v, int n)
 {
 	if (!spy_kept_live(k))

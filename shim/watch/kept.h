@@ -20,6 +20,8 @@ struct spy_kept {
 void spy_kept_text(struct spy_kept *k, unsigned number, const struct spy_line *l);
 /* Its values, in place. */
 void spy_kept_values(struct spy_kept *k, const uint64_t *v, int n);
+/* It says nothing any more: a reader gives no record for it. */
+void spy_kept_clear(struct spy_kept *k);
 /* 1 when it is kept in this process's mapped file (the one its text went to). */
 int spy_kept_live(const struct spy_kept *k);
 

@@ -646,13 +646,17 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 	}
 	/* A traced call's count, once its record is written (spy_call_end). */
 	if (SPY_UNLIKELY(flags & SPY_FN_TRACE)) {
+		struct spy_thread *th = spy_tls.thread;
 		struct spy_counts *n;
 
+		/* Seq-cst against the seal: the exit sees this flag, or this call's record sees the seal. */
+		__atomic_store_n(&th->recording, 1, __ATOMIC_SEQ_CST);
 		other_lanes(c, status, args, flags);
-		n = spy_counts_of(spy_tls.thread, c->copy, c->id);
+		n = spy_counts_of(th, c->copy, c->id);
 		SPY_INC(n->calls);
 		if (status != 0)
 			SPY_INC(n->fails);
+		__atomic_store_n(&th->recording, 0, __ATOMIC_RELEASE);
 		return;
 	}
 	/* A tail call: a failure's stack then unwinds one frame fewer (about 2,000 instructions). */

@@ -469,14 +469,16 @@ def summary_same_as_exit():
 @scenario
 def algo_records_kept():
     """What ran for each convolution and graph survives an ending without exit: the `algo` and `heuristics`
-    records `cudnnspy dump` gives from the records the process kept in its mapped file are those its exit writes
-    (conv-legacy: searches, a workspace query, choices changed and too small a workspace; graph-frontend:
-    heuristics asked for 40 configs, their engines read, plans probed), each stopped before its exit while its
-    file is copied."""
+    records, and the findings the exit makes from them, that `cudnnspy dump` gives from the records the process
+    kept in its mapped file are those its exit writes (conv-legacy: searches, a workspace query, choices changed
+    and too small a workspace; graph-frontend: heuristics asked for 40 configs, their engines read, plans probed,
+    and with replan the plan finalized 20 more times: `replanning`, `untuned-graph`), each stopped before its exit
+    while its file is copied."""
     if TEST_FORMAT == "json":
         print("format 1 keeps no records in place: skipped")
         sys.exit(77)
-    for argv in ([prog("conv-legacy"), "-", "stop"], [prog("graph-frontend"), "40", "stop"]):
+    for argv in ([prog("conv-legacy"), "-", "stop"], [prog("graph-frontend"), "40", "stop"],
+                 [prog("graph-frontend"), "40", "replan-stop"]):
         kept_same(argv)
 
 
@@ -496,6 +498,8 @@ def kept_same(argv):
         check(p.returncode == 0, "%s ran to its end (%d)" % (name, p.returncode))
         left, ended = algo_records(stopped), algo_records(path)
         check(ended, "%s: the exit writes algo records" % name, repr(ended)[:400])
+        if "replan" in argv[-1]:
+            check(any(r.get("id") == "replanning" for r in ended), "%s: the exit says replanning" % name)
         check(left == ended, "%s: the algo and heuristics records from the kept ones are the exit's: %d and %d"
               % (name, len(left), len(ended)), json.dumps(left, indent=1)[:3000], json.dumps(ended, indent=1)[:3000])
         print("%s: %d algo and heuristics records, the same from the mapped file as at exit" % (name, len(ended)))
@@ -506,6 +510,10 @@ def algo_records(path):
     check(p.returncode == 0, "dump %s: exit %d" % (path, p.returncode), p.stderr.decode(errors="replace"))
     recs = [json.loads(l) for l in p.stdout.splitlines()
             if l.startswith(b'{"event":"algo"') or l.startswith(b'{"event":"heuristics"')]
+    # The findings the exit makes from what ran (the others are written when found, in both files alike).
+    exit_ids = ("untuned-graph", "nondeterministic-engine", "fallback-engine", "replanning")
+    recs += [r for r in map(json.loads, (l for l in p.stdout.splitlines() if l.startswith(b'{"event":"finding"')))
+             if r["id"] in exit_ids]
     return sorted(recs, key=lambda r: json.dumps(r, sort_keys=True))
 
 

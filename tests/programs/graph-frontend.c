@@ -13,7 +13,8 @@
  *   MODE fallback: the heuristics asked in CUDNN_HEUR_MODE_FALLBACK, as
  *               cudnn-frontend does once mode A offers nothing that works
  *   MODE stop:  as without a mode, then SIGSTOP to itself before it returns (a
- *               test copies the record file then: what a process killed there leaves)
+ *               test copies the record file then: what a process killed there leaves);
+ *               replan-stop: replan, then the same
  */
 #include <signal.h>
 #include <stdio.h>
@@ -180,7 +181,7 @@ main(int argc, char **argv)
 				cudnnBackendDestroyDescriptor(other);
 			}
 		}
-		if (mode && strcmp(mode, "replan") == 0) {
+		if (mode && (strcmp(mode, "replan") == 0 || strcmp(mode, "replan-stop") == 0)) {
 			for (int k = 0; k < 20; k++) {
 				cudnnBackendDescriptor_t again = create(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
 
@@ -202,7 +203,7 @@ main(int argc, char **argv)
 	cudnnBackendDestroyDescriptor(graph);
 	if (h)
 		cudnnDestroy(h);
-	if (mode && strcmp(mode, "stop") == 0) {
+	if (mode && (strcmp(mode, "stop") == 0 || strcmp(mode, "replan-stop") == 0)) {
 		fflush(stdout);
 		raise(SIGSTOP);
 	}
