@@ -857,6 +857,7 @@ struct file_read {
 	size_t nprocs;			/* processes begun in the file */
 	struct proc **pending;		/* those that wait for the second pass, in line order */
 	size_t npending, pending_cap;
+	int pass2;			/* the second pass: only the call lines the first one counted */
 };
 
 /*
@@ -944,7 +945,16 @@ handle_line(struct report *r, struct file_read *f, const char *line, size_t len,
 		return;
 	}
 	ev = report_get_str(rec, "event");
-	if (!json_is_object(rec) || !ev) {
+	if (f->pass2 && (!ev || strcmp(ev, "call") != 0)) {
+		/*
+		 * A line the first pass counted as a call that parses as something
+		 * else (a second "event" key): the first pass said what it is. Read
+		 * again as a header, it ended the process a second time, which was
+		 * then freed twice (issue 28's CI, fuzz-report-short).
+		 */
+		json_decref(rec);
+		return;
+	} else if (!json_is_object(rec) || !ev) {
 		rc = -1;
 	} else if (strcmp(ev, "call") == 0) {
 		rc = on_call(r, f->p, rec, 0, lineno);
@@ -1107,6 +1117,7 @@ report_read_buffer(struct report *r, const char *name, const void *data, size_t 
 			rec_close(&rec);
 			rec_open_mem(&rec, s.mem, s.len);
 		}
+		f.pass2 = 1;
 		read_lines(r, &f, &s, 2);
 	}
 	pending_done(r, &f, 1);
@@ -1207,6 +1218,7 @@ report_read_path(struct report *r, const char *path)
 			open_binary(&rec, fd, st.st_size);
 			s.rec = &rec;
 		}
+		f.pass2 = 1;
 		read_lines(r, &f, &s, 2);
 		ran = 1;
 	}
