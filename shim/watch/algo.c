@@ -789,14 +789,6 @@ spy_algo_graph_run(const struct spy_graph_run *g, struct spy_call *c, long statu
 		idx = choice_find(k, API_GRAPH, g->op, -1, g);
 	if (idx >= 0) {
 		struct choice *ch = &choices[idx];
-
-		ch->config = g->config;
-		ch->graph = g->graph;
-		if (g->heur) {
-			ch->heur = g->heur;
-			ch->rank = g->rank;
-			ch->heur_mode = g->heur_mode;
-		}
 		int64_t was_plan = ch->ws_plan;
 		int was_nondet = ch->nondet, was_rank = ch->rank;
 		unsigned was[4] = { ch->plan, ch->config, ch->graph, ch->heur };
