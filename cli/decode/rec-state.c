@@ -205,16 +205,6 @@ rec_state_any(const struct rec_state *s)
 	return s && s->any;
 }
 
-static int
-by_calls(const void *a, const void *b)
-{
-	const struct spy_row *x = a, *y = b;
-
-	if (x->calls != y->calls)
-		return x->calls < y->calls ? 1 : -1;
-	return strcmp(spy_fn_info[x->id].name, spy_fn_info[y->id].name);
-}
-
 /*
  * The rows with calls, of one copy or of all (copy -1), sorted as the
  * library sorts them; their totals in *total. NULL when out of memory.
@@ -235,23 +225,8 @@ collect(const struct rec_state *s, int copy, size_t *nrows, struct spy_row *tota
 		for (int k = 0; k < SPY_MAX_COPIES; k++) {
 			const struct spy_row *x = s->rows[k] ? &s->rows[k][id] : NULL;
 
-			if (!x || (copy >= 0 && k != copy))
-				continue;
-			r.calls += x->calls;
-			r.fails += x->fails;
-			r.internal += x->internal;
-			r.gpu_timed += x->gpu_timed;
-			r.gpu_total += x->gpu_total;
-			r.timed += x->timed;
-			r.total += x->total;
-			r.first += x->first;
-			r.nfirst += x->nfirst;
-			if (x->min < r.min)
-				r.min = x->min;
-			if (x->max > r.max)
-				r.max = x->max;
-			for (unsigned b = 0; b < SPY_HIST_BUCKETS; b++)
-				r.hist[b] += x->hist[b];
+			if (x && (copy < 0 || k == copy))
+				spy_row_merge(&r, x);
 		}
 		spy_row_done(&r);
 		if (r.calls || r.internal) {
@@ -261,7 +236,7 @@ collect(const struct rec_state *s, int copy, size_t *nrows, struct spy_row *tota
 			total->internal += r.internal;
 		}
 	}
-	qsort(out, *nrows, sizeof(*out), by_calls);
+	qsort(out, *nrows, sizeof(*out), spy_row_by_calls);
 	return out;
 }
 
@@ -279,16 +254,7 @@ rec_state_summary(const struct rec_state *s, struct spy_line *l)
 	for (size_t i = 0; i < nrows; i++)
 		probing += s->probes[rows[i].id];
 	spy_line_reset(l);
-	spy_line_lit(l, "{\"event\":\"summary\",\"calls\":");
-	spy_line_u64(l, total.calls);
-	spy_line_lit(l, ",\"failures\":");
-	spy_line_u64(l, total.fails);
-	spy_line_lit(l, ",\"internal\":");
-	spy_line_u64(l, total.internal);
-	spy_line_lit(l, ",\"dropped\":");
-	spy_line_u64(l, s->dropped);
-	spy_line_lit(l, ",\"probing\":");
-	spy_line_u64(l, probing);
+	spy_summary_head_json(l, &total, s->dropped, probing);
 	spy_line_lit(l, ",\"functions\":[");
 	for (size_t i = 0; i < nrows; i++) {
 		if (i)
@@ -312,28 +278,8 @@ rec_state_summary(const struct rec_state *s, struct spy_line *l)
 		first = 0;
 		spy_line_lit(l, "{\"copy\":");
 		spy_line_u64(l, (uint64_t)k);
-		spy_line_lit(l, ",\"path\":null,\"version\":null,\"how\":null,\"by\":null,\"callers\":[],\"closed\":false,"
-			     "\"calls\":");
-		spy_line_u64(l, own.calls);
-		spy_line_lit(l, ",\"failures\":");
-		spy_line_u64(l, own.fails);
-		spy_line_lit(l, ",\"internal\":");
-		spy_line_u64(l, own.internal);
-		spy_line_lit(l, ",\"functions\":[");
-		for (size_t i = 0; i < nrows; i++) {
-			if (i)
-				spy_line_char(l, ',');
-			spy_line_lit(l, "{\"fn\":");
-			spy_line_name(l, spy_fn_info[mine[i].id].name);
-			spy_line_lit(l, ",\"calls\":");
-			spy_line_u64(l, mine[i].calls);
-			spy_line_lit(l, ",\"failures\":");
-			spy_line_u64(l, mine[i].fails);
-			spy_line_lit(l, ",\"internal\":");
-			spy_line_u64(l, mine[i].internal);
-			spy_line_char(l, '}');
-		}
-		spy_line_lit(l, "]}");
+		spy_line_lit(l, ",\"path\":null,\"version\":null,\"how\":null,\"by\":null,\"callers\":[],\"closed\":false");
+		spy_copy_counts_json(l, &own, mine, nrows);
 		free(mine);
 	}
 	spy_line_lit(l, "],\"exited\":false}");

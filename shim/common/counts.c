@@ -4,6 +4,7 @@
  * (records.c), one way for both.
  */
 #include "counts.h"
+#include "spy-api.h"
 
 #include <string.h>
 
@@ -141,4 +142,75 @@ spy_row_json(struct spy_line *l, const char *fn, const struct spy_row *r, uint64
 	spy_line_lit(l, ",\"gpu_total_ns\":");
 	spy_line_u64(l, r->gpu_total);
 	spy_line_char(l, '}');
+}
+
+void
+spy_row_merge(struct spy_row *r, const struct spy_row *x)
+{
+	r->calls += x->calls;
+	r->fails += x->fails;
+	r->internal += x->internal;
+	r->gpu_timed += x->gpu_timed;
+	r->gpu_total += x->gpu_total;
+	r->timed += x->timed;
+	r->total += x->total;
+	r->first += x->first;
+	r->nfirst += x->nfirst;
+	if (x->min < r->min)
+		r->min = x->min;
+	if (x->max > r->max)
+		r->max = x->max;
+	for (unsigned b = 0; b < SPY_HIST_BUCKETS; b++)
+		r->hist[b] += x->hist[b];
+}
+
+int
+spy_row_by_calls(const void *a, const void *b)
+{
+	const struct spy_row *x = a, *y = b;
+
+	if (x->calls != y->calls)
+		return x->calls < y->calls ? 1 : -1;
+	return strcmp(spy_fn_info[x->id].name, spy_fn_info[y->id].name);
+}
+
+void
+spy_summary_head_json(struct spy_line *l, const struct spy_row *total, uint64_t dropped, uint64_t probing)
+{
+	spy_line_lit(l, "{\"event\":\"summary\",\"calls\":");
+	spy_line_u64(l, total->calls);
+	spy_line_lit(l, ",\"failures\":");
+	spy_line_u64(l, total->fails);
+	spy_line_lit(l, ",\"internal\":");
+	spy_line_u64(l, total->internal);
+	spy_line_lit(l, ",\"dropped\":");
+	spy_line_u64(l, dropped);
+	spy_line_lit(l, ",\"probing\":");
+	spy_line_u64(l, probing);
+}
+
+void
+spy_copy_counts_json(struct spy_line *l, const struct spy_row *total, const struct spy_row *rows, size_t n)
+{
+	spy_line_lit(l, ",\"calls\":");
+	spy_line_u64(l, total->calls);
+	spy_line_lit(l, ",\"failures\":");
+	spy_line_u64(l, total->fails);
+	spy_line_lit(l, ",\"internal\":");
+	spy_line_u64(l, total->internal);
+	spy_line_lit(l, ",\"functions\":[");
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			spy_line_char(l, ',');
+		spy_line_lit(l, "{\"fn\":");
+		spy_line_name(l, spy_fn_info[rows[i].id].name);
+		spy_line_lit(l, ",\"calls\":");
+		spy_line_u64(l, rows[i].calls);
+		spy_line_lit(l, ",\"failures\":");
+		spy_line_u64(l, rows[i].fails);
+		spy_line_lit(l, ",\"internal\":");
+		spy_line_u64(l, rows[i].internal);
+		spy_line_char(l, '}');
+	}
+	spy_line_lit(l, "]}");
 }

@@ -57,7 +57,15 @@ void spy_row_add_timing(struct spy_row *r, const struct spy_timing *t, uint64_t 
 /* After the last add: a function never timed has no minimum. */
 void spy_row_done(struct spy_row *r);
 uint64_t spy_row_quantile(const struct spy_row *r, double q);
+/* Another row of the same function added to r (the command's sums over copies). */
+void spy_row_merge(struct spy_row *r, const struct spy_row *x);
+/* qsort order of rows: most calls first, then by name. */
+int spy_row_by_calls(const void *a, const void *b);
 /* The summary's fields of one function, `{"fn":...}`, with its probing failures. */
 void spy_row_json(struct spy_line *l, const char *fn, const struct spy_row *r, uint64_t probing);
+/* The summary record's beginning: `{"event":"summary"` and its totals, up to `"probing"`. */
+void spy_summary_head_json(struct spy_line *l, const struct spy_row *total, uint64_t dropped, uint64_t probing);
+/* A copy's counts in the summary: `,"calls":...,"functions":[...]}`, the functions' calls, failures and internal. */
+void spy_copy_counts_json(struct spy_line *l, const struct spy_row *total, const struct spy_row *rows, size_t n);
 
 #endif

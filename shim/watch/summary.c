@@ -110,16 +110,6 @@ spy_time_add(struct spy_counts *n, uint64_t ns)
 	SPY_INC(t->hist[spy_hist_bucket(ns)]);
 }
 
-static int
-by_calls(const void *a, const void *b)
-{
-	const struct spy_row *x = a, *y = b;
-
-	if (x->calls != y->calls)
-		return x->calls < y->calls ? 1 : -1;
-	return strcmp(spy_fn_info[x->id].name, spy_fn_info[y->id].name);
-}
-
 /* One row per function with calls: of one copy, or of all of them (copy -1). */
 static int
 collect(struct spy_row *rows, struct spy_row *total, int sort, int copy)
@@ -155,7 +145,7 @@ collect(struct spy_row *rows, struct spy_row *total, int sort, int copy)
 		}
 	}
 	if (sort)
-		qsort(rows, (size_t)nrows, sizeof(rows[0]), by_calls);
+		qsort(rows, (size_t)nrows, sizeof(rows[0]), spy_row_by_calls);
 	return nrows;
 }
 
@@ -178,16 +168,7 @@ static void copies_fields(struct spy_line *l, const struct spy_row *all, int nal
 static void
 summary_fields(struct spy_line *l, const struct spy_row *rows, int nrows, const struct spy_row *total)
 {
-	spy_line_lit(l, "{\"event\":\"summary\",\"calls\":");
-	spy_line_u64(l, total->calls);
-	spy_line_lit(l, ",\"failures\":");
-	spy_line_u64(l, total->fails);
-	spy_line_lit(l, ",\"internal\":");
-	spy_line_u64(l, total->internal);
-	spy_line_lit(l, ",\"dropped\":");
-	spy_line_u64(l, spy_sink_dropped());
-	spy_line_lit(l, ",\"probing\":");
-	spy_line_u64(l, total_probes(rows, nrows));
+	spy_summary_head_json(l, total, spy_sink_dropped(), total_probes(rows, nrows));
 	spy_line_lit(l, ",\"functions\":[");
 	for (int i = 0; i < nrows; i++) {
 		const struct spy_row *r = &rows[i];
@@ -260,27 +241,7 @@ copies_fields(struct spy_line *l, const struct spy_row *all, int nall, const str
 			spy_line_lit(l, "true");
 		else
 			spy_line_lit(l, "false");
-		spy_line_lit(l, ",\"calls\":");
-		spy_line_u64(l, total->calls);
-		spy_line_lit(l, ",\"failures\":");
-		spy_line_u64(l, total->fails);
-		spy_line_lit(l, ",\"internal\":");
-		spy_line_u64(l, total->internal);
-		spy_line_lit(l, ",\"functions\":[");
-		for (int i = 0; i < nrows; i++) {
-			if (i)
-				spy_line_char(l, ',');
-			spy_line_lit(l, "{\"fn\":");
-			spy_line_name(l, spy_fn_info[rows[i].id].name);
-			spy_line_lit(l, ",\"calls\":");
-			spy_line_u64(l, rows[i].calls);
-			spy_line_lit(l, ",\"failures\":");
-			spy_line_u64(l, rows[i].fails);
-			spy_line_lit(l, ",\"internal\":");
-			spy_line_u64(l, rows[i].internal);
-			spy_line_char(l, '}');
-		}
-		spy_line_lit(l, "]}");
+		spy_copy_counts_json(l, total, rows, (size_t)nrows);
 	}
 	spy_line_char(l, ']');
 }
