@@ -693,15 +693,7 @@ def full_disk_mapped():
     """A disk that fills up (a 256 KiB tmpfs; needs root) under 8 threads' 160000 traced calls: the program runs to
     its end (no SIGBUS from a mapping past the end of the disk), the spy says "cannot write" once, and the
     records in the file read back without damage."""
-    if os.geteuid() != 0 or not shutil.which("mount"):
-        print("needs root to mount a small tmpfs: skipped")
-        sys.exit(77)
-    d = tempfile.mkdtemp(prefix="cudnnspy-full-")
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", d]).returncode != 0:
-        os.rmdir(d)
-        print("cannot mount a tmpfs: skipped")
-        sys.exit(77)
-    try:
+    with scenarios.small_disk("256k") as d:
         threads, calls = 8, 160000
         with tempfile.TemporaryDirectory(prefix="cudnnspy-full-count-") as c:
             count = os.path.join(c, "count")
@@ -721,9 +713,6 @@ def full_disk_mapped():
         check(len(files) == 1, "one record file, not %d" % len(files), repr(files))
         check(0 < records < calls, "the disk was full: %d of %d calls recorded" % (records, calls))
         dumped.check_sound("full disk")
-    finally:
-        subprocess.run(["umount", d])
-        os.rmdir(d)
 
 
 def main():

@@ -4,6 +4,7 @@
 usage: scenarios.py NAME     (meson passes the paths in the environment)
 Exit 0 pass, 1 fail, 77 skip (only when the real cuDNN is absent).
 """
+import contextlib
 import difflib
 import json
 import os
@@ -2766,19 +2767,29 @@ def stderr_none_silent():
     check(q.returncode == -signal.SIGSEGV and said == "", "a crash, silent", q.stderr)
 
 
-@scenario
-def full_disk_whole_lines():
-    """A disk that fills up (a 64 KiB tmpfs; needs root): every line in the file is whole, the drops are
-    counted, and the program runs to its end."""
+@contextlib.contextmanager
+def small_disk(size):
+    """A directory on a tmpfs of SIZE ("64k"), mounted for the test and gone after (root only: exit 77 without)."""
     if os.geteuid() != 0 or not shutil.which("mount"):
         print("needs root to mount a small tmpfs: skipped")
         sys.exit(77)
     d = tempfile.mkdtemp(prefix="cudnnspy-full-")
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", d]).returncode != 0:
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs", d]).returncode != 0:
         os.rmdir(d)
         print("cannot mount a tmpfs: skipped")
         sys.exit(77)
     try:
+        yield d
+    finally:
+        subprocess.run(["umount", d])
+        os.rmdir(d)
+
+
+@scenario
+def full_disk_whole_lines():
+    """A disk that fills up (a 64 KiB tmpfs; needs root): every line in the file is whole, the drops are
+    counted, and the program runs to its end."""
+    with small_disk("64k") as d:
         # Format 2 packs these calls into a seventeenth of the bytes: ten times the calls fill the disk as well.
         for calls in (("300", "2000") if TEST_FORMAT == "json" else ("3000", "20000")):
             for f in os.listdir(d):
@@ -2789,9 +2800,6 @@ def full_disk_whole_lines():
             m = re.search(r"^cudnnspy: (\d+) records could not be written", p.stderr, re.M)
             check(m and int(m.group(1)) > 100, "dropped records counted", p.stderr)
             whole_lines(d)
-    finally:
-        subprocess.run(["umount", d])
-        os.rmdir(d)
 
 
 @scenario
