@@ -275,18 +275,22 @@ def uvarint(data, pos):
             return v, pos
 
 
-def frames(data):
+def frames(data, unused=None):
     """The frames of a format 2 file, read as docs/record-format.md describes them, apart from the library's
-    reader: [(tag or "json", payload bytes, offset)]; ValueError at anything else."""
+    reader: [(tag or "json", payload bytes, offset)]; ValueError at anything else. UNUSED, a list, gets the
+    lengths of what holds no frame (zeros, blocks' unused ends)."""
+    skip = unused.append if unused is not None else (lambda n: None)
     out, pos, block = [], 0, None
     while pos < len(data):
         if block and pos >= block[0]:
             # A block's bytes past its committed frames are none (version 6).
             if pos != block[0]:
                 raise ValueError("a frame runs past its block's committed end at byte %d" % block[0])
+            skip(block[1] - pos)
             pos, block = block[1], None
             continue
         if not block and data[pos] == 0:
+            skip(1)
             pos += 1  # zeros between frames: an extent the process did not fill
             continue
         if data[pos] == TAG_BLOCK and not block:
@@ -318,29 +322,9 @@ def frames(data):
 
 def unused_bytes(data):
     """The bytes of a format 2 file that hold no frame: zeros between frames and the unused ends of blocks."""
-    frames(data)  # ValueError where it is no format 2 file
-    out, pos, block = 0, 0, None
-    while pos < len(data):
-        if block and pos >= block[0]:
-            out += block[1] - pos
-            pos, block = block[1], None
-            continue
-        if not block and data[pos] == 0:
-            out += 1
-            pos += 1
-            continue
-        if data[pos] == TAG_BLOCK and not block:
-            committed = int.from_bytes(data[pos + 4:pos + 8], "little")
-            capacity = int.from_bytes(data[pos + 8:pos + 12], "little")
-            block = (pos + BLOCK_HEAD + committed, pos + BLOCK_HEAD + capacity)
-            pos += BLOCK_HEAD
-            continue
-        if data[pos] == ord("{"):
-            pos = data.index(b"\n", pos) + 1
-            continue
-        n, at = uvarint(data, pos + 1)
-        pos = at + n
-    return out
+    unused = []
+    frames(data, unused)
+    return sum(unused)
 
 
 def record_lines(path, exe=None):
