@@ -435,6 +435,10 @@ def summary_same_as_exit():
     what the same process's exit summary says: one process, stopped after its calls (SIGSTOP) while its record file
     is copied, then continued to its exit. Every function's counts and times and each copy's counts agree; only
     `exited` tells them apart. Traced and untraced, 1 and 8 threads."""
+    if TEST_FORMAT == "json":
+        # JSON Lines cannot be counters changed in place: format 1 holds no summary but the exit's.
+        print("format 1 keeps no counters in the file: skipped (format 2, the default, keeps them)")
+        sys.exit(77)
     for threads, traced in ((1, False), (8, False), (8, True)):
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "out")
@@ -448,8 +452,6 @@ def summary_same_as_exit():
             os.kill(p.pid, signal.SIGCONT)
             p.communicate(timeout=60)
             check(p.returncode == 0, "the program ran to its end (%d)" % p.returncode)
-            if TEST_FORMAT == "json":
-                continue
             left = summaries(stopped)
             ended = summaries(path)
             check(len(left) == 1 and left[0].get("exited") is False, "%d threads: the counters give one summary, "
