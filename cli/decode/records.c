@@ -987,6 +987,25 @@ stack(struct rec_reader *r, struct spy_line *l, const uint8_t *p, size_t n, size
 	return 1;
 }
 
+/*
+ * A packed call's Python frames (version 7), as format 1's "python": the
+ * text its id names, a JSON array written once per distinct stack. Nothing
+ * when the text is not there (a full disk dropped it) or is no array.
+ */
+static void
+python_frames(struct rec_reader *r, struct spy_line *l, uint64_t id)
+{
+	const struct rec_text *t = text_at(r, id);
+
+	if (!t || !t->s || t->json != t->len || t->len < 2 || t->s[0] != '[') {
+		if (!r->missing_texts++)
+			r->missing_at = r->frame_at;
+		return;
+	}
+	spy_line_lit(l, ",\"python\":");
+	spy_line_raw(l, t->s);
+}
+
 /* A failure frame's text (a varint length and the bytes) as a JSON string; 0 when the frame ends first. */
 static int
 failure_text(struct spy_line *l, const uint8_t *p, size_t n, size_t *pos)
@@ -1013,7 +1032,7 @@ static int
 failure_tail(struct rec_reader *r, struct spy_line *l, const uint8_t *p, size_t n, size_t pos)
 {
 	size_t at = pos, end;
-	uint64_t frames, v, fn, st, count;
+	uint64_t frames, v, fn, st, count, pyid = 0;
 	unsigned flags;
 	int first = 1;
 
@@ -1027,7 +1046,8 @@ failure_tail(struct rec_reader *r, struct spy_line *l, const uint8_t *p, size_t 
 	if (pos >= n)
 		return 0;
 	flags = p[pos++];
-	if (flags & ~(unsigned)(SPY_REC_F_INJECTED | SPY_REC_F_PROBING | SPY_REC_F_MESSAGE | SPY_REC_F_WHY))
+	if (flags & ~(unsigned)(SPY_REC_F_INJECTED | SPY_REC_F_PROBING | SPY_REC_F_MESSAGE | SPY_REC_F_WHY |
+				SPY_REC_F_PYTHON))
 		return 0;
 	if (flags & SPY_REC_F_INJECTED)
 		spy_line_lit(l, ",\"injected\":true");
@@ -1052,10 +1072,39 @@ failure_tail(struct rec_reader *r, struct spy_line *l, const uint8_t *p, size_t 
 		spy_recent_json(l, fn < _SPY_FN_COUNT ? (unsigned)fn : _SPY_FN_COUNT, spy_rec_unzigzag(st), &first);
 	}
 	spy_line_char(l, ']');
+	if ((flags & SPY_REC_F_PYTHON) && (!spy_rec_get_uv(p, n, &pos, &pyid) || pyid == 0))
+		return 0;
 	if (pos != n || !stack(r, l, p, end, &at, 1) || at != end)
 		return 0;
+	if (pyid)
+		python_frames(r, l, pyid);
 	spy_line_char(l, '}');
 	return !l->overflow;
+}
+
+/*
+ * What may follow a traced call's arguments: its stack, then (version 7) its
+ * Python frames' text id. A stack of no frames is there only before an id,
+ * and shows nothing, as format 1 shows no stack for such a call.
+ */
+static int
+call_tail(struct rec_reader *r, struct spy_line *l, const uint8_t *p, size_t n, size_t *pos)
+{
+	size_t at = *pos;
+	uint64_t frames, id;
+
+	if (!spy_rec_get_uv(p, n, &at, &frames))
+		return 0;
+	if (frames == 0)
+		*pos = at;
+	else if (!stack(r, l, p, n, pos, 0))
+		return 0;
+	if (*pos == n)
+		return frames != 0;
+	if (!spy_rec_get_uv(p, n, pos, &id) || id == 0)
+		return 0;
+	python_frames(r, l, id);
+	return 1;
 }
 
 /*
@@ -1154,7 +1203,7 @@ args_done:
 	spy_line_char(l, '}');
 	if (failure)
 		return failure_tail(r, l, p, n, pos);
-	if (pos < n && !stack(r, l, p, n, &pos, 0))
+	if (pos < n && !call_tail(r, l, p, n, &pos))
 		return 0;
 	spy_line_char(l, '}');
 	return pos == n && !l->overflow;

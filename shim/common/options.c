@@ -70,5 +70,10 @@ const struct spy_option spy_options[] = {
 	  "fifteenth of the bytes; read with `cudnnspy dump`, `report` or `repro`) or `json` (JSON Lines, format 1). "
 	  "`auto`: `binary`, unless CUDNNSPY_OUTPUT is a file name pattern ending in `.jsonl`.",
 	  FIELD(format) },
+	{ "CUDNNSPY_PYTHON", SPY_OPT_CHOICE, "failures", "off,failures,traced",
+	  "Which records name the calling thread's innermost Python frames (file, line, function; up to 8), when it "
+	  "runs Python: `failures` (and their lines on stderr), `traced` (also every traced call, and the first "
+	  "call of each convolution or graph signature), `off`.",
+	  FIELD(python) },
 	{ NULL, 0, NULL, NULL, NULL, NULL, 0 },
 };

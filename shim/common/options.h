@@ -34,10 +34,14 @@ struct spy_config {
 	long crash;		/* CUDNNSPY_CRASH: the fatal-signal handler */
 	char run_dir[PATH_MAX];	/* CUDNNSPY_RUN_DIR: cudnnspy run's markers */
 	long format;		/* CUDNNSPY_FORMAT: SPY_FORMAT_JSON or SPY_FORMAT_BINARY, once read */
+	long python;		/* CUDNNSPY_PYTHON: SPY_PYTHON_* */
+	int pack_lane;		/* format 2 without Python frames on traced calls: slowpath.c's lane for them */
 };
 extern struct spy_config spy_config;
 /* CUDNNSPY_FORMAT's values, in the order of the option table's words; config.c settles `auto` as it reads it. */
 enum { SPY_FORMAT_AUTO, SPY_FORMAT_JSON, SPY_FORMAT_BINARY };
+/* CUDNNSPY_PYTHON's values, in the order of the option table's words. */
+enum { SPY_PYTHON_OFF, SPY_PYTHON_FAILURES, SPY_PYTHON_TRACED };
 
 enum spy_option_type { SPY_OPT_PATH, SPY_OPT_STRING, SPY_OPT_GLOBS, SPY_OPT_FLAGS, SPY_OPT_INT, SPY_OPT_BOOL,
 	SPY_OPT_CHOICE };

@@ -212,6 +212,8 @@ spy_config_parse(const char *(*get)(const char *name))
 		}
 	}
 	settle_format();
+	/* A traced call with Python frames takes the slow path, which reads them: the lane stays as it was. */
+	spy_config.pack_lane = spy_config.format == SPY_FORMAT_BINARY && spy_config.python != SPY_PYTHON_TRACED;
 }
 
 void

@@ -12,6 +12,7 @@
  *    back into the spy).
  */
 #include "core.h"
+#include "pyframes.h"
 #include "init.h"
 #include "audit.h"
 
@@ -160,6 +161,7 @@ spy_dlopen_hook(const char *name, int flags, void *caller)
 		if (!spy_real_dlopen_ptr)
 			return NULL;	/* no dlopen in the process: nothing better to say */
 	}
+	spy_py_opened(name);
 	if (!name || strncmp(base_of(name), "libcudnn", 8) != 0)
 		return &spy_dlsym_pass;
 	if (!strchr(name, '/')) {

@@ -13,6 +13,7 @@
 #include "gpu.h"
 #include "inject.h"
 #include "objects.h"
+#include "pyframes.h"
 #include "recbin.h"
 #include "sink.h"
 #include "stack.h"
@@ -348,7 +349,8 @@ line_due(unsigned id, long status)
 
 static void
 failure_line(struct spy_line *l, const struct spy_call *c, long status, const union spy_arg *args,
-	     const char *message, const char *why, void *const *ips, int nips, const struct spy_thread *th)
+	     const char *message, const char *why, void *const *ips, int nips, const struct spy_pystack *py,
+	     const struct spy_thread *th)
 {
 	uint32_t n = rate_count(c->id, status);
 	/* A negative status is a CUDA error found by the synchronizing mode. */
@@ -394,6 +396,10 @@ failure_line(struct spy_line *l, const struct spy_call *c, long status, const un
 	if (nips > 0) {
 		spy_line_lit(l, " | at ");
 		spy_stack_text(l, ips, nips < 3 ? nips : 3);
+	}
+	if (py->n > 0) {
+		spy_line_lit(l, " | python ");
+		spy_py_text(l, py);
 	}
 	file = spy_sink_path();
 	/* What must stay at the end: the record file, whatever came before. */
@@ -454,6 +460,15 @@ spy_call_pre(struct spy_call *c, const void *handle)
 	return c->real;
 }
 
+/* A failure's stacks: the native one (its count), and the Python one unless CUDNNSPY_PYTHON=off. */
+static int
+stacks(void **ips, struct spy_pystack *py)
+{
+	if (spy_config.python != SPY_PYTHON_OFF)
+		spy_py_capture(py);
+	return spy_stack_capture(ips, SPY_STACK_MAX);
+}
+
 /* Everything else: a frame of its own, which the lanes above it do not pay for. */
 static __attribute__((noinline)) void
 slow_path(struct spy_call *c, long status, const union spy_arg *args)
@@ -464,6 +479,7 @@ slow_path(struct spy_call *c, long status, const union spy_arg *args)
 	struct spy_buf *b;
 	struct spy_line *l;
 	void *ips[SPY_STACK_MAX];
+	struct spy_pystack py;
 	const char *message = NULL;
 	char cuda_message[160], why[768];
 	int nips = 0, cuda_err = 0, failed, probe = 0;
@@ -486,6 +502,7 @@ slow_path(struct spy_call *c, long status, const union spy_arg *args)
 		goto out;
 	if (!failed && !sink)
 		goto out;
+	py.n = 0;
 	b = spy_thread_buf(th);
 	if (!b)
 		goto out;	/* out of memory: counting goes on, recording cannot */
@@ -495,11 +512,11 @@ slow_path(struct spy_call *c, long status, const union spy_arg *args)
 			 cuda_err, spy_cuda_error_name(cuda_err));
 		message = cuda_message;
 		if (sink || line_due(c->id, -cuda_err))
-			nips = spy_stack_capture(ips, SPY_STACK_MAX);
+			nips = stacks(ips, &py);
 	} else if (c->pre && c->injected) {
 		message = b->last_error;
 		if (sink || line_due(c->id, status))
-			nips = spy_stack_capture(ips, SPY_STACK_MAX);
+			nips = stacks(ips, &py);
 	} else if (status != 0 && (probe = spy_backend_is_probe(c->id, status,
 							       spy_copy_major(c->copy) == 8 ? 9 : 3000, args))) {
 		/*
@@ -513,7 +530,7 @@ slow_path(struct spy_call *c, long status, const union spy_arg *args)
 	} else if (status != 0) {
 		message = read_last_error(b, c->copy);
 		if (sink || line_due(c->id, status))
-			nips = spy_stack_capture(ips, SPY_STACK_MAX);
+			nips = stacks(ips, &py);
 		spy_audit();
 		/* cuDNN only repeats what its CUDA runtime said: say what the spy can see about why. */
 		if (c->id == _SPY_FN_cudnnCreate && status == (spy_copy_major(c->copy) == 8 ? 1 : 1001))
@@ -525,12 +542,16 @@ slow_path(struct spy_call *c, long status, const union spy_arg *args)
 	} else if (flags & SPY_FN_BACKTRACE) {
 		nips = spy_stack_capture(ips, SPY_STACK_MAX);
 	}
-	if (sink && !failed && spy_config.format == SPY_FORMAT_BINARY && spy_recbin_call(th, c, status, args, ips, nips))
+	/* A traced call names its Python line only when asked: a probing failure never does. */
+	if (!failed && spy_config.python == SPY_PYTHON_TRACED)
+		spy_py_capture(&py);
+	if (sink && !failed && spy_config.format == SPY_FORMAT_BINARY &&
+	    spy_recbin_call(th, c, status, args, ips, nips, &py))
 		sink = 0;	/* written packed */
 	if (sink && failed && spy_config.format == SPY_FORMAT_BINARY) {
 		struct spy_recbin_failure f = {
 			.message = message, .why = why, .cuda_error = cuda_err, .injected = c->pre && c->injected,
-			.probing = probe != 0,
+			.probing = probe != 0, .py = &py,
 		};
 
 		f.nrecent = recent_span(th, &f.recent_from);
@@ -569,12 +590,16 @@ slow_path(struct spy_call *c, long status, const union spy_arg *args)
 		} else if (failed) {
 			spy_line_lit(l, ",\"stack\":[]");
 		}
+		if (py.n > 0) {
+			spy_line_lit(l, ",\"python\":");
+			spy_py_json(l, &py);
+		}
 		spy_line_char(l, '}');
 		/* A failure is written at once: it may be the last thing the process does. */
 		spy_sink_commit(th, l, failed);
 	}
 	if (failed && (!probe || (spy_config.stderr_mask & SPY_STDERR_PROBING)))
-		failure_line(l, c, cuda_err ? -cuda_err : status, args, message, why, ips, nips, th);
+		failure_line(l, c, cuda_err ? -cuda_err : status, args, message, why, ips, nips, &py, th);
 out:
 	/* After the record, which shows the descriptor as the call found it. */
 	if (state_kind[c->id] >= STATE_SET && status != 0 && args && !(c->pre && c->injected))
@@ -611,14 +636,14 @@ other_lanes(struct spy_call *c, long status, const union spy_arg *args, unsigned
 	}
 	/* The next most frequent with records in format 2: a traced call that succeeded, packed (recbin.c). */
 	if ((flags == SPY_FN_TRACE || (flags == (SPY_FN_TRACE | SPY_FN_STATE) && state_kind[c->id] == STATE_SET)) &&
-	    status == 0 && !c->pre && spy_config.format == SPY_FORMAT_BINARY && th && spy_sink_enabled() &&
+	    status == 0 && !c->pre && spy_config.pack_lane && th && spy_sink_enabled() &&
 	    spy_thread_buf(th)) {
 		int saved = errno;
 
 		spy_names_major = __atomic_load_n(&spy_copies[c->copy].major, __ATOMIC_RELAXED);
 		if (flags & SPY_FN_STATE)
 			track_state(c->id, args);
-		if (spy_recbin_call(th, c, status, args, NULL, 0)) {
+		if (spy_recbin_call(th, c, status, args, NULL, 0, NULL)) {
 			errno = saved;
 			return;
 		}

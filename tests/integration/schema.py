@@ -183,6 +183,13 @@ def check_record(obj, where):
                     errors)
         for r in obj.get("recent") or []:
             _fields(r, [("fn", STR, False), ("status", INT, False)], where + " recent", errors)
+        # The calling thread's Python frames (issue 29): present only when it ran Python, never empty.
+        if "python" in obj:
+            if not isinstance(obj["python"], list) or not obj["python"] or len(obj["python"]) > 8:
+                errors.append("%s: python is %r" % (where, obj["python"]))
+            for f in obj["python"] if isinstance(obj["python"], list) else []:
+                _fields(f, [("file", STR, False), ("line", INT, False), ("function", STR, False)],
+                        where + " python frame", errors)
         if ev == "failure" and obj.get("status") == 0 and not _is(obj.get("cuda_error"), INT):
             errors.append("%s: a failure with status 0 and no CUDA error" % where)
         if "injected" in obj and obj["injected"] is not True:

@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Failures name the Python line behind them (issue 29): each record and stderr line of a failed call made from
+Python carries the calling thread's innermost Python frames, as Python itself names them.
+
+usage: python_frames.py NAME     (meson passes the paths in the environment, as for scenarios.py)
+
+The program is tests/python/failing.py with the real cuDNN 9.19: before each call it prints the frames Python
+says the call is made from (`expect`), so the oracle is the interpreter, not the spy. Every run is made twice,
+without and with the spy: stdout and the exit status must be the same. NAME is a case of failing.py run with
+Debian's python3 (/usr/bin/python3, an interpreter linked statically that exports its symbols), or `versions`:
+every case with every other CPython 3.8 to 3.13 installed (pyenv's, with a shared libpython), or one of the
+cases about settings and programs without Python.
+"""
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import scenarios
+from scenarios import E, PRELOAD, REAL, check, events, need_real, run
+
+SCENARIOS = {}
+scenario = scenarios.registry(SCENARIOS)
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROGRAM = os.path.join(HERE, "..", "python", "failing.py")
+EXTENSION = os.path.join(HERE, "..", "python", "spyext.c")
+FN = "cudnnSetTensor4dDescriptor"
+CASES = ["cdll", "pydll", "ext", "ext-nogil", "worker", "cthread", "atexit", "fork", "unicode", "deep", "generator"]
+NEEDS_EXTENSION = ("ext", "ext-nogil", "cthread")
+
+
+def debian_python():
+    return "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
+
+def version_of(python):
+    p = subprocess.run([python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, universal_newlines=True)
+    return p.stdout.strip() if p.returncode == 0 else None
+
+
+def other_interpreters():
+    """Every CPython 3.8 to 3.13 found besides Debian's: on PATH as python3.N, and pyenv's versions."""
+    found, seen = [], {os.path.realpath(debian_python())}
+    roots = [os.environ.get("PYENV_ROOT", ""), os.path.expanduser("~/.pyenv")]
+    for minor in range(8, 14):
+        cands = [shutil.which("python3.%d" % minor) or ""]
+        for root in roots:
+            cands += sorted(glob.glob(os.path.join(root, "versions", "3.%d.*" % minor, "bin", "python3.%d" % minor)))
+        for c in cands:
+            if c and os.path.exists(c) and os.path.realpath(c) not in seen and version_of(c) == "3.%d" % minor:
+                seen.add(os.path.realpath(c))
+                found.append(c)
+    return found
+
+
+def build_extension(python, directory):
+    """spyext, built against the interpreter's own headers; False when they are not installed."""
+    code = "import sysconfig; print(sysconfig.get_paths()['include']); print(sysconfig.get_config_var('EXT_SUFFIX'))"
+    p = subprocess.run([python, "-c", code], stdout=subprocess.PIPE, universal_newlines=True, check=True)
+    include, suffix = p.stdout.split()
+    if not os.path.exists(os.path.join(include, "Python.h")):
+        return False
+    out = os.path.join(directory, "spyext" + suffix)
+    subprocess.run([os.environ.get("CC", "cc"), "-shared", "-fPIC", "-O1", "-I" + include, EXTENSION, "-o", out,
+                    "-lpthread"], check=True)
+    return True
+
+
+def expected(stdout):
+    return [json.loads(l[len("expect "):]) for l in stdout.splitlines() if l.startswith("expect ")]
+
+
+def in_order(records, event):
+    return sorted(events(records, event, FN), key=lambda r: r["t_ns"])
+
+
+def text_of(frames):
+    return " < ".join("%s (%s:%d)" % (f["function"], f["file"], f["line"]) for f in frames)
+
+
+def run_case(python, case, extdir, extra=None):
+    """The case without and with the spy: (the spied run, the frames Python expected for each call)."""
+    argv = [python, PROGRAM, case, os.path.join(REAL, "libcudnn.so.9"), extdir]
+    plain = run(argv, {"PYTHONIOENCODING": "utf-8"})
+    env = {"LD_PRELOAD": PRELOAD, "PYTHONIOENCODING": "utf-8"}
+    env.update(extra or {})
+    # The forked child ends with os._exit: format 1, which keeps no counters, writes it no summary.
+    spied = run(argv, env, complete=not (case == "fork" and scenarios.TEST_FORMAT == "json"))
+    check(plain.stdout == spied.stdout and plain.returncode == spied.returncode,
+          "%s %s: the same stdout and exit status as without the spy" % (python, case), plain.stdout, spied.stdout,
+          spied.stderr)
+    return spied, expected(spied.stdout)
+
+
+def check_failures(python, case, spied, want):
+    what = "%s %s" % (python, case)
+    got = in_order(spied.records, "failure")
+    check(len(got) == len(want), "%s: a failure record per failed call" % what, repr(got), repr(want))
+    lines = [l for l in spied.stderr.splitlines() if l.startswith("cudnnspy: %s(" % FN)]
+    check(len(lines) == len(want), "%s: a failure line per failed call" % what, spied.stderr)
+    for rec, frames, line in zip(got, want, lines):
+        check(rec.get("python", []) == frames, "%s: the record names the frames Python names" % what,
+              json.dumps(rec.get("python")), json.dumps(frames))
+        if frames:
+            check(" | python " + text_of(frames) in line, "%s: the stderr line names them" % what, line,
+                  text_of(frames))
+        else:
+            check(" | python " not in line, "%s: a thread without Python shows none" % what, line)
+
+
+def one_case(case, python=None):
+    need_real()
+    python = python or debian_python()
+    extdir = tempfile.mkdtemp(prefix="cudnnspy-pyext-")
+    try:
+        if case in NEEDS_EXTENSION and not build_extension(python, extdir):
+            print("%s has no headers (python3-dev): skipped" % python)
+            sys.exit(77)
+        spied, want = run_case(python, case, extdir)
+        check(want, "%s %s: the program said where its calls were" % (python, case), spied.stdout)
+        check_failures(python, case, spied, want)
+    finally:
+        shutil.rmtree(extdir, ignore_errors=True)
+
+
+for _case in CASES:
+    SCENARIOS["python-" + _case] = (lambda c: lambda: one_case(c))(_case)
+
+
+@scenario
+def python_versions():
+    """Every case, with every other CPython 3.8 to 3.13 installed (a shared libpython each, under pyenv)."""
+    need_real()
+    pythons = other_interpreters()
+    if not pythons:
+        print("no other CPython 3.8 to 3.13 installed: skipped")
+        sys.exit(77)
+    for python in pythons:
+        extdir = tempfile.mkdtemp(prefix="cudnnspy-pyext-")
+        try:
+            has_ext = build_extension(python, extdir)
+            for case in CASES:
+                if case in NEEDS_EXTENSION and not has_ext:
+                    continue
+                spied, want = run_case(python, case, extdir)
+                check_failures(python, case, spied, want)
+        finally:
+            shutil.rmtree(extdir, ignore_errors=True)
+    print("checked with", ", ".join(pythons))
+
+
+@scenario
+def python_traced():
+    """CUDNNSPY_PYTHON=traced: traced calls name their frames too, written once per distinct stack."""
+    need_real()
+    python = debian_python()
+    spied, want = run_case(python, "traced", "", {"CUDNNSPY_PYTHON": "traced", "CUDNNSPY_TRACE": FN})
+    calls = in_order(spied.records, "call")
+    check(len(calls) == 3 and [c.get("python") for c in calls] == want[:3],
+          "each traced call names the frames Python names", repr(calls), repr(want))
+    check_failures(python, "traced", spied, want[3:])
+
+
+@scenario
+def python_traced_default():
+    """The default (failures): traced calls carry no frames, failures do."""
+    need_real()
+    python = debian_python()
+    spied, want = run_case(python, "traced", "", {"CUDNNSPY_TRACE": FN})
+    calls = in_order(spied.records, "call")
+    check(len(calls) == 3 and all("python" not in c for c in calls), "no frames on traced calls", repr(calls))
+    check_failures(python, "traced", spied, want[3:])
+
+
+@scenario
+def python_off():
+    """CUDNNSPY_PYTHON=off: no record or line names a Python frame."""
+    need_real()
+    spied, want = run_case(debian_python(), "cdll", "", {"CUDNNSPY_PYTHON": "off"})
+    check_failures(debian_python(), "cdll", spied, [[] for _ in want])
+
+
+@scenario
+def python_c_program():
+    """A C program, every call traced with CUDNNSPY_PYTHON=traced: no record names Python."""
+    need_real()
+    p = run([scenarios.prog("host-calls")], {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD,
+                                             "CUDNNSPY_TRACE": "*", "CUDNNSPY_PYTHON": "traced"})
+    recs = [r for rs in p.records.values() for r in rs]
+    check(any(r["event"] == "failure" for r in recs) and any(r["event"] == "call" for r in recs),
+          "the program's calls and failures were recorded", repr(recs)[:2000])
+    check(not any("python" in r for r in recs), "no Python frames in a C program", repr(recs)[:2000])
+    check(" | python " not in p.stderr, "no Python frames on its lines", p.stderr)
+
+
+def main():
+    return scenarios.main_of(SCENARIOS)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

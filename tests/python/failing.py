@@ -1,0 +1,152 @@
+"""A Python program whose cuDNN calls fail from nested functions, in the ways Python code reaches cuDNN.
+
+usage: failing.py CASE LIBRARY [EXTENSION_DIR]
+
+LIBRARY is the libcudnn.so.9 to open (ctypes, RTLD_LOCAL, as frameworks' loaders do). Each case makes one failing
+cudnnSetTensor4dDescriptor (n=-1: BAD_PARAM) and prints, before it, the frames Python itself says the call is made
+from (`expect` and a JSON list: file, line, function, innermost first), so that a test can hold the spy's record
+against Python's own account. The call sits on the line that asks for the frames.
+
+Cases: cdll (ctypes.CDLL, GIL released), pydll (ctypes.PyDLL, GIL held), ext (a C extension, GIL held),
+ext-nogil (a C extension that releases the GIL), worker (a threading.Thread), cthread (a thread the extension
+starts from C, which never runs Python: no frames), atexit (an atexit function, during shutdown), fork (the child
+of os.fork()), unicode (a function and class named outside ASCII), deep (more than 8 frames), generator (from
+inside a generator and a coroutine), traced (three successful calls and one failure, for CUDNNSPY_PYTHON=traced).
+"""
+import atexit
+import ctypes
+import json
+import os
+import sys
+import threading
+
+CASE, LIBRARY = sys.argv[1], sys.argv[2]
+if len(sys.argv) > 3:
+    sys.path.insert(0, sys.argv[3])
+
+lib = ctypes.CDLL(LIBRARY)
+held = ctypes.PyDLL(LIBRARY)
+desc = ctypes.c_void_p()
+assert lib.cudnnCreateTensorDescriptor(ctypes.byref(desc)) == 0
+
+
+def where():
+    """The caller's frames as Python names them, innermost first, as many as the spy keeps (8)."""
+    f = sys._getframe(1)
+    out = []
+    while f is not None and len(out) < 8:
+        code = f.f_code
+        out.append({"file": code.co_filename, "line": f.f_lineno,
+                    "function": getattr(code, "co_qualname", code.co_name)})
+        f = f.f_back
+    return out
+
+
+def expect(frames):
+    print("expect", json.dumps(frames), flush=True)
+
+
+def bad(api):
+    expect(where()); return api.cudnnSetTensor4dDescriptor(desc, 0, 0, -1, 1, 1, 1)  # noqa: E702
+
+
+def show(status):
+    print("status", status, flush=True)
+
+
+class Model:
+    def forward(self, api):
+        return self.layer(api)
+
+    def layer(self, api):
+        return bad(api)
+
+
+def cdll():
+    show(Model().forward(lib))
+
+
+def pydll():
+    show(Model().forward(held))
+
+
+def extension(nogil):
+    import spyext
+    fn = ctypes.cast(lib.cudnnSetTensor4dDescriptor, ctypes.c_void_p).value
+    call = spyext.call_nogil if nogil else spyext.call
+
+    def inner():
+        expect(where()); return call(fn, desc.value)  # noqa: E702
+    show(inner())
+
+
+def cthread():
+    import spyext
+    fn = ctypes.cast(lib.cudnnSetTensor4dDescriptor, ctypes.c_void_p).value
+    expect([])
+    show(spyext.call_in_c_thread(fn, desc.value))
+
+
+def worker():
+    result = []
+    t = threading.Thread(target=lambda: result.append(Model().forward(lib)), name="worker")
+    t.start()
+    t.join()
+    show(result[0])
+
+
+def at_exit():
+    def goodbye():
+        show(bad(lib))
+    atexit.register(goodbye)
+
+
+def fork():
+    pid = os.fork()
+    if pid == 0:
+        cdll()
+        sys.stdout.flush()
+        os._exit(0)
+    _, st = os.waitpid(pid, 0)
+    print("child", os.waitstatus_to_exitcode(st) if hasattr(os, "waitstatus_to_exitcode") else st, flush=True)
+
+
+class Größe:
+    def schätzen(self):
+        return bad(lib)
+
+
+def unicode():
+    show(Größe().schätzen())
+
+
+def deep(n=12):
+    if n == 0:
+        return bad(lib)
+    return deep(n - 1)
+
+
+def generator():
+    def gen():
+        yield bad(lib)
+
+    async def coro():
+        return bad(lib)
+    show(next(gen()))
+    c = coro()
+    try:
+        c.send(None)
+    except StopIteration as e:
+        show(e.value)
+
+
+def traced():
+    for rows in (1, 2, 3):
+        expect(where()); show(lib.cudnnSetTensor4dDescriptor(desc, 0, 0, rows, 1, 1, 1))  # noqa: E702
+    cdll()
+
+
+CASES = {"cdll": cdll, "pydll": pydll, "ext": lambda: extension(False), "ext-nogil": lambda: extension(True),
+         "worker": worker, "cthread": cthread, "atexit": at_exit, "fork": fork, "unicode": unicode,
+         "deep": lambda: show(deep()), "generator": generator, "traced": traced}
+CASES[CASE]()
