@@ -24,6 +24,11 @@ brief_stack(FILE *out, json_t *first)
 	json_t *stack = json_object_get(first, "stack"), *x;
 	size_t i;
 
+	if (json_array_size(json_object_get(first, "python"))) {
+		fprintf(out, "%s      python", prefix);
+		report_print_python(out, json_object_get(first, "python"), BRIEF_FRAMES);
+		fputc('\n', out);
+	}
 	if (!json_array_size(stack))
 		return;
 	fprintf(out, "%s      at", prefix);

@@ -79,6 +79,7 @@ struct fnstat {
 
 struct fgroup {
 	char *fn, *status_name, *message;	/* message NULL when the record had none */
+	char *python_at;			/* its innermost Python frame, "function (file:line)"; NULL: none */
 	long long status, count;
 	json_t *first;				/* see first_occurrence() */
 	int have_wall;
@@ -388,6 +389,10 @@ report_print_who(struct rmodel *m, FILE *out, json_t *who);
 /* A stack frame as " symbol (module+offset)" or " module+offset", after " <" unless it is the first (i 0). */
 void
 report_print_frame(FILE *out, json_t *frame, size_t i);
+
+/* Python frames as " function (file:line) < ...", the first MAX of them. */
+void
+report_print_python(FILE *out, json_t *frames, size_t max);
 
 /* One cuDNN build and the processes that loaded it, a line after `prefix`. */
 void

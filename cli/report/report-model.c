@@ -458,7 +458,7 @@ struct gcand {
  * order), and the first is SORTED when it has no clock, else WALL.
  */
 struct group_agg {
-	char *fn, *message;
+	char *fn, *message, *python_at;
 	long long status, count;
 	struct gcand sorted, wall;
 	struct who who;
@@ -549,11 +549,16 @@ add_groups(struct report *r, struct proc *p, struct prow *w)
 		report_sb_init(&key, 4 * MSG_CAP);
 		report_sb_printf(&key, "%s\x1f%lld\x1f", g->fn, g->status);
 		report_sb_puts(&key, g->message ? g->message : "\x1e");
+		if (g->python_at) {
+			report_sb_puts(&key, "\x1d");
+			report_sb_puts(&key, g->python_at);
+		}
 		a = report_map_get(&r->groups, key.p, key.len);
 		if (!a) {
 			a = report_xcalloc(1, sizeof(*a));
 			a->fn = report_xstrdup(g->fn);
 			a->message = g->message ? report_xstrdup(g->message) : NULL;
+			a->python_at = g->python_at ? report_xstrdup(g->python_at) : NULL;
 			a->status = g->status;
 			report_map_put(&r->groups, key.p, key.len, a);
 		}
@@ -733,6 +738,7 @@ group_agg_free(void *v)
 
 	free(a->fn);
 	free(a->message);
+	free(a->python_at);
 	json_decref(a->sorted.first);
 	free(a->sorted.status_name);
 	json_decref(a->wall.first);
@@ -1130,7 +1136,7 @@ cudnn_model(struct rmodel *m)
 	return libs;
 }
 
-/* Failures grouped by (function, status, message) across processes. */
+/* Failures grouped by (function, status, message, innermost Python frame) across processes. */
 static json_t *
 failures_model(struct rmodel *m)
 {
@@ -1150,6 +1156,7 @@ failures_model(struct rmodel *m)
 		report_jset(v, "status", json_integer(a->status));
 		report_jset(v, "status_name", jstr_or_null(c->status_name));
 		report_jset(v, "message", jstr_or_null(a->message));
+		report_jset(v, "python", jstr_or_null(a->python_at));
 		report_jset(v, "count", json_integer(a->count));
 		report_jset(v, "processes", json_integer((json_int_t)a->who.count));
 		report_jset(v, "of", json_integer((json_int_t)m->n));

@@ -86,6 +86,7 @@ open_binary(struct rec_reader *rec, int fd, off_t size)
 #define MAX_FINDINGS 256
 #define MAX_SIGS 4096
 #define STACK_KEEP 8
+#define PYTHON_KEEP 8
 #define RECENT_KEEP 16
 
 /* ---- durations: a log-linear histogram for p50/p99 from call records ---- */
@@ -177,6 +178,7 @@ fgroup_free(void *v)
 	free(g->fn);
 	free(g->status_name);
 	free(g->message);
+	free(g->python_at);
 	json_decref(g->first);
 	free(g);
 }
@@ -345,6 +347,62 @@ keep_stack(json_t *stack)
 	return out;
 }
 
+static json_t *
+clean_string(const char *s)
+{
+	char *c = report_clean_str(s, STR_CAP);
+	json_t *j = json_string(c);
+
+	free(c);
+	return j;
+}
+
+/* The Python frames, as the record has them where each is whole: {file, line, function}, at most PYTHON_KEEP. */
+static json_t *
+keep_python(json_t *frames)
+{
+	json_t *out = report_must(json_array()), *f;
+	size_t i;
+
+	json_array_foreach(frames, i, f) {
+		const char *file = report_get_str(f, "file"), *fn = report_get_str(f, "function");
+		long long line;
+		json_t *frame;
+
+		if (i >= PYTHON_KEEP)
+			break;
+		if (!file || !fn || !report_get_int(f, "line", &line))
+			continue;
+		frame = report_must(json_object());
+		report_jset(frame, "file", clean_string(file));
+		report_jset(frame, "line", json_integer(line));
+		report_jset(frame, "function", clean_string(fn));
+		report_jpush(out, frame);
+	}
+	return out;
+}
+
+/*
+ * "function (file:line) < ..." of the kept frames: what tells failures from
+ * different Python lines apart (the innermost frame alone is often a
+ * framework's, the same for every layer).
+ */
+static char *
+python_at(json_t *kept)
+{
+	json_t *f;
+	struct sbuf b;
+	size_t i;
+
+	if (!json_array_size(kept))
+		return NULL;
+	report_sb_init(&b, PYTHON_KEEP * (2 * STR_CAP + 32));
+	json_array_foreach(kept, i, f)
+		report_sb_printf(&b, "%s%s (%s:%lld)", i ? " < " : "", report_jget_str(f, "function", "?"),
+				 report_jget_str(f, "file", "?"), report_jget_int(f, "line"));
+	return b.p;
+}
+
 /* The last calls before the failure, oldest first: {fn, status}. */
 static json_t *
 keep_recent(json_t *recent)
@@ -438,6 +496,8 @@ first_occurrence(struct proc *p, json_t *rec, long long line)
 	report_jset(first, "stack_frames", json_integer((json_int_t)json_array_size(json_object_get(rec, "stack"))));
 	report_jset(first, "recent", keep_recent(json_object_get(rec, "recent")));
 	report_jset(first, "recent_calls", json_integer((json_int_t)json_array_size(json_object_get(rec, "recent"))));
+	if (json_array_size(json_object_get(rec, "python")))
+		report_jset(first, "python", keep_python(json_object_get(rec, "python")));
 	return first;
 }
 
@@ -450,8 +510,11 @@ add_failure(struct proc *p, json_t *rec, const char *fn, long long status, long 
 	struct sbuf key;
 	struct fgroup *g;
 	long long t;
+	json_t *py = keep_python(json_object_get(rec, "python"));
+	char *at = python_at(py);
 
-	/* fn, status and message, separated by bytes that JSON strings do not hold raw. */
+	json_decref(py);
+	/* fn, status, message and Python line, separated by bytes that JSON strings do not hold raw. */
 	report_sb_init(&key, 2 * MSG_CAP);
 	report_sb_add(&key, fn, strnlen(fn, STR_CAP));
 	report_sb_printf(&key, "\x1f%lld\x1f", status);
@@ -459,10 +522,15 @@ add_failure(struct proc *p, json_t *rec, const char *fn, long long status, long 
 		report_sb_add(&key, msg, strnlen(msg, MSG_CAP));
 	else
 		report_sb_puts(&key, "\x1e");
+	if (at) {
+		report_sb_puts(&key, "\x1d");
+		report_sb_puts(&key, at);
+	}
 	g = report_map_get(&p->groups, key.p, key.len);
 	if (!g && p->groups.n >= MAX_GROUPS) {
 		p->groups_over++;
 		free(key.p);
+		free(at);
 		return;
 	}
 	if (!g) {
@@ -472,6 +540,8 @@ add_failure(struct proc *p, json_t *rec, const char *fn, long long status, long 
 		g->status_name = sname ? report_clean_str(sname, STR_CAP) : NULL;
 		g->message = msg ? report_clean_str(msg, MSG_CAP) : NULL;
 		g->first = first_occurrence(p, rec, line);
+		g->python_at = at;
+		at = NULL;
 		if (p->have_clock && report_get_int(rec, "t_ns", &t)) {
 			long long d;
 
@@ -483,6 +553,7 @@ add_failure(struct proc *p, json_t *rec, const char *fn, long long status, long 
 	}
 	g->count++;
 	free(key.p);
+	free(at);
 }
 
 /* A call or failure record; -1 when its fields have the wrong types. */

@@ -189,6 +189,22 @@ report_print_frame(FILE *out, json_t *frame, size_t i)
 		fprintf(out, " %s+%s", report_jget_str(frame, "module", "?"), report_jget_str(frame, "offset", "?"));
 }
 
+void
+report_print_python(FILE *out, json_t *frames, size_t max)
+{
+	json_t *x;
+	size_t i;
+
+	json_array_foreach(frames, i, x) {
+		if (i >= max) {
+			fprintf(out, " < ... (%zu frames)", json_array_size(frames));
+			break;
+		}
+		fprintf(out, "%s %s (%s:%lld)", i ? " <" : "", report_jget_str(x, "function", "?"),
+			report_jget_str(x, "file", "?"), report_jget_int(x, "line"));
+	}
+}
+
 static void
 print_first(FILE *out, json_t *first)
 {
@@ -211,6 +227,11 @@ print_first(FILE *out, json_t *first)
 		}
 		if (frames > (long long)i)
 			fprintf(out, " < ... (%lld frames)", frames);
+		fputc('\n', out);
+	}
+	if (json_array_size(json_object_get(first, "python"))) {
+		fputs("       python:", out);
+		report_print_python(out, json_object_get(first, "python"), STACK_SHOW);
 		fputc('\n', out);
 	}
 	if (nr) {

@@ -380,6 +380,29 @@ write_search(FILE *out, const struct repro_plan *p)
 	return 0;
 }
 
+/* The Python lines the call came from, innermost first, one a line: the records' strings, escaped. */
+static void
+write_python(FILE *out, json_t *frames)
+{
+	json_t *f;
+	size_t i;
+
+	json_array_foreach(frames, i, f) {
+		json_t *line = json_object_get(f, "line");
+
+		if (i >= 8)
+			break;
+		if (!json_is_string(json_object_get(f, "file")) || !json_is_string(json_object_get(f, "function")) ||
+		    !json_is_integer(line))
+			continue;
+		fputs(i ? " *         " : " * Called from Python: ", out);
+		repro_comment(out, jstr(f, "function"));
+		fputs(" (", out);
+		repro_comment(out, jstr(f, "file"));
+		fprintf(out, ":%lld)\n", (long long)json_integer_value(line));
+	}
+}
+
 static void
 write_header_comment(FILE *out, const struct repro_plan *p)
 {
@@ -416,6 +439,7 @@ write_header_comment(FILE *out, const struct repro_plan *p)
 		repro_comment(out, p->message);
 		fputs("\n", out);
 	}
+	write_python(out, json_object_get(p->record, "python"));
 	fputs(" *\n * The records hold what the program set, not its data. What this program\n"
 	      " * replays from them:\n", out);
 	for (int i = 0; i < p->ndescs; i++) {

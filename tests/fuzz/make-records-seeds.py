@@ -50,6 +50,8 @@ EXAMPLES = {
     "failure.stack": [{"module": "/usr/bin/train", "offset": "0x1234", "symbol": "main"},
                       {"module": "/lib/libc.so.6", "offset": "0x29d90", "symbol": None}],
     "failure.recent": [{"fn": "cudnnCreate", "status": 0}, {"fn": "cudnnSetStream", "status": 2000}],
+    "failure.python": [{"file": "/work/model.py", "line": 42, "function": "Model.forward"},
+                       {"file": "train.py", "line": 9, "function": "<module>"}],
     "failure.status": 2000,
     "failure.status_name": "CUDNN_STATUS_BAD_PARAM",
     "failure.why": "no /dev/nvidia* nodes",

@@ -29,7 +29,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAM = os.path.join(HERE, "..", "python", "failing.py")
 EXTENSION = os.path.join(HERE, "..", "python", "spyext.c")
 FN = "cudnnSetTensor4dDescriptor"
-CASES = ["cdll", "pydll", "ext", "ext-nogil", "worker", "cthread", "atexit", "fork", "unicode", "deep", "generator"]
+CASES = ["cdll", "pydll", "ext", "ext-nogil", "worker", "cthread", "atexit", "fork", "unicode", "deep", "generator",
+         "conv"]
 NEEDS_EXTENSION = ("ext", "ext-nogil", "cthread")
 
 
@@ -75,8 +76,8 @@ def expected(stdout):
     return [json.loads(l[len("expect "):]) for l in stdout.splitlines() if l.startswith("expect ")]
 
 
-def in_order(records, event):
-    return sorted(events(records, event, FN), key=lambda r: r["t_ns"])
+def in_order(records, event, fn=None):
+    return sorted(events(records, event, fn), key=lambda r: r["t_ns"])
 
 
 def text_of(frames):
@@ -101,7 +102,7 @@ def check_failures(python, case, spied, want):
     what = "%s %s" % (python, case)
     got = in_order(spied.records, "failure")
     check(len(got) == len(want), "%s: a failure record per failed call" % what, repr(got), repr(want))
-    lines = [l for l in spied.stderr.splitlines() if l.startswith("cudnnspy: %s(" % FN)]
+    lines = [l for l in spied.stderr.splitlines() if re.match(r"cudnnspy: cudnn\w+\(.*\) = CUDNN_STATUS_", l)]
     check(len(lines) == len(want), "%s: a failure line per failed call" % what, spied.stderr)
     for rec, frames, line in zip(got, want, lines):
         check(rec.get("python", []) == frames, "%s: the record names the frames Python names" % what,
@@ -160,7 +161,7 @@ def python_traced():
     need_real()
     python = debian_python()
     spied, want = run_case(python, "traced", "", {"CUDNNSPY_PYTHON": "traced", "CUDNNSPY_TRACE": FN})
-    calls = in_order(spied.records, "call")
+    calls = in_order(spied.records, "call", FN)
     check(len(calls) == 3 and [c.get("python") for c in calls] == want[:3],
           "each traced call names the frames Python names", repr(calls), repr(want))
     check_failures(python, "traced", spied, want[3:])
@@ -172,7 +173,7 @@ def python_traced_default():
     need_real()
     python = debian_python()
     spied, want = run_case(python, "traced", "", {"CUDNNSPY_TRACE": FN})
-    calls = in_order(spied.records, "call")
+    calls = in_order(spied.records, "call", FN)
     check(len(calls) == 3 and all("python" not in c for c in calls), "no frames on traced calls", repr(calls))
     check_failures(python, "traced", spied, want[3:])
 
@@ -183,6 +184,44 @@ def python_off():
     need_real()
     spied, want = run_case(debian_python(), "cdll", "", {"CUDNNSPY_PYTHON": "off"})
     check_failures(debian_python(), "cdll", spied, [[] for _ in want])
+
+
+@scenario
+def python_report_repro():
+    """report groups failures by their Python frames and shows them; repro names them in its opening comment."""
+    need_real()
+    python = debian_python()
+    out = tempfile.mkdtemp(prefix="cudnnspy-records-")
+    try:
+        want = {}
+        for case in ("cdll", "worker", "conv"):
+            _, frames = run_case(python, case, "", {"CUDNNSPY_OUTPUT": out, "CUDNNSPY_STDERR": "none"})
+            want[case] = frames[0]
+        exe = E["CUDNNSPY_EXE"]
+        p = subprocess.run([exe, "report", "--json", out], stdout=subprocess.PIPE, universal_newlines=True)
+        check(p.returncode == 0, "report --json", p.stdout)
+        groups = json.loads(p.stdout)["failures"]["groups"]
+        got = sorted(g["python"] for g in groups)
+        check(got == sorted(text_of(f) for f in want.values()),
+              "a failure group per Python stack, named by it", json.dumps(groups, indent=1))
+        for g in groups:
+            check(g["count"] == 1 and [text_of(g["first"]["python"])] == [g["python"]],
+                  "each group's first failure keeps its frames", json.dumps(g, indent=1))
+        p = subprocess.run([exe, "report", out], stdout=subprocess.PIPE, universal_newlines=True)
+        for frames in want.values():
+            check("       python: " + text_of(frames[:6]) in p.stdout, "the text report shows the frames",
+                  p.stdout, text_of(frames))
+        src = os.path.join(out, "bug.c")
+        p = subprocess.run([exe, "repro", "-o", src, out], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True)
+        check(p.returncode == 0, "repro of the convolution's failure", p.stdout, p.stderr)
+        head = open(src).read().split("*/")[0]
+        lines = ["%s (%s:%d)" % (f["function"], f["file"], f["line"]) for f in want["conv"]]
+        check(" * Called from Python: " + lines[0] + "\n" in head and
+              all(" *         %s\n" % l in head for l in lines[1:]),
+              "repro's opening comment names the Python lines", head, "\n".join(lines))
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
 
 
 @scenario

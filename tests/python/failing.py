@@ -11,7 +11,8 @@ Cases: cdll (ctypes.CDLL, GIL released), pydll (ctypes.PyDLL, GIL held), ext (a 
 ext-nogil (a C extension that releases the GIL), worker (a threading.Thread), cthread (a thread the extension
 starts from C, which never runs Python: no frames), atexit (an atexit function, during shutdown), fork (the child
 of os.fork()), unicode (a function and class named outside ASCII), deep (more than 8 frames), generator (from
-inside a generator and a coroutine), traced (three successful calls and one failure, for CUDNNSPY_PYTHON=traced).
+inside a generator and a coroutine), traced (three successful calls and one failure, for CUDNNSPY_PYTHON=traced),
+conv (a convolution's workspace query without a handle, which `cudnnspy repro` can replay).
 """
 import atexit
 import ctypes
@@ -146,7 +147,25 @@ def traced():
     cdll()
 
 
+def conv():
+    c_p = ctypes.c_void_p
+    x, y, w, cv = c_p(), c_p(), c_p(), c_p()
+    for d in (x, y):
+        assert lib.cudnnCreateTensorDescriptor(ctypes.byref(d)) == 0
+    assert lib.cudnnCreateFilterDescriptor(ctypes.byref(w)) == 0
+    assert lib.cudnnCreateConvolutionDescriptor(ctypes.byref(cv)) == 0
+    assert lib.cudnnSetTensor4dDescriptor(x, 0, 0, 1, 3, 8, 8) == 0
+    assert lib.cudnnSetTensor4dDescriptor(y, 0, 0, 1, 4, 8, 8) == 0
+    assert lib.cudnnSetFilter4dDescriptor(w, 0, 0, 4, 3, 3, 3) == 0
+    assert lib.cudnnSetConvolution2dDescriptor(cv, 1, 1, 1, 1, 1, 1, 1, 0) == 0
+    size = ctypes.c_size_t()
+
+    def workspace():
+        expect(where()); return lib.cudnnGetConvolutionForwardWorkspaceSize(None, x, w, cv, y, 0, ctypes.byref(size))  # noqa: E702,E501
+    show(workspace())
+
+
 CASES = {"cdll": cdll, "pydll": pydll, "ext": lambda: extension(False), "ext-nogil": lambda: extension(True),
          "worker": worker, "cthread": cthread, "atexit": at_exit, "fork": fork, "unicode": unicode,
-         "deep": lambda: show(deep()), "generator": generator, "traced": traced}
+         "deep": lambda: show(deep()), "generator": generator, "traced": traced, "conv": conv}
 CASES[CASE]()
