@@ -13,7 +13,7 @@
 set -eu
 cd "$(dirname "$0")"
 build=${BUILD_DIR:-build}
-packages="meson ninja-build gcc g++ pkg-config python3 binutils check libunwind-dev libjansson-dev"
+packages="meson ninja-build gcc g++ pkg-config python3 python3-dev binutils check libunwind-dev libjansson-dev"
 
 apt_options=""
 

@@ -161,6 +161,7 @@ struct pfinding {
 
 struct psig {
 	char *api, *op, *signature, *choice;
+	char *python;	/* the Python frames of the signature's first call (CUDNNSPY_PYTHON=traced); NULL */
 	long long calls, failures, timed, host_ns, gpu_timed, gpu_ns, ws_min, ws_max;
 	int have_ws;
 	int nondet;	/* the spy found cuDNN calls it non-deterministic */
@@ -389,6 +390,10 @@ report_print_who(struct rmodel *m, FILE *out, json_t *who);
 /* A stack frame as " symbol (module+offset)" or " module+offset", after " <" unless it is the first (i 0). */
 void
 report_print_frame(FILE *out, json_t *frame, size_t i);
+
+/* A record's Python frames as "function (file:line) < ...", cleaned; NULL when it has none (malloc'd). */
+char *
+report_python_text(json_t *frames);
 
 /* Python frames as " function (file:line) < ...", the first MAX of them. */
 void

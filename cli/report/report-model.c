@@ -473,6 +473,7 @@ struct finding_agg {
 
 struct sig_agg {
 	char *api, *op, *signature, *choice;
+	char *python;	/* the first process's, in the report's order of processes */
 	long long calls, failures, timed, host_ns, gpu_timed, gpu_ns, ws_min, ws_max;
 	int have_ws, nondet;
 	struct who who;
@@ -630,6 +631,8 @@ add_sigs(struct report *r, struct proc *p, struct prow *w)
 			a->choice = report_xstrdup(g->choice);
 			report_map_put(&r->sigs, key.p, key.len, a);
 		}
+		if (!a->python && g->python)
+			a->python = report_xstrdup(g->python);
 		a->calls = report_sat_add(a->calls, g->calls);
 		a->failures = report_sat_add(a->failures, g->failures);
 		a->timed = report_sat_add(a->timed, g->timed);
@@ -769,6 +772,7 @@ sig_agg_free(void *v)
 	free(a->op);
 	free(a->signature);
 	free(a->choice);
+	free(a->python);
 	who_free(&a->who);
 	free(a);
 }
@@ -1223,6 +1227,7 @@ signatures_model(struct rmodel *m)
 		report_jset(v, "op", json_string(a->op));
 		report_jset(v, "signature", json_string(a->signature));
 		report_jset(v, "choice", json_string(a->choice));
+		report_jset(v, "python", jstr_or_null(a->python));
 		report_jset(v, "calls", json_integer(a->calls));
 		report_jset(v, "failures", json_integer(a->failures));
 		report_jset(v, "timed", json_integer(a->timed));

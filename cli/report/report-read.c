@@ -204,6 +204,7 @@ psig_free(void *v)
 	free(g->op);
 	free(g->signature);
 	free(g->choice);
+	free(g->python);
 	free(g);
 }
 
@@ -403,6 +404,16 @@ python_at(json_t *kept)
 	return b.p;
 }
 
+char *
+report_python_text(json_t *frames)
+{
+	json_t *kept = keep_python(frames);
+	char *at = python_at(kept);
+
+	json_decref(kept);
+	return at;
+}
+
 /* The last calls before the failure, oldest first: {fn, status}. */
 static json_t *
 keep_recent(json_t *recent)
@@ -510,10 +521,8 @@ add_failure(struct proc *p, json_t *rec, const char *fn, long long status, long 
 	struct sbuf key;
 	struct fgroup *g;
 	long long t;
-	json_t *py = keep_python(json_object_get(rec, "python"));
-	char *at = python_at(py);
+	char *at = report_python_text(json_object_get(rec, "python"));
 
-	json_decref(py);
 	/* fn, status, message and Python line, separated by bytes that JSON strings do not hold raw. */
 	report_sb_init(&key, 2 * MSG_CAP);
 	report_sb_add(&key, fn, strnlen(fn, STR_CAP));
@@ -736,6 +745,7 @@ on_algo(struct proc *p, json_t *rec)
 		g->op = op;
 		g->signature = sig;
 		g->choice = choice;
+		g->python = report_python_text(json_object_get(rec, "python"));
 		report_map_put(&p->sigs, key.p, key.len, g);
 	} else {
 		free(api);

@@ -369,6 +369,8 @@ print_signatures(struct rmodel *m, FILE *out)
 				report_print_who(m, out, json_object_get(g, "who"));
 		}
 		fputc('\n', out);
+		if (report_jget_str(g, "python", NULL))
+			fprintf(out, "    first from Python: %s\n", report_jget_str(g, "python", ""));
 	}
 }
 

@@ -23,6 +23,7 @@
 #include "objects.h"
 #include "sink.h"
 #include "kept.h"
+#include "pyframes.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -64,6 +65,7 @@ struct sig {
 	struct result results[MAX_RESULTS];
 	int64_t queried[MAX_QUERIED];	/* cudnnGetConvolution*WorkspaceSize answers by algorithm, -1 */
 	uint64_t plans, plan_ns;	/* graph: plans finalized for it, and the host time that took */
+	uint32_t py_off, py_len;	/* CUDNNSPY_PYTHON=traced: its first call's Python frames, in py_pool; 0 none */
 };
 
 struct choice {
@@ -128,6 +130,12 @@ static struct {
 } pending[PENDING];
 static unsigned pending_pos;
 static int sigs_full_said, choices_full_said;
+/*
+ * The Python frames of each signature's first call, as JSON (CUDNNSPY_PYTHON=traced), rendered when the call
+ * makes them (the code objects may be gone by exit): one pool, untouched unless used, for every signature.
+ */
+static char py_pool[256u << 10];
+static uint32_t py_used;
 
 /*
  * A convolution call names its problem by descriptors: while none of them
@@ -310,6 +318,25 @@ sig_by_hash(uint64_t h, int op)
 	return -1;
 }
 
+/* A new signature's first call: the Python frames it came from, when the thread runs Python (lock held). */
+static void
+first_python(struct sig *s)
+{
+	static struct spy_line l;
+	struct spy_pystack st;
+
+	if (spy_py_capture(&st) <= 0)
+		return;
+	spy_line_reset(&l);
+	spy_py_json(&l, &st);
+	if (l.overflow || l.len > sizeof(py_pool) - py_used)
+		return;
+	memcpy(py_pool + py_used, l.data, l.len);
+	s->py_off = py_used;
+	s->py_len = (uint32_t)l.len;
+	py_used += (uint32_t)l.len;
+}
+
 static int
 sig_find(const char *text, int op, int create)
 {
@@ -341,6 +368,8 @@ sig_find(const char *text, int op, int create)
 	s->first_choice = -1;
 	for (int q = 0; q < MAX_QUERIED; q++)
 		s->queried[q] = -1;
+	if (spy_config.python == SPY_PYTHON_TRACED)
+		first_python(s);
 	sig_hash[i] = (short)(nsigs + 1);
 	return nsigs++;
 }
@@ -1128,6 +1157,10 @@ algo_fields(struct spy_line *l, const struct choice *ch, int kept)
 	spy_line_name(l, spy_op_name(ch->op));
 	spy_line_lit(l, ",\"signature\":");
 	spy_line_str(l, g->text);
+	if (g->py_len) {
+		spy_line_lit(l, ",\"python\":");
+		spy_line_mem(l, py_pool + g->py_off, g->py_len);
+	}
 	spy_line_lit(l, ",\"algo\":");
 	if (ch->api == API_LEGACY)
 		spy_line_str(l, algo_name(ch->op, ch->algo, a, sizeof(a)));

@@ -225,6 +225,33 @@ def python_report_repro():
 
 
 @scenario
+def python_traced_signature():
+    """CUDNNSPY_PYTHON=traced: a convolution signature's algo record and report's row name its first call's
+    frames; by default they name none."""
+    need_real()
+    python = debian_python()
+    for mode in ("traced", "failures"):
+        out = tempfile.mkdtemp(prefix="cudnnspy-records-")
+        try:
+            _, want = run_case(python, "conv-run", "", {"CUDNNSPY_OUTPUT": out, "CUDNNSPY_PYTHON": mode})
+            recs = scenarios.records_in(out)
+            algo = [r for rs in recs.values() for r in rs if r["event"] == "algo"]
+            check(len(algo) == 1 and algo[0]["calls"] == 2, "one algo record of two calls", repr(algo))
+            p = subprocess.run([E["CUDNNSPY_EXE"], "report", "--json", out], stdout=subprocess.PIPE,
+                               universal_newlines=True)
+            sigs = json.loads(p.stdout)["signatures"]
+            if mode == "traced":
+                check(algo[0].get("python") == want[0], "the signature's first call's frames", json.dumps(algo[0]),
+                      json.dumps(want[0]))
+                check(len(sigs) == 1 and sigs[0]["python"] == text_of(want[0]), "report's row names them",
+                      json.dumps(sigs))
+            else:
+                check("python" not in algo[0] and sigs[0]["python"] is None, "none by default", json.dumps(algo[0]))
+        finally:
+            shutil.rmtree(out, ignore_errors=True)
+
+
+@scenario
 def python_c_program():
     """A C program, every call traced with CUDNNSPY_PYTHON=traced: no record names Python."""
     need_real()

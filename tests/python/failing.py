@@ -12,7 +12,9 @@ ext-nogil (a C extension that releases the GIL), worker (a threading.Thread), ct
 starts from C, which never runs Python: no frames), atexit (an atexit function, during shutdown), fork (the child
 of os.fork()), unicode (a function and class named outside ASCII), deep (more than 8 frames), generator (from
 inside a generator and a coroutine), traced (three successful calls and one failure, for CUDNNSPY_PYTHON=traced),
-conv (a convolution's workspace query without a handle, which `cudnnspy repro` can replay).
+conv (a convolution's workspace query without a handle, which `cudnnspy repro` can replay), conv-run (a
+convolution run without a handle, twice from one line: its signature's first call names its frames with
+CUDNNSPY_PYTHON=traced).
 """
 import atexit
 import ctypes
@@ -147,7 +149,7 @@ def traced():
     cdll()
 
 
-def conv():
+def conv(run=False):
     c_p = ctypes.c_void_p
     x, y, w, cv = c_p(), c_p(), c_p(), c_p()
     for d in (x, y):
@@ -162,10 +164,19 @@ def conv():
 
     def workspace():
         expect(where()); return lib.cudnnGetConvolutionForwardWorkspaceSize(None, x, w, cv, y, 0, ctypes.byref(size))  # noqa: E702,E501
-    show(workspace())
+
+    def forward():
+        one, data = ctypes.c_float(1), ctypes.c_void_p(4096)
+        expect(where()); return lib.cudnnConvolutionForward(None, ctypes.byref(one), x, data, w, data, cv, 0, None, 0, ctypes.byref(one), y, data)  # noqa: E702,E501
+    if not run:
+        show(workspace())
+        return
+    for _ in range(2):
+        show(forward())
 
 
 CASES = {"cdll": cdll, "pydll": pydll, "ext": lambda: extension(False), "ext-nogil": lambda: extension(True),
          "worker": worker, "cthread": cthread, "atexit": at_exit, "fork": fork, "unicode": unicode,
-         "deep": lambda: show(deep()), "generator": generator, "traced": traced, "conv": conv}
+         "deep": lambda: show(deep()), "generator": generator, "traced": traced, "conv": conv,
+         "conv-run": lambda: conv(True)}
 CASES[CASE]()
