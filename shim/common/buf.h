@@ -29,6 +29,8 @@ struct spy_line {
 	char first[SPY_LINE_SIZE];
 };
 
+struct spy_pystack;
+
 struct spy_buf {
 	int lock;		/* the owner thread and the exit flush */
 	size_t len;		/* bytes in the block when `blk`, else in `out` */
@@ -46,6 +48,8 @@ struct spy_buf {
 	uint64_t flushed_ns;	/* `out` last written: the fallback's time-based flush */
 	char out[SPY_OUT_SIZE];
 	struct spy_line line;
+	const struct spy_pystack *py_call;	/* recbin.c: the Python frames of the call it packs; NULL */
+	unsigned long py_id;			/* and their text's id, once written */
 	char last_error[512];	/* cuDNN's message read at a failure, for the program */
 	int last_error_pending;
 	/* Format 2 (recbin.c, sink.c): the buffer holds a chunk frame; the time of its last call. */

@@ -210,6 +210,28 @@ python_id(struct spy_thread *th, struct spy_buf *b, const struct spy_pystack *py
 	return define(th, b, key, python_kind, (uintptr_t)py->code[0], 0, 1, used);
 }
 
+static size_t stack(struct spy_thread *th, struct spy_buf *b, void *const *ips, int nips, uint8_t *body, size_t n,
+		    uint64_t *used);
+
+/*
+ * The stack, perhaps of no frames, then the Python frames' text id: after a
+ * call's arguments (`call`: the id goes there too), or a failure's (its id
+ * goes after the recent calls, from b->py_id). 0 when they cannot be written.
+ */
+static __attribute__((noinline)) size_t
+python_tail(struct spy_thread *th, struct spy_buf *b, void *const *ips, int nips, uint8_t *body, size_t n,
+	    uint64_t *used, int call)
+{
+	long id;
+
+	if (!(n = stack(th, b, ips, nips, body, n, used)) || (id = python_id(th, b, b->py_call, used)) < 0)
+		return 0;
+	b->py_id = (unsigned long)id;
+	if (call)
+		n += spy_rec_put_uv(body + n, (uint64_t)id);
+	return n;
+}
+
 /* The stack after the arguments: its frames, each a module's text id (0: in none) and the offset into it. */
 static size_t
 stack(struct spy_thread *th, struct spy_buf *b, void *const *ips, int nips, uint8_t *body, size_t n, uint64_t *used)
@@ -478,7 +500,7 @@ put_text(struct spy_line *l, const char *s, size_t len)
 /* A call frame (fail NULL) or a failure frame; 0 when it cannot be packed. */
 static int
 pack(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args, void *const *ips,
-     int nips, const struct spy_pystack *py, const struct spy_recbin_failure *fail)
+     int nips, const struct spy_recbin_failure *fail)
 {
 	const struct spy_fn_info *f = &spy_fn_info[c->id];
 	struct spy_buf *b = th->buf;
@@ -494,7 +516,6 @@ pack(struct spy_thread *th, const struct spy_call *c, long status, const union s
 	struct spy_line *l;
 	uint8_t v[10];
 	unsigned drops;
-	long pyid = 0;
 
 	/* The block shared when no block could be made has no text places of its own. */
 	if (!b || !packable[c->id] || f->nparams > PACK_PARAMS || (f->nparams && !args) || th->index == ~0u)
@@ -588,13 +609,16 @@ pack(struct spy_thread *th, const struct spy_call *c, long status, const union s
 		}
 	}
 stack:
-	/* A call's stack, when it has one or Python frames follow it (then perhaps of no frames). */
-	if ((nips > 0 || fail || (py && py->n > 0)) && !(n = stack(th, b, ips, nips, body, n, &used)))
+	/*
+	 * A call's stack, when it has one or Python frames follow it (then perhaps of no frames). The frames come
+	 * through the buffer, and are packed apart: nothing more on the way of a traced call without them.
+	 */
+	if (__builtin_expect(b->py_call != NULL, 0)) {
+		if (!(n = python_tail(th, b, ips, nips, body, n, &used, !fail)))
+			return 0;
+	} else if ((nips > 0 || fail) && !(n = stack(th, b, ips, nips, body, n, &used))) {
 		return 0;
-	if (py && py->n > 0 && (pyid = python_id(th, b, py, &used)) < 0)
-		return 0;
-	if (!fail && pyid)
-		n += spy_rec_put_uv(body + n, (uint64_t)pyid);
+	}
 	/* A text this call names was dropped (a full disk): the call is too, rather than name what is not there. */
 	if (b->drops != drops) {
 		spy_sink_drop();
@@ -613,7 +637,7 @@ stack:
 	spy_line_mem(l, (const char *)body, n);
 	spy_line_char(l, (char)((fail->injected ? SPY_REC_F_INJECTED : 0) | (fail->probing ? SPY_REC_F_PROBING : 0) |
 				(fail->message ? SPY_REC_F_MESSAGE : 0) | (wlen ? SPY_REC_F_WHY : 0) |
-				(pyid ? SPY_REC_F_PYTHON : 0)));
+				(b->py_call ? SPY_REC_F_PYTHON : 0)));
 	if (fail->message)
 		put_text(l, fail->message, mlen);
 	if (wlen)
@@ -625,8 +649,8 @@ stack:
 		spy_line_mem(l, (const char *)v, spy_rec_put_uv(v, e & 0xffff));
 		spy_line_mem(l, (const char *)v, spy_rec_put_uv(v, spy_rec_zigzag((int16_t)(e >> 16))));
 	}
-	if (pyid)
-		spy_line_mem(l, (const char *)v, spy_rec_put_uv(v, (uint64_t)pyid));
+	if (b->py_call)
+		spy_line_mem(l, (const char *)v, spy_rec_put_uv(v, (uint64_t)b->py_id));
 	if (l->overflow)
 		return 0;
 	spy_sink_commit_frame(th, SPY_REC_FAILURE, (const uint8_t *)l->data, l->len, c->t0 ? c->t0 : spy_now_ns());
@@ -635,16 +659,37 @@ stack:
 
 int
 spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args,
-		void *const *ips, int nips, const struct spy_pystack *py)
+		void *const *ips, int nips)
 {
-	return pack(th, c, status, args, ips, nips, py, NULL);
+	return pack(th, c, status, args, ips, nips, NULL);
+}
+
+int
+spy_recbin_call_python(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args,
+		       void *const *ips, int nips, const struct spy_pystack *py)
+{
+	int done;
+
+	if (!th->buf)
+		return 0;
+	th->buf->py_call = py;
+	done = pack(th, c, status, args, ips, nips, NULL);
+	th->buf->py_call = NULL;
+	return done;
 }
 
 int
 spy_recbin_failure(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args,
 		   void *const *ips, int nips, const struct spy_recbin_failure *fail)
 {
-	return pack(th, c, status, args, ips, nips, fail->py, fail);
+	int done;
+
+	if (!th->buf)
+		return 0;
+	th->buf->py_call = fail->py;
+	done = pack(th, c, status, args, ips, nips, fail);
+	th->buf->py_call = NULL;
+	return done;
 }
 
 int

@@ -8,15 +8,17 @@
 void spy_recbin_init(void);
 /*
  * Format 2: writes a traced call that succeeded as a packed frame (recfmt.h),
- * its descriptors and handles as texts written once, its stack (nips
- * return addresses, or none) as modules and offsets, and its Python frames
- * (py: NULL or none) as a text written once per distinct stack. 0 when it cannot (the
+ * its descriptors and handles as texts written once, and its stack (nips
+ * return addresses, or none) as modules and offsets. 0 when it cannot (the
  * backend API, a struct, a text buffer or a padding fill behind a pointer; a
  * text too long; no buffer; a module map that cannot be used): the caller
  * writes the JSON record instead.
  */
 int spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args,
-		    void *const *ips, int nips, const struct spy_pystack *py);
+		    void *const *ips, int nips);
+/* The same, with the calling thread's Python frames (CUDNNSPY_PYTHON=traced; at least one) as a text written once per stack. */
+int spy_recbin_call_python(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args,
+			   void *const *ips, int nips, const struct spy_pystack *py);
 
 /* What a failure's record says besides the call itself (slowpath.c). */
 struct spy_recbin_failure {
@@ -26,7 +28,7 @@ struct spy_recbin_failure {
 	int injected, probing;
 	unsigned recent_from;	/* the recent calls: th->flight[(recent_from + i) % SPY_FLIGHT_MAX], oldest first */
 	unsigned nrecent;
-	const struct spy_pystack *py;	/* the calling thread's Python frames; NULL or none */
+	const struct spy_pystack *py;	/* the calling thread's Python frames; NULL when none */
 };
 /*
  * Format 2: a failed call as a packed frame, its arguments as the JSON

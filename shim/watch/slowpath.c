@@ -460,8 +460,9 @@ spy_call_pre(struct spy_call *c, const void *handle)
 	return c->real;
 }
 
-/* A failure's stacks: the native one (its count), and the Python one unless CUDNNSPY_PYTHON=off. */
-static int
+/* A failure's stacks: the native one (its count), and the Python one unless CUDNNSPY_PYTHON=off. Inlined: a frame
+ * of its own would be one more for the unwinder to walk on every failure. */
+static inline __attribute__((always_inline)) int
 stacks(void **ips, struct spy_pystack *py)
 {
 	if (spy_config.python != SPY_PYTHON_OFF)
@@ -546,12 +547,13 @@ slow_path(struct spy_call *c, long status, const union spy_arg *args)
 	if (!failed && spy_config.python == SPY_PYTHON_TRACED)
 		spy_py_capture(&py);
 	if (sink && !failed && spy_config.format == SPY_FORMAT_BINARY &&
-	    spy_recbin_call(th, c, status, args, ips, nips, &py))
+	    (py.n > 0 ? spy_recbin_call_python(th, c, status, args, ips, nips, &py)
+		      : spy_recbin_call(th, c, status, args, ips, nips)))
 		sink = 0;	/* written packed */
 	if (sink && failed && spy_config.format == SPY_FORMAT_BINARY) {
 		struct spy_recbin_failure f = {
 			.message = message, .why = why, .cuda_error = cuda_err, .injected = c->pre && c->injected,
-			.probing = probe != 0, .py = &py,
+			.probing = probe != 0, .py = py.n > 0 ? &py : NULL,
 		};
 
 		f.nrecent = recent_span(th, &f.recent_from);
@@ -643,7 +645,7 @@ other_lanes(struct spy_call *c, long status, const union spy_arg *args, unsigned
 		spy_names_major = __atomic_load_n(&spy_copies[c->copy].major, __ATOMIC_RELAXED);
 		if (flags & SPY_FN_STATE)
 			track_state(c->id, args);
-		if (spy_recbin_call(th, c, status, args, NULL, 0, NULL)) {
+		if (spy_recbin_call(th, c, status, args, NULL, 0)) {
 			errno = saved;
 			return;
 		}

@@ -52,6 +52,7 @@ EXAMPLES = {
     "failure.recent": [{"fn": "cudnnCreate", "status": 0}, {"fn": "cudnnSetStream", "status": 2000}],
     "failure.python": [{"file": "/work/model.py", "line": 42, "function": "Model.forward"},
                        {"file": "train.py", "line": 9, "function": "<module>"}],
+    "algo.python": [{"file": "/work/model.py", "line": 42, "function": "Model.forward"}],
     "failure.status": 2000,
     "failure.status_name": "CUDNN_STATUS_BAD_PARAM",
     "failure.why": "no /dev/nvidia* nodes",
