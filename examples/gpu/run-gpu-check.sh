@@ -70,6 +70,13 @@ if python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 		CUDNNSPY_TRACE='cudnnBackend* cudnnSet*Descriptor* cudnnSetConvolution* cudnnConvolution* cudnnFind* cudnnGet*_v7' \
 		LD_PRELOAD=$spy python3 $here/torch_steps.py 2 0 >/dev/null 2>&1
 	python3 $here/check_repro.py "$PWD/$build/cli/cudnnspy" /tmp/gpu-check-repro || fail=1
+	say "the Python line behind a failure (issue 29): an injected EXECUTION_FAILED in a convolution's execution"
+	rm -rf /tmp/gpu-check-pyline; mkdir -p /tmp/gpu-check-pyline
+	CUDNNSPY_OUTPUT=/tmp/gpu-check-pyline CUDNNSPY_INJECT='cudnnBackendExecute=EXECUTION_FAILED' LD_PRELOAD=$spy \
+		python3 $here/torch_python_line.py /tmp/gpu-check-pyline --check "$PWD/$build/cli/cudnnspy" \
+		2>/tmp/gpu-pyline.err | sed 's/^/  /'
+	[ "${PIPESTATUS[0]}" = 0 ] || fail=1
+	grep -m2 ' | python ' /tmp/gpu-pyline.err | cut -c1-400 | sed 's/^/  line: /'
 	say "overhead without GPU timing (default settings), 50 steps"
 	p=$(python3 $here/torch_steps.py 50 0 | awk '/^step_ms/ {print $2}')
 	s=$(LD_PRELOAD=$spy CUDNNSPY_STDERR=none python3 $here/torch_steps.py 50 0 | awk '/^step_ms/ {print $2}')
