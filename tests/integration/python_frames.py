@@ -29,9 +29,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAM = os.path.join(HERE, "..", "python", "failing.py")
 EXTENSION = os.path.join(HERE, "..", "python", "spyext.c")
 FN = "cudnnSetTensor4dDescriptor"
-CASES = ["cdll", "pydll", "ext", "ext-nogil", "worker", "cthread", "atexit", "fork", "unicode", "deep", "generator",
+CASES = ["cdll", "pydll", "ext", "ext-nogil", "worker", "cthread", "finalized", "c-exit", "atexit", "fork", "unicode", "deep",
+         "generator",
          "conv"]
-NEEDS_EXTENSION = ("ext", "ext-nogil", "cthread")
+NEEDS_EXTENSION = ("ext", "ext-nogil", "cthread", "finalized", "c-exit")
 
 
 def debian_python():

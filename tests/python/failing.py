@@ -9,7 +9,8 @@ against Python's own account. The call sits on the line that asks for the frames
 
 Cases: cdll (ctypes.CDLL, GIL released), pydll (ctypes.PyDLL, GIL held), ext (a C extension, GIL held),
 ext-nogil (a C extension that releases the GIL), worker (a threading.Thread), cthread (a thread the extension
-starts from C, which never runs Python: no frames), atexit (an atexit function, during shutdown), fork (the child
+starts from C, which never runs Python: no frames), finalized (an exit function of the extension's, which calls after
+Python finished, from Py_AtExit: no frames), c-exit (the same from the C library's atexit), atexit (an atexit function, during shutdown), fork (the child
 of os.fork()), unicode (a function and class named outside ASCII), deep (more than 8 frames), generator (from
 inside a generator and a coroutine), traced (three successful calls and one failure, for CUDNNSPY_PYTHON=traced),
 conv (a convolution's workspace query without a handle, which `cudnnspy repro` can replay), conv-run (a
@@ -88,6 +89,13 @@ def cthread():
     fn = ctypes.cast(lib.cudnnSetTensor4dDescriptor, ctypes.c_void_p).value
     expect([])
     show(spyext.call_in_c_thread(fn, desc.value))
+
+
+def finalized(c_exit):
+    import spyext
+    fn = ctypes.cast(lib.cudnnSetTensor4dDescriptor, ctypes.c_void_p).value
+    expect([])
+    spyext.call_after_finalize(fn, desc.value, c_exit)
 
 
 def worker():
@@ -176,7 +184,7 @@ def conv(run=False):
 
 
 CASES = {"cdll": cdll, "pydll": pydll, "ext": lambda: extension(False), "ext-nogil": lambda: extension(True),
-         "worker": worker, "cthread": cthread, "atexit": at_exit, "fork": fork, "unicode": unicode,
+         "worker": worker, "cthread": cthread, "finalized": lambda: finalized(False), "c-exit": lambda: finalized(True), "atexit": at_exit, "fork": fork, "unicode": unicode,
          "deep": lambda: show(deep()), "generator": generator, "traced": traced, "conv": conv,
          "conv-run": lambda: conv(True)}
 CASES[CASE]()

@@ -7,6 +7,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <pthread.h>
+#include <stdlib.h>
 
 typedef int (*set4d_fn)(void *, int, int, int, int, int, int);
 
@@ -89,10 +90,39 @@ call_in_c_thread(PyObject *self, PyObject *a)
 	return PyLong_FromLong(j.status);
 }
 
+/*
+ * A call after Python finished: from Py_AtExit (the end of Py_FinalizeEx), or (`c`) from the C library's exit.
+ * One of them a run: cuDNN 9.19 aborts on its second call after the interpreter finalized (without the spy too).
+ */
+static struct job late;
+
+static void
+late_call(void)
+{
+	bad(late.fn, late.desc);
+}
+
+static PyObject *
+call_after_finalize(PyObject *self, PyObject *a)
+{
+	unsigned long long fn, desc;
+	int c;
+
+	(void)self;
+	if (!PyArg_ParseTuple(a, "KKp", &fn, &desc, &c))
+		return NULL;
+	late.fn = (set4d_fn)(uintptr_t)fn;
+	late.desc = (void *)(uintptr_t)desc;
+	if ((c ? atexit(late_call) : Py_AtExit(late_call)) != 0)
+		return PyErr_Format(PyExc_OSError, "no room for an exit function");
+	Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
 	{ "call", call, METH_VARARGS, "the call, GIL held" },
 	{ "call_nogil", call_nogil, METH_VARARGS, "the call, GIL released" },
 	{ "call_in_c_thread", call_in_c_thread, METH_VARARGS, "the call from a thread without Python" },
+	{ "call_after_finalize", call_after_finalize, METH_VARARGS, "the call after Python finalized" },
 	{ NULL, NULL, 0, NULL },
 };
 
