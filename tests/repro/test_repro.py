@@ -668,6 +668,14 @@ def test_hostile():
                                                                        '"program":"conv\\nlegacy */ x"'))
         check(p.returncode == 0 and "conv\nlegacy" not in text and "legacy */ x" not in text,
               "the program's name kept inside a comment", text[:1500])
+        # Python frames (issue 29) that try to end the comment: they stay in it, one line each.
+        frames = json.dumps([{"file": "m.py */ system(0); /*", "line": 7, "function": "f\n*/ int x; /*"},
+                             {"file": 5, "line": "x", "function": None}])
+        p, text = hostile_repro(tmp, legacy, "python", lambda t: t.replace('"event":"failure",',
+                                                                         '"event":"failure","python":%s,' % frames))
+        check(p.returncode == 0 and text and "Called from Python" in text and "system" not in code_of(text) and
+              "int x" not in code_of(text) and "\n*/ int x" not in text,
+              "Python frames from the records kept inside the comment", p.stderr, (text or "")[:1500])
         q = run([CLI, "repro", "--list", os.path.join(tmp, "name")])
         check(all(not l.startswith("legacy") for l in q.stdout.splitlines()), "--list: one line for the program",
               q.stdout[:500])
