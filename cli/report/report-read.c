@@ -290,6 +290,21 @@ fnstat_get(struct proc *p, const char *fn)
 	return f;
 }
 
+/* A record's string, cleaned, as a JSON string; null for none. */
+static json_t *
+clean_string(const char *s, size_t cap)
+{
+	char *c;
+	json_t *j;
+
+	if (!s)
+		return json_null();
+	c = report_clean_str(s, cap);
+	j = json_string(c);
+	free(c);
+	return j;
+}
+
 /* The first frames, module by its file name: {module, offset, symbol}. */
 static json_t *
 keep_stack(json_t *stack)
@@ -312,22 +327,8 @@ keep_stack(json_t *stack)
 		offset = report_get_str(f, "offset");
 		symbol = report_get_str(f, "symbol");
 		frame = report_must(json_object());
-		if (module) {
-			char *m = report_clean_str(report_base_name(module), STR_CAP);
-
-			report_jset(frame, "module", json_string(m));
-			free(m);
-		} else {
-			report_jset(frame, "module", json_null());
-		}
-		if (offset) {
-			char *o = report_clean_str(offset, 40);
-
-			report_jset(frame, "offset", json_string(o));
-			free(o);
-		} else {
-			report_jset(frame, "offset", json_null());
-		}
+		report_jset(frame, "module", clean_string(module ? report_base_name(module) : NULL, STR_CAP));
+		report_jset(frame, "offset", clean_string(offset, 40));
 		if (!symbol && module && module[0] == '/' && offset && strncmp(offset, "0x", 2) == 0) {
 			/* Older records, or a module the spy could not read: its symbol table, read here. */
 			unsigned long long off = strtoull(offset + 2, NULL, 16);
@@ -335,27 +336,10 @@ keep_stack(json_t *stack)
 			if (off > 0 && spy_symtab_name(module, off - 1, found, sizeof(found)) > 0)
 				symbol = found;
 		}
-		if (symbol) {
-			char *s = report_clean_str(symbol, STR_CAP);
-
-			report_jset(frame, "symbol", json_string(s));
-			free(s);
-		} else {
-			report_jset(frame, "symbol", json_null());
-		}
+		report_jset(frame, "symbol", clean_string(symbol, STR_CAP));
 		report_jpush(out, frame);
 	}
 	return out;
-}
-
-static json_t *
-clean_string(const char *s)
-{
-	char *c = report_clean_str(s, STR_CAP);
-	json_t *j = json_string(c);
-
-	free(c);
-	return j;
 }
 
 /* The Python frames, as the record has them where each is whole: {file, line, function}, at most PYTHON_KEEP. */
@@ -375,9 +359,9 @@ keep_python(json_t *frames)
 		if (!file || !fn || !report_get_int(f, "line", &line))
 			continue;
 		frame = report_must(json_object());
-		report_jset(frame, "file", clean_string(file));
+		report_jset(frame, "file", clean_string(file, STR_CAP));
 		report_jset(frame, "line", json_integer(line));
-		report_jset(frame, "function", clean_string(fn));
+		report_jset(frame, "function", clean_string(fn, STR_CAP));
 		report_jpush(out, frame);
 	}
 	return out;

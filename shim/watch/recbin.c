@@ -664,32 +664,33 @@ spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, co
 	return pack(th, c, status, args, ips, nips, NULL);
 }
 
-int
-spy_recbin_call_python(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args,
-		       void *const *ips, int nips, const struct spy_pystack *py)
+/* pack() with Python frames (NULL: none), which reach it through the thread's buffer. */
+static int
+pack_python(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args,
+	    void *const *ips, int nips, const struct spy_pystack *py, const struct spy_recbin_failure *fail)
 {
 	int done;
 
 	if (!th->buf)
 		return 0;
 	th->buf->py_call = py;
-	done = pack(th, c, status, args, ips, nips, NULL);
+	done = pack(th, c, status, args, ips, nips, fail);
 	th->buf->py_call = NULL;
 	return done;
+}
+
+int
+spy_recbin_call_python(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args,
+		       void *const *ips, int nips, const struct spy_pystack *py)
+{
+	return pack_python(th, c, status, args, ips, nips, py, NULL);
 }
 
 int
 spy_recbin_failure(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args,
 		   void *const *ips, int nips, const struct spy_recbin_failure *fail)
 {
-	int done;
-
-	if (!th->buf)
-		return 0;
-	th->buf->py_call = fail->py;
-	done = pack(th, c, status, args, ips, nips, fail);
-	th->buf->py_call = NULL;
-	return done;
+	return pack_python(th, c, status, args, ips, nips, fail->py, fail);
 }
 
 int
