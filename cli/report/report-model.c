@@ -1276,10 +1276,26 @@ add_label(const char *label, size_t i, void *arg)
  * everywhere, and is not this). One finding per signature, on top of the
  * processes' own.
  */
+struct choice {
+	json_t *sig;
+	size_t procs;
+};
+
+static int
+choice_cmp(const void *pa, const void *pb)
+{
+	const struct choice *a = pa, *b = pb;
+
+	if (a->procs != b->procs)
+		return a->procs > b->procs ? -1 : 1;
+	return strcmp(report_jget_str(a->sig, "choice", ""), report_jget_str(b->sig, "choice", ""));
+}
+
 static void
 engine_changed(struct rmodel *m, json_t *findings, json_t *sigs)
 {
-	size_t i, j, n = json_array_size(sigs);
+	size_t i, j, k, n = json_array_size(sigs);
+	struct choice *order = report_xcalloc(n ? n : 1, sizeof(*order));
 
 	for (i = 0; i < n; i++) {
 		json_t *a = json_array_get(sigs, i), *who_a = json_object_get(a, "who"), *f;
@@ -1298,15 +1314,21 @@ engine_changed(struct rmodel *m, json_t *findings, json_t *sigs)
 		}
 		if (!differ)
 			continue;
+		/*
+		 * The signatures' own order follows their times, which differ run to
+		 * run; the message leads with the choice most processes made.
+		 */
+		k = 0;
+		for (j = i; j < n; j++)
+			if (same_sig(json_array_get(sigs, j), a))
+				order[k++] = (struct choice){ json_array_get(sigs, j),
+							      report_who_count(m, json_object_get(json_array_get(sigs, j), "who")) };
+		qsort(order, k, sizeof(*order), choice_cmp);
 		report_sb_init(&msg, 4 * MSG_CAP);
 		report_sb_printf(&msg, "%s %s ran", report_jget_str(a, "api", "?"), report_jget_str(a, "signature", "?"));
-		for (j = i; j < n; j++) {
-			json_t *b = json_array_get(sigs, j);
-
-			if (!same_sig(b, a))
-				continue;
-			report_sb_printf(&msg, "%s %s in", j == i ? "" : ";", report_jget_str(b, "choice", "?"));
-			report_who_each(m, json_object_get(b, "who"), add_label, &msg);
+		for (j = 0; j < k; j++) {
+			report_sb_printf(&msg, "%s %s in", j ? ";" : "", report_jget_str(order[j].sig, "choice", "?"));
+			report_who_each(m, json_object_get(order[j].sig, "who"), add_label, &msg);
 		}
 		f = report_must(json_object());
 		report_jset(f, "id", json_string("engine-changed"));
@@ -1319,6 +1341,7 @@ engine_changed(struct rmodel *m, json_t *findings, json_t *sigs)
 		json_array_append_new(findings, f);
 		free(msg.p);
 	}
+	free(order);
 }
 
 /* Functions across processes, by total time; sets *gpu and *first when any has those times. */

@@ -625,7 +625,10 @@ def engine_changed():
     for rank, unsupported in enumerate(["", "", "12"]):
         env = {"RANK": str(rank)}
         if unsupported:
+            # The odd rank is also the slow one, so its signature sorts first by time: the message still leads
+            # with the choice most ranks made (it once followed the times, and CI saw both orders).
             env["FAKECUDNN_UNSUPPORTED_ENGINES"] = unsupported
+            env["FAKECUDNN_SLEEP_US"] = "3000"
         spy_run([GRAPH_FRONTEND, "8"], out, env)
     m = json.loads(report(["--json", out]).stdout)
     changed = [f for f in m["findings"] if f["id"] == "engine-changed"]
