@@ -504,6 +504,32 @@ use_library(const char *library, int *dropin)
 	return rc;
 }
 
+/* CUDNNSPY_STDERR's row of the option table: the library would only warn and keep its default. */
+static const struct spy_option *
+stderr_option(void)
+{
+	for (const struct spy_option *o = spy_options; o->name; o++)
+		if (o->target == &spy_config.stderr_mask)
+			return o;
+	return NULL;
+}
+
+static int
+stderr_words(const char *list)
+{
+	const struct spy_option *o = stderr_option();
+
+	return !o || spy_option_set(o, list) == 0;
+}
+
+static const char *
+stderr_expected(void)
+{
+	const struct spy_option *o = stderr_option();
+
+	return o ? spy_option_expected(o) : "";
+}
+
 static int
 cmd_run(int argc, char **argv)
 {
@@ -551,6 +577,8 @@ cmd_run(int argc, char **argv)
 	}
 	if (format && strcmp(format, "json") != 0 && strcmp(format, "binary") != 0)
 		return usage_error("--format takes json or binary, not '%s'", format);
+	if (stderr_list && !stderr_words(stderr_list))
+		return usage_error("--stderr takes %s, not '%s'", stderr_expected(), stderr_list);
 	if (i >= argc)
 		return usage_error("run: no '--' and command");
 	if (i + 1 >= argc)

@@ -1344,7 +1344,7 @@ engine_changed(struct rmodel *m, json_t *findings, json_t *sigs)
 	free(order);
 }
 
-/* Functions across processes, by total time; sets *gpu and *first when any has those times. */
+/* Functions across processes, by steady total (the total without the first calls); sets *gpu and *first when any has those times. */
 static json_t *
 functions_model(struct rmodel *m, int *any_gpu, int *any_first)
 {

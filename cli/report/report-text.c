@@ -385,7 +385,8 @@ print_functions(struct rmodel *m, FILE *out, int top)
 
 	if (!n)
 		return;
-	fprintf(out, "\nTop functions by total time");
+	/* The order's own words: with the first calls apart, the steady total orders the table. */
+	fprintf(out, "\nTop functions by %s time", first ? "steady" : "total");
 	if (top > 0 && (size_t)top < n)
 		fprintf(out, " (%d of %zu)", top, n);
 	fputc('\n', out);

@@ -57,6 +57,12 @@ struct spy_option {
 };
 extern const struct spy_option spy_options[];
 
+/* A value parsed by its option's type into the option's target: 0, or -1 for a bad value (optparse.c). */
+int spy_option_set(const struct spy_option *o, const char *value);
+/* What a bad value should have been, in words for a message. */
+const char *spy_option_expected(const struct spy_option *o);
+int spy_parse_bool(const char *value, long *out);
+
 /* CUDNNSPY_STDERR=none: not a line on stderr, not even a warning (config.c). */
 extern int spy_quiet;
 

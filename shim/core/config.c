@@ -8,154 +8,12 @@
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 static const char *
 env_get(const char *name)
 {
 	/* Paths come from the environment: never trust it in set-uid programs. */
 	return secure_getenv(name);
-}
-
-int
-spy_parse_bool(const char *value, long *out)
-{
-	static const char *const yes[] = { "1", "yes", "on", "true" };
-	static const char *const no[] = { "0", "no", "off", "false" };
-
-	for (size_t i = 0; i < 4; i++) {
-		if (strcasecmp(value, yes[i]) == 0) {
-			*out = 1;
-			return 1;
-		}
-		if (strcasecmp(value, no[i]) == 0) {
-			*out = 0;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-static int
-parse_flags(const char *value, const char *words, unsigned *out)
-{
-	unsigned mask = 0;
-	const char *p = value;
-
-	if (strcmp(value, "none") == 0) {
-		*out = 0;
-		return 0;
-	}
-	if (strcmp(value, "all") == 0) {
-		*out = ~0u;
-		return 0;
-	}
-	while (*p) {
-		size_t len = strcspn(p, ",");
-		const char *w = words;
-		unsigned bit = 1;
-		int found = 0;
-
-		while (*w) {
-			size_t wl = strcspn(w, ",");
-
-			if (len == wl && strncmp(p, w, len) == 0) {
-				mask |= bit;
-				found = 1;
-			}
-			bit <<= 1;
-			w += wl;
-			if (*w == ',')
-				w++;
-		}
-		if (!found && len > 0)
-			return -1;
-		p += len;
-		if (*p == ',')
-			p++;
-	}
-	/* "", "," or ",,": silence must be asked for by name. */
-	if (!mask)
-		return -1;
-	*out = mask;
-	return 0;
-}
-
-/* One of the comma-separated words: its index. */
-static int
-parse_choice(const char *value, const char *words, long *out)
-{
-	long i = 0;
-
-	for (const char *w = words; *w; i++) {
-		size_t wl = strcspn(w, ",");
-
-		if (strlen(value) == wl && strncmp(value, w, wl) == 0) {
-			*out = i;
-			return 0;
-		}
-		w += wl;
-		if (*w == ',')
-			w++;
-	}
-	return -1;
-}
-
-static int
-parse_int(const char *value, const char *range, long *out)
-{
-	long min = strtol(range, NULL, 10), max = strtol(strstr(range, "..") + 2, NULL, 10);
-	char *end;
-	long v;
-
-	if (!value[0])
-		return -1;
-	v = strtol(value, &end, 10);
-	if (*end || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/* Returns 0, or -1 for a bad value (the caller warns and keeps the default). */
-static int
-set_value(const struct spy_option *o, const char *value)
-{
-	switch (o->type) {
-	case SPY_OPT_PATH:
-	case SPY_OPT_STRING:
-	case SPY_OPT_GLOBS:
-		if (strlen(value) >= o->size)
-			return -1;
-		strcpy(o->target, value);
-		return 0;
-	case SPY_OPT_FLAGS:
-		return parse_flags(value, o->values, o->target);
-	case SPY_OPT_INT:
-		return parse_int(value, o->values, o->target);
-	case SPY_OPT_BOOL:
-		return spy_parse_bool(value, o->target) ? 0 : -1;
-	case SPY_OPT_CHOICE:
-		return parse_choice(value, o->values, o->target);
-	}
-	return -1;
-}
-
-static const char *
-expected(const struct spy_option *o)
-{
-	switch (o->type) {
-	case SPY_OPT_FLAGS:
-		return "none, all or a comma-separated list of banner,failures,summary,probing";
-	case SPY_OPT_INT:
-		return o->values;
-	case SPY_OPT_BOOL:
-		return "1/0, yes/no, on/off or true/false";
-	case SPY_OPT_CHOICE:
-		return o->values;
-	default:
-		return "a value shorter than the limit";
-	}
 }
 
 /* `auto`: format 2, except where the user named the file as JSON Lines (CUDNNSPY_OUTPUT=run-%p.jsonl). */
@@ -181,12 +39,12 @@ spy_config_parse(const char *(*get)(const char *name))
 		if (o->target != &spy_config.stderr_mask)
 			continue;
 		quiet = get(o->name);
-		spy_quiet = quiet && set_value(o, quiet) == 0 && spy_config.stderr_mask == 0;
+		spy_quiet = quiet && spy_option_set(o, quiet) == 0 && spy_config.stderr_mask == 0;
 	}
 	for (const struct spy_option *o = spy_options; o->name; o++) {
 		const char *v = o->target == &spy_config.stderr_mask ? quiet : get(o->name);
 
-		set_value(o, o->def);
+		spy_option_set(o, o->def);
 		if (!v)
 			continue;
 		if (o->type == SPY_OPT_PATH) {
@@ -202,13 +60,13 @@ spy_config_parse(const char *(*get)(const char *name))
 				continue;
 			}
 		}
-		if (set_value(o, v) != 0) {
+		if (spy_option_set(o, v) != 0) {
 			if (strlen(v) > 200)
 				spy_log("%s: a value of %zu bytes is not valid (expected %s): keeping the default",
-					o->name, strlen(v), expected(o));
+					o->name, strlen(v), spy_option_expected(o));
 			else
-				spy_log("%s=%s: expected %s: keeping the default", o->name, v, expected(o));
-			set_value(o, o->def);
+				spy_log("%s=%s: expected %s: keeping the default", o->name, v, spy_option_expected(o));
+			spy_option_set(o, o->def);
 		}
 	}
 	settle_format();

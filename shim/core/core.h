@@ -23,7 +23,6 @@ void spy_config_load(void);
 /* The same, from a lookup function: for tests. */
 void spy_config_parse(const char *(*get)(const char *name));
 /* 1 when `value` is one of 1/0/yes/no/on/off/true/false (case-insensitive), setting *out. */
-int spy_parse_bool(const char *value, long *out);
 
 /* Sets the flag bit on every function matching one of the globs; warns on globs that match nothing. */
 void spy_apply_globs(const char *option, const char *globs, unsigned char bit);

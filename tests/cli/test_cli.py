@@ -138,6 +138,17 @@ def env():
     q = run(["run", "--format=xml", "--", "env"], cwd=d)
     check(q.returncode == 2 and "--format takes json or binary, not 'xml'" in q.stderr and q.stdout == "",
           "--format xml: a usage error, nothing run", q.stderr)
+    # --stderr is checked against the option table's words as --format is: the library would only warn, inside
+    # the program, and keep its default (issue 30).
+    for bad in ("bogus", "failures,bogus", ""):
+        q = run(["run", "--stderr=" + bad, "--", "env"], cwd=d)
+        check(q.returncode == 2 and q.stdout == "" and
+              ("--stderr takes none, all or a comma-separated list of banner,failures,summary,probing, not '%s'"
+               % bad) in q.stderr, "--stderr=%s: a usage error, nothing run" % bad, q.stderr)
+    for good in ("none", "all", "failures,summary", "probing"):
+        q = run(["run", "--stderr", good, "--", "env"], cwd=d)
+        check(q.returncode == 0 and env_of(q).get("CUDNNSPY_STDERR") == good, "--stderr %s is passed on" % good,
+              q.stderr)
     check(same_file(got.get("LD_PRELOAD", ""), PRELOAD), "LD_PRELOAD is the spy alone", repr(got))
     check("records in" not in p.stderr and "none called cuDNN" in p.stderr,
           "env made no call: no file, and no claim of one", p.stderr)

@@ -522,7 +522,7 @@ def real_ranks():
     check(fails[4].startswith("       stack: ") and "host-calls+0x" in fails[4], "the stack", t)
     check(fails[5].startswith("       recent: cudnnGetVersion, cudnnGetErrorString, cudnnCreateTensorDescriptor"),
           "the recent calls", t)
-    top = {ln.split()[0]: ln.split() for ln in section(t, "Top functions by total time")[1:-1]}
+    top = {ln.split()[0]: ln.split() for ln in section(t, "Top functions by steady time")[1:-1]}
     check(top["cudnnSetTensor4dDescriptor"][1:3] == ["16", "4"], "calls and failures summed over ranks", top)
     # Normalized (pids, times, paths), the report of a real run is stable.
     norm = re.sub(r"pid \d+", "pid N", t)
@@ -538,7 +538,7 @@ def real_ranks():
     norm = re.sub(r"\.rec:\d+\)", ".rec:N)", norm)
     norm = re.sub(r" +", " ", norm)
     # Rows ordered by measured time: by name instead, with the counts only.
-    head, _, rest = norm.partition("Top functions by total time\n")
+    head, _, rest = norm.partition("Top functions by steady time\n")
     rows = rest.splitlines()
     norm = head + "Top functions (by name)\n" + "".join(sorted(" ".join(ln.split()[:3]) + "\n" for ln in rows[1:-1]))
     golden("real-ranks.txt", norm)
@@ -580,7 +580,7 @@ def real_findings():
     check(conv, "the per-signature table", t)
     rows = section(t, conv[0])
     check(any("in ranks 0, 1, 2" in ln or "all processes" in ln for ln in rows), "summed over the ranks", t)
-    top = section(t, [ln for ln in t.splitlines() if ln.startswith("Top functions by total time")][0])
+    top = section(t, [ln for ln in t.splitlines() if ln.startswith("Top functions by steady time")][0])
     check(top[0].split()[:6] == ["function", "calls", "failures", "steady", "first", "p50"],
           "the first calls (cuDNN's lazy loading) in a column of their own", t)
     m = json.loads(report(["--json", out]).stdout)
