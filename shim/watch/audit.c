@@ -477,45 +477,144 @@ multiple_copies(void)
 	finding("runtime-multiple-copies", "error", key, paths, n, "%s", message);
 }
 
+/* A cuDNN version number in words: 91900 is 9.19.0, 8907 is 8.9.7. */
+static void
+version_words(long long v, char *out, size_t size)
+{
+	if (v < 0)
+		snprintf(out, size, "a version not known");
+	else if (v >= 90000)
+		snprintf(out, size, "%lld.%lld.%lld", v / 10000, v % 10000 / 100, v % 100);
+	else
+		snprintf(out, size, "%lld.%lld.%lld", v / 1000, v % 1000 / 100, v % 100);
+}
+
+/* Its own sub-library of that name, mapped from the dispatcher's own directory. */
+static int
+has_twin(const struct entry *sub, const char *dispatcher_dir)
+{
+	char d[PATH_MAX];
+
+	for (int j = 0; j < nentries; j++)
+		if (entries[j].kind == K_SUBLIB && strcmp(base_of(entries[j].real), base_of(sub->real)) == 0 &&
+		    strcmp(dir_of(entries[j].real, d, sizeof(d)), dispatcher_dir) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * The sub-libraries an answering dispatcher A runs from directory DIR, in
+ * one finding: they are one conflict (the loader matched them by name from
+ * the search path), not one per file. The graph library says its version;
+ * the others pass or fail their own check against it. The same version is a
+ * warning (the copy runs another install's code, of its own release); another
+ * version, or a failed check, an error.
+ */
+static void
+sublib_group(const struct entry *a, const char *dir)
+{
+	const char *paths[MAX_ENTRIES];
+	char names[1024], d[PATH_MAX], key[2 * PATH_MAX + 8], va[32], vs[32];
+	long long version = -1;
+	int n = 1, failed = 0;
+	size_t len = 0;
+
+	paths[0] = a->real;
+	names[0] = 0;
+	for (int i = 0; i < nentries; i++) {
+		const struct entry *e = &entries[i];
+
+		if (e->kind != K_SUBLIB || major_of(e) != major_of(a) || strcmp(dir_of(e->real, d, sizeof(d)), dir) != 0)
+			continue;
+		if (has_twin(e, dir_of(a->real, d, sizeof(d))))
+			continue;
+		if (e->version >= 0)
+			version = e->version;
+		failed |= e->check_status > 0;
+		paths[n++] = e->real;
+		len += (size_t)snprintf(names + len, len < sizeof(names) ? sizeof(names) - len : 0, "%s%s",
+					n > 2 ? ", " : "", base_of(e->real));
+	}
+	if (n == 1)
+		return;
+	version_words(a->version, va, sizeof(va));
+	version_words(version, vs, sizeof(vs));
+	dir_of(a->real, d, sizeof(d));
+	if (version >= 0 && version == a->version && !failed) {
+		snprintf(key, sizeof(key), "%s|%s|same", a->real, dir);
+		finding("sublib-version-mismatch", "warning", key, paths, n,
+			"%s (cuDNN %s) in %s runs sub-libraries from %s, of the same version: %s", base_of(a->real),
+			va, d, dir, names);
+	} else {
+		snprintf(key, sizeof(key), "%s|%s|other", a->real, dir);
+		finding("sublib-version-mismatch", "error", key, paths, n,
+			"%s (cuDNN %s) in %s runs sub-libraries from %s of %s%s%s: %s", base_of(a->real), va, d, dir,
+			version >= 0 ? "cuDNN " : "", vs, failed ? ", whose own version check fails" : "", names);
+	}
+}
+
 /*
  * A sub-library serves every answering copy of its major: one from another
  * directory than a copy's own dispatcher is that copy running another
  * install's code (the loader matches sub-libraries by SONAME).
  */
 static void
-sublib_rules(const struct entry *e)
+sublib_rules(void)
 {
 	char d1[PATH_MAX], d2[PATH_MAX];
 
 	for (int i = 0; i < nentries; i++) {
 		const struct entry *a = &entries[i];
-		const char *paths[2] = { e->real, a->real };
 
-		if (!answers(a) || major_of(a) != major_of(e))
+		if (a->kind != K_CUDNN || !answers(a))
 			continue;
-		if (strcmp(dir_of(e->real, d1, sizeof(d1)), dir_of(a->real, d2, sizeof(d2))) != 0) {
-			int twin = 0;
+		dir_of(a->real, d1, sizeof(d1));
+		for (int j = 0; j < nentries; j++) {
+			const struct entry *e = &entries[j];
+			int first = 1;
 
-			/* Its own sub-library of that name, mapped from its own directory: this one is another copy's. */
-			for (int j = 0; j < nentries; j++)
-				twin |= entries[j].kind == K_SUBLIB && strcmp(base_of(entries[j].real), base_of(e->real)) == 0 &&
-					strcmp(dir_of(entries[j].real, d1, sizeof(d1)), d2) == 0;
-			dir_of(e->real, d1, sizeof(d1));
-			if (!twin)
-				finding("sublib-version-mismatch", "error", e->real, paths, 2,
-					"%s comes from %s, but the answering %s from %s", base_of(e->real), d1,
-					base_of(a->real), d2);
-		} else if (e->version >= 0 && a->version >= 0 && e->version != a->version) {
-			finding("sublib-version-mismatch", "error", e->real, paths, 2, "%s is cuDNN %lld, %s is %lld",
-				e->real, e->version, a->real, a->version);
+			if (e->kind != K_SUBLIB || major_of(e) != major_of(a) ||
+			    strcmp(dir_of(e->real, d2, sizeof(d2)), d1) == 0)
+				continue;
+			/* Each directory once: at its first sub-library. */
+			for (int k = 0; k < j && first; k++) {
+				char d3[PATH_MAX];
+
+				first = !(entries[k].kind == K_SUBLIB && major_of(&entries[k]) == major_of(a) &&
+					  strcmp(dir_of(entries[k].real, d3, sizeof(d3)), d2) == 0);
+			}
+			if (first)
+				sublib_group(a, d2);
 		}
 	}
-	if (e->check_status > 0) {
-		const char *paths[1] = { e->real };
+	for (int i = 0; i < nentries; i++) {
+		const struct entry *e = &entries[i];
 
-		finding("version-check-failed", "error", e->real, paths, 1,
-			"the version check of %s failed with %s (%d)", e->real,
-			spy_status_name(e->check_status) ? spy_status_name(e->check_status) : "?", e->check_status);
+		if (e->kind != K_SUBLIB)
+			continue;
+		/* Beside its own dispatcher, of another version: an interrupted upgrade, a file copied over. */
+		for (int j = 0; j < nentries; j++) {
+			const struct entry *a = &entries[j];
+			const char *paths[2] = { e->real, a->real };
+			char v1[32], v2[32];
+
+			if (!answers(a) || major_of(a) != major_of(e) ||
+			    strcmp(dir_of(e->real, d1, sizeof(d1)), dir_of(a->real, d2, sizeof(d2))) != 0 ||
+			    e->version < 0 || a->version < 0 || e->version == a->version)
+				continue;
+			version_words(e->version, v1, sizeof(v1));
+			version_words(a->version, v2, sizeof(v2));
+			finding("sublib-version-mismatch", "error", e->real, paths, 2, "%s is cuDNN %s, %s is %s",
+				e->real, v1, a->real, v2);
+		}
+		if (e->check_status > 0) {
+			const char *paths[1] = { e->real };
+
+			finding("version-check-failed", "error", e->real, paths, 1,
+				"the version check of %s failed with %s (%d)", e->real,
+				spy_status_name(e->check_status) ? spy_status_name(e->check_status) : "?",
+				e->check_status);
+		}
 	}
 }
 
@@ -551,12 +650,7 @@ rules(void)
 		finding("runtime-mixed-majors", "error", "", paths, n,
 			"cuDNN 8 and cuDNN 9 libraries are both mapped in this process");
 	}
-	for (int i = 0; i < nentries; i++) {
-		const struct entry *e = &entries[i];
-
-		if (e->kind == K_SUBLIB)
-			sublib_rules(e);
-	}
+	sublib_rules();
 	if (answer && cudart && cudart->version > 0 && spy_lib.cudart > 0 &&
 	    (long long)spy_lib.cudart / 1000 != cudart->version / 1000) {
 		const char *paths[2] = { answer->real, cudart->real };
