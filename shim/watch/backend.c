@@ -485,7 +485,55 @@ op_text(struct spy_text *t, const struct slot *op)
 		spy_text_add(t, "(");
 		text_lower(t, spy_enum_name(_SPY_ENUM_cudnnPointwiseMode_t, mode, 0), "CUDNN_POINTWISE_", "");
 		spy_text_add(t, ")");
+	} else if (op->type == CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR ||
+		   op->type == CUDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR) {
+		/* A layer norm and an RMS norm are one operation type: the mode and the phase tell them apart. */
+		int fwd = op->type == CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR;
+		int64_t phase;
+
+		spy_text_add(t, "(");
+		if (int_attr(op, fwd ? CUDNN_ATTR_OPERATION_NORM_FWD_MODE : CUDNN_ATTR_OPERATION_NORM_BWD_MODE, &mode))
+			text_lower(t, spy_enum_name(_SPY_ENUM_cudnnBackendNormMode_t, mode, 0), "CUDNN_", "");
+		else
+			spy_text_add(t, "?");
+		if (fwd) {
+			spy_text_add(t, ",");
+			if (int_attr(op, CUDNN_ATTR_OPERATION_NORM_FWD_PHASE, &phase))
+				text_lower(t, spy_enum_name(_SPY_ENUM_cudnnBackendNormFwdPhase_t, phase, 0),
+					   "CUDNN_NORM_FWD_", "");
+			else
+				spy_text_add(t, "?");
+		}
+		spy_text_add(t, ")");
 	}
+}
+
+/*
+ * The prefix an operation's attributes share: its type's name, or with
+ * ABBREV that name as cuDNN abbreviates it for some types
+ * ("CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR" has
+ * "CUDNN_ATTR_OPERATION_NORM_FWD_XDESC"). 0 when none is known.
+ */
+static int
+attr_prefix(const char *type, int abbrev, char *out, size_t size)
+{
+	static const char *const words[][2] = { { "FORWARD", "FWD" }, { "BACKWARD", "BWD" } };
+	size_t n = strlen(type), len;
+	char *w;
+
+	if (strncmp(type, "CUDNN_BACKEND_OPERATION_", 24) != 0 || n <= 24 + 11 ||
+	    strcmp(type + n - 11, "_DESCRIPTOR") != 0 || n + 8 >= size)
+		return 0;
+	snprintf(out, size, "CUDNN_ATTR_OPERATION_%.*s_", (int)(n - 24 - 11), type + 24);
+	for (size_t i = 0; abbrev && i < sizeof(words) / sizeof(words[0]); i++) {
+		w = strstr(out, words[i][0]);
+		if (!w)
+			continue;
+		len = strlen(words[i][0]);
+		memcpy(w, words[i][1], strlen(words[i][1]));
+		memmove(w + strlen(words[i][1]), w + len, strlen(w + len) + 1);
+	}
+	return 1;
 }
 
 /*
@@ -499,16 +547,12 @@ attr_short(struct spy_text *t, int optype, int name)
 	const char *a = spy_enum_name(_SPY_ENUM_cudnnBackendAttributeName_t, name, 0), *o = type_name(optype);
 	char prefix[96];
 
-	if (a && o && strncmp(o, "CUDNN_BACKEND_OPERATION_", 24) == 0 && strlen(o) < sizeof(prefix)) {
-		size_t n = strlen(o) - 24;
-
-		/* "CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR" -> "CUDNN_ATTR_OPERATION_MATMUL_" */
-		if (n > 11 && strcmp(o + 24 + n - 11, "_DESCRIPTOR") == 0) {
-			snprintf(prefix, sizeof(prefix), "CUDNN_ATTR_OPERATION_%.*s_", (int)(n - 11), o + 24);
-			if (strncmp(a, prefix, strlen(prefix)) == 0 && a[strlen(prefix)]) {
-				text_lower(t, a, prefix, "");
-				return;
-			}
+	/* "CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR" -> "CUDNN_ATTR_OPERATION_MATMUL_" */
+	for (int abbrev = 0; abbrev < 2; abbrev++) {
+		if (a && o && attr_prefix(o, abbrev, prefix, sizeof(prefix)) &&
+		    strncmp(a, prefix, strlen(prefix)) == 0 && a[strlen(prefix)]) {
+			text_lower(t, a, prefix, "");
+			return;
 		}
 	}
 	text_lower(t, a, "CUDNN_ATTR_OPERATION_", "");

@@ -23,7 +23,8 @@
  *
  * usage: real-graph [JSON-FILE [GRAPH]]
  *   JSON-FILE  the device properties ("-": an H100 SXM, the default)
- *   GRAPH      conv, matmul or sdpa: that graph alone
+ *   GRAPH      conv, matmul, sdpa, layernorm or rmsnorm: that graph alone (the
+ *              norms only when named)
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -287,6 +288,48 @@ matmul_graph(void)
 }
 
 /*
+ * A normalization forward as cudnn-frontend's layernorm and rmsnorm samples
+ * build it: x [b*s, hidden, 1, 1] in float, scale (and for the layer norm a
+ * bias) [1, hidden, 1, 1], epsilon by value; training also writes the mean
+ * (layer norm) and the inverse variance [b*s, 1, 1, 1].
+ */
+static cudnnBackendDescriptor_t
+norm_graph(const char *name, cudnnBackendNormMode_t mode, cudnnBackendNormFwdPhase_t phase)
+{
+	enum { ROWS = 4 * 1024, HIDDEN = 128 };
+	int64_t xd[4] = { ROWS, HIDDEN, 1, 1 }, xs[4] = { HIDDEN, 1, HIDDEN, HIDDEN };
+	int64_t sd[4] = { 1, HIDDEN, 1, 1 }, ss[4] = { HIDDEN, 1, HIDDEN, HIDDEN };
+	int64_t md[4] = { ROWS, 1, 1, 1 }, ms[4] = { 1, 1, 1, 1 }, one[4] = { 1, 1, 1, 1 };
+	struct parts p = { .n = 0 };
+	cudnnBackendDescriptor_t x, scale, bias, eps, y, mean, inv, op;
+	int layer = mode == CUDNN_LAYER_NORM, training = phase == CUDNN_NORM_FWD_TRAINING;
+
+	x = keep(&p, tensor(21, CUDNN_DATA_FLOAT, 4, xd, xs, REAL));
+	scale = keep(&p, tensor(22, CUDNN_DATA_FLOAT, 4, sd, ss, REAL));
+	bias = layer ? keep(&p, tensor(23, CUDNN_DATA_FLOAT, 4, sd, ss, REAL)) : NULL;
+	eps = keep(&p, tensor(24, CUDNN_DATA_FLOAT, 4, one, one, BY_VALUE));
+	y = keep(&p, tensor(25, CUDNN_DATA_FLOAT, 4, xd, xs, REAL));
+	mean = training && layer ? keep(&p, tensor(26, CUDNN_DATA_FLOAT, 4, md, ms, REAL)) : NULL;
+	inv = training ? keep(&p, tensor(27, CUDNN_DATA_FLOAT, 4, md, ms, REAL)) : NULL;
+	op = create(CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR);
+	set(op, CUDNN_ATTR_OPERATION_NORM_FWD_MODE, CUDNN_TYPE_NORM_MODE, 1, &mode);
+	set(op, CUDNN_ATTR_OPERATION_NORM_FWD_PHASE, CUDNN_TYPE_NORM_FWD_PHASE, 1, &phase);
+	set(op, CUDNN_ATTR_OPERATION_NORM_FWD_XDESC, D, 1, &x);
+	set(op, CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, D, 1, &scale);
+	if (bias)
+		set(op, CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, D, 1, &bias);
+	set(op, CUDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC, D, 1, &eps);
+	set(op, CUDNN_ATTR_OPERATION_NORM_FWD_YDESC, D, 1, &y);
+	if (mean)
+		set(op, CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC, D, 1, &mean);
+	if (inv)
+		set(op, CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC, D, 1, &inv);
+	finalize("norm operation", op);
+	drop(&p);
+	return graph_of(name, &op, 1);
+}
+
+/*
  * Scaled-dot-product attention forward, b=2 h=4 s=128 d=64, half, as
  * cudnn-frontend expands it: S = Q*K^T; S *= scale; causal mask (row index
  * >= column index, else -inf); softmax as max, sub, exp, sum, its statistics
@@ -458,8 +501,9 @@ slurp(const char *path, size_t *len)
 int
 main(int argc, char **argv)
 {
-	cudnnBackendDescriptor_t props, graphs[3];
-	const char *names[3] = { "conv", "matmul", "sdpa" };
+	/* The first three by default; the norms when named. */
+	cudnnBackendDescriptor_t props, graphs[5];
+	const char *names[5] = { "conv", "matmul", "sdpa", "layernorm", "rmsnorm" };
 	char *json = NULL;
 	size_t len = strlen(default_props);
 	cudnnStatus_t st;
@@ -477,12 +521,16 @@ main(int argc, char **argv)
 	free(json);
 	if (st != 0)
 		return 1;
-	for (int g = 0; g < 3; g++)
-		if (argc > 2 && strcmp(argv[2], names[g]) != 0)
+	for (int g = 0; g < 5; g++)
+		if (argc > 2 ? strcmp(argv[2], names[g]) != 0 : g >= 3)
 			graphs[g] = NULL;
+		else if (g == 3)
+			graphs[g] = norm_graph(names[g], CUDNN_LAYER_NORM, CUDNN_NORM_FWD_TRAINING);
+		else if (g == 4)
+			graphs[g] = norm_graph(names[g], CUDNN_RMS_NORM, CUDNN_NORM_FWD_INFERENCE);
 		else
 			graphs[g] = g == 0 ? conv_graph() : g == 1 ? matmul_graph() : sdpa_graph();
-	for (int g = 0; g < 3; g++) {
+	for (int g = 0; g < 5; g++) {
 		if (!graphs[g])
 			continue;
 		plan_all(names[g], graphs[g], props, CUDNN_HEUR_MODE_A, "a");
