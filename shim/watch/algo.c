@@ -37,6 +37,7 @@
 #define MAX_CHOICES 2048
 /* Plans of one signature from which its planning is a finding (graph_findings). */
 #define REPLANNED 16
+#define BUILT_MAX 256		/* configs remembered per signature: a sweep of more is not told from a storm */
 #define MAX_RESULTS 8		/* a search's ranked results kept per signature */
 #define MAX_QUERIED 8		/* legacy algorithm values whose workspace query is kept */
 #define PENDING 512		/* calls whose GPU time may still come */
@@ -65,6 +66,14 @@ struct sig {
 	struct result results[MAX_RESULTS];
 	int64_t queried[MAX_QUERIED];	/* cudnnGetConvolution*WorkspaceSize answers by algorithm, -1 */
 	uint64_t plans, plan_ns;	/* graph: plans finalized for it, and the host time that took */
+	/*
+	 * graph: plans finalized again, for a config (engine and knobs) already
+	 * built, or after the signature ran; the configs built (allocated,
+	 * BUILT_MAX at most). A tuning sweep builds many configs once each.
+	 */
+	uint64_t replans;
+	uint64_t *built;
+	int nbuilt, built_cap;
 	uint32_t py_off, py_len;	/* CUDNNSPY_PYTHON=traced: its first call's Python frames, in py_pool; 0 none */
 };
 
@@ -846,6 +855,48 @@ spy_algo_graph_run(const struct spy_graph_run *g, struct spy_call *c, long statu
 	return idx;
 }
 
+/* What a plan runs, as one number: its engine and knob choices, or its config when those are unknown. */
+static uint64_t
+config_hash(const struct spy_graph_run *g)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	if (g->engine < 0 || g->nknobs < 0)
+		return h ^ ((uint64_t)g->config << 1 | 1);
+	h = (h ^ (uint64_t)g->engine) * 1099511628211ull;
+	for (int i = 0; i < g->nknobs && i < SPY_KNOBS_MAX; i++) {
+		h = (h ^ (uint64_t)g->knob_type[i]) * 1099511628211ull;
+		h = (h ^ (uint64_t)g->knob_value[i]) * 1099511628211ull;
+	}
+	return h << 1;
+}
+
+/* Whether the plan is built again: a config built before, or the signature ran already (lock held). */
+static int
+built_again(struct sig *s, const struct spy_graph_run *g)
+{
+	uint64_t h = config_hash(g);
+
+	for (int c = s->first_choice; c >= 0; c = choices[c].next)
+		if (choices[c].api == API_GRAPH && choices[c].calls)
+			return 1;
+	for (int i = 0; i < s->nbuilt; i++)
+		if (s->built[i] == h)
+			return 1;
+	if (s->nbuilt == s->built_cap && s->built_cap < BUILT_MAX) {
+		int cap = s->built_cap ? 2 * s->built_cap : 16;
+		uint64_t *b = realloc(s->built, (size_t)cap * sizeof(*b));
+
+		if (b) {
+			s->built = b;
+			s->built_cap = cap;
+		}
+	}
+	if (s->nbuilt < s->built_cap)
+		s->built[s->nbuilt++] = h;
+	return 0;
+}
+
 void
 spy_algo_graph_planned(const struct spy_graph_run *g, uint64_t ns)
 {
@@ -856,8 +907,9 @@ spy_algo_graph_planned(const struct spy_graph_run *g, uint64_t ns)
 	if (k >= 0) {
 		sigs[k].plans++;
 		sigs[k].plan_ns += ns;
-		/* A replanning storm is said from REPLANNED plans on, with their count and time. */
-		if (sigs[k].plans >= REPLANNED)
+		sigs[k].replans += built_again(&sigs[k], g);
+		/* A replanning storm is said from REPLANNED plans built again on, with their count and time. */
+		if (sigs[k].replans >= REPLANNED)
 			kept_findings();
 	}
 	pthread_mutex_unlock(&lock);
@@ -985,14 +1037,18 @@ graph_findings(char (*msg)[640], const char **ids, int max)
 			ids[n++] = "fallback-engine";
 		} else if (executed) {
 			graph_sigs++;
-			swept += executed > 1;
+			/* Several plans timed, or several configs built for one to run: a sweep either way. */
+			swept += executed > 1 || (executed == 1 && g->nbuilt > 1);
 			first_only += executed == 1 && rank0 == 1;
 		}
-		if (g->plans >= REPLANNED && n < max) {
+		/* Many configs built once each, then one kept, is tuning (cudnn-frontend's BuildPlanPolicy_t::ALL). */
+		if (g->replans >= REPLANNED && n < max) {
 			duration(t, sizeof(t), g->plan_ns);
 			snprintf(msg[n], sizeof(msg[n]),
-				 "%s: %llu plans finalized (%s spent planning): the same graph planned again and again, a "
-				 "dynamic-shape or plan-cache-miss storm", g->text, (unsigned long long)g->plans, t);
+				 "%s: %llu plans finalized (%s spent planning), %llu of them for a config already built or "
+				 "after the graph ran: the same graph planned again and again, a dynamic-shape or "
+				 "plan-cache-miss storm", g->text, (unsigned long long)g->plans, t,
+				 (unsigned long long)g->replans);
 			ids[n++] = "replanning";
 		}
 	}

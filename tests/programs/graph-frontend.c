@@ -10,6 +10,11 @@
  *   MODE sweep: the first three supported plans each executed twice (the
  *               framework timing them), then the fastest kept: a tuning sweep
  *   MODE replan: the plan that works finalized again, 20 times (a cache that misses)
+ *   MODE all:   a plan finalized for every config, each once (cudnn-frontend's
+ *               BuildPlanPolicy_t::ALL, what autotuning asks for), then the
+ *               first that works executed
+ *   MODE after: as without a mode, then, once it ran, a plan finalized for
+ *               each config after it (a plan cache that forgot the graph ran)
  *   MODE fallback: the heuristics asked in CUDNN_HEUR_MODE_FALLBACK, as
  *               cudnn-frontend does once mode A offers nothing that works
  *   MODE stop:  as without a mode, then SIGSTOP to itself before it returns (a
@@ -114,7 +119,8 @@ main(int argc, char **argv)
 {
 	int64_t want = argc > 1 ? atoll(argv[1]) : 40, n = 0, index = -1, shared = 0, ws = 0, first = -1;
 	const char *mode = argc > 2 ? argv[2] : NULL;
-	cudnnBackendDescriptor_t graph, heur, cfgs[MAX_CFGS], plan = NULL, pack;
+	cudnnBackendDescriptor_t graph, heur, cfgs[MAX_CFGS], plan = NULL, pack, built[MAX_CFGS] = { NULL };
+	int all = mode && strcmp(mode, "all") == 0;
 	cudnnBackendHeurMode_t heur_mode = CUDNN_HEUR_MODE_A;
 	cudnnHandle_t h = NULL;
 	int64_t uids[4] = { 1, 2, 3, 4 };
@@ -151,12 +157,22 @@ main(int argc, char **argv)
 		S((plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, D, 1, &cfgs[i]));
 		st = cudnnBackendFinalize(plan);
 		printf(" plan %d\n", (int)st);
+		if (st == 0 && all) {
+			built[i] = plan;
+			first = first < 0 ? i : first;
+			plan = NULL;
+			continue;
+		}
 		if (st == 0) {
 			first = i;
 			break;
 		}
 		cudnnBackendDestroyDescriptor(plan);
 		plan = NULL;
+	}
+	if (all && first >= 0) {
+		plan = built[first];
+		built[first] = NULL;
 	}
 	if (plan) {
 		cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, NULL, &ws);
@@ -194,11 +210,25 @@ main(int argc, char **argv)
 		}
 		for (int i = 0; i < 3; i++)
 			printf("execute %d\n", (int)cudnnBackendExecute(h, plan, pack));
+		if (mode && strcmp(mode, "after") == 0) {
+			for (int64_t i = first + 1; i < n; i++) {
+				cudnnBackendDescriptor_t later = create(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+
+				if (h)
+					S((later, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h));
+				S((later, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, D, 1, &cfgs[i]));
+				printf("after %d\n", (int)cudnnBackendFinalize(later));
+				cudnnBackendDestroyDescriptor(later);
+			}
+		}
 		cudnnBackendDestroyDescriptor(pack);
 		cudnnBackendDestroyDescriptor(plan);
 	}
-	for (int64_t i = 0; i < want; i++)
+	for (int64_t i = 0; i < want; i++) {
+		if (built[i])
+			cudnnBackendDestroyDescriptor(built[i]);
 		cudnnBackendDestroyDescriptor(cfgs[i]);
+	}
 	cudnnBackendDestroyDescriptor(heur);
 	cudnnBackendDestroyDescriptor(graph);
 	if (h)
