@@ -162,7 +162,7 @@ static int
 write_set(FILE *out, const struct repro_desc *d, json_t *entry)
 {
 	const struct repro_fn *f = repro_fn_find(jstr(entry, "fn"));
-	json_t *args = json_object_get(entry, "args");
+	json_t *args = json_object_get(entry, "args"), *failed;
 	int arrays = 0;
 
 	for (int i = 0; i < f->nparams; i++)
@@ -210,7 +210,12 @@ write_set(FILE *out, const struct repro_desc *d, json_t *entry)
 	} else {
 		comment_call(out, arrays ? "\t\t" : "\t", f, args);
 	}
-	fprintf(out, "%scheck_cudnn(%s(%s", arrays ? "\t\t" : "\t", f->name, d->var);
+	failed = json_object_get(entry, "status");
+	if (json_is_integer(failed))
+		fprintf(out, "%s/* It failed in the program, with %lld: so it must here. */\n", arrays ? "\t\t" : "\t",
+			(long long)json_integer_value(failed));
+	fprintf(out, "%s%s(%s(%s", arrays ? "\t\t" : "\t", json_is_integer(failed) ? "check_failed" : "check_cudnn",
+		f->name, d->var);
 	for (int i = 1; i < f->nparams; i++) {
 		const struct repro_param *q = &f->params[i];
 
@@ -220,7 +225,11 @@ write_set(FILE *out, const struct repro_desc *d, json_t *entry)
 		else if (c_value(out, q, json_object_get(args, q->name), f->name) != 0)
 			return -1;
 	}
-	fprintf(out, "), \"%s (%s)\");\n", f->name, d->id);
+	if (json_is_integer(failed))
+		fprintf(out, "), %lld", (long long)json_integer_value(failed));
+	else
+		fputs(")", out);
+	fprintf(out, ", \"%s (%s)\");\n", f->name, d->id);
 	if (arrays)
 		fputs("\t}\n", out);
 	return 0;
@@ -381,9 +390,10 @@ write_search(FILE *out, const struct repro_plan *p)
 }
 
 /* The Python lines the call came from, innermost first, one a line: the records' strings, escaped. */
-static void
-write_python(FILE *out, json_t *frames)
+void
+repro_write_python(FILE *out, void *frames_v)
 {
+	json_t *frames = frames_v;
 	json_t *f;
 	size_t i;
 
@@ -439,7 +449,7 @@ write_header_comment(FILE *out, const struct repro_plan *p)
 		repro_comment(out, p->message);
 		fputs("\n", out);
 	}
-	write_python(out, json_object_get(p->record, "python"));
+	repro_write_python(out, json_object_get(p->record, "python"));
 	fputs(" *\n * The records hold what the program set, not its data. What this program\n"
 	      " * replays from them:\n", out);
 	for (int i = 0; i < p->ndescs; i++) {
@@ -584,6 +594,17 @@ static const char prelude_data[] =
 	"\t\treturn;\n"
 	"\tprint_cudnn_error(what, status);\n"
 	"\tfprintf(stderr, \"repro: this worked in the recorded program; stopping\\n\");\n"
+	"\texit(2);\n"
+	"}\n"
+	"\n"
+	"/* A Set that failed in the recorded program (cuDNN may still have changed the descriptor): the same here. */\n"
+	"static __attribute__((unused)) void\n"
+	"check_failed(cudnnStatus_t status, int recorded, const char *what)\n"
+	"{\n"
+	"\tif ((int)status == recorded)\n"
+	"\t\treturn;\n"
+	"\tprint_cudnn_error(what, status);\n"
+	"\tfprintf(stderr, \"repro: this failed with %%d in the recorded program; stopping\\n\", recorded);\n"
 	"\texit(2);\n"
 	"}\n"
 	"\n"

@@ -48,15 +48,18 @@ static const char repro_usage[] =
 	"the algorithm search the program made before it) and compares the status\n"
 	"with the recorded one. RECORDS is a file or a directory of the spy's records\n"
 	"(CUDNNSPY_OUTPUT). The program's data is not in the records: inputs get a\n"
-	"documented pattern. Legacy API convolutions, and graph API executions\n"
+	"documented pattern. Legacy API convolutions, graph API executions\n"
 	"(cudnnBackendExecute) from the traced backend calls before them, or rebuilt\n"
-	"from the plan's engine and knobs and the graph's record.\n"
+	"from the plan's engine and knobs and the graph's record, and any other Set,\n"
+	"Get or query call whose arguments the records hold whole.\n"
 	"\n"
-	"  --list          the calls it can replay, numbered, with their status\n"
+	"  --list          every failure, and the traced calls it can replay, numbered,\n"
+	"                  with their status (a failure it cannot replay says why)\n"
 	"  --call N        the Nth recorded call (call and failure records, counted\n"
 	"                  together from 1, as --list numbers them)\n"
-	"  --failure N     the Nth failure record (default: the first failure of a\n"
-	"                  call it can replay)\n"
+	"  --failure N     the Nth failure record (default: without a GPU here, the\n"
+	"                  first failure that replays without one; else the first\n"
+	"                  failure it can replay; stderr says which)\n"
 	"  --signature TEXT  the first failure of a convolution with that signature\n"
 	"                  (as the spy writes it; \"...\" stands for anything), else\n"
 	"                  its first call\n"
@@ -109,6 +112,14 @@ struct reader {
 	json_t *graphs;		/* the last `graph` record of each operation graph, by id */
 	json_t *searches;	/* the last `search` record of each signature */
 	int backend_full;
+	json_t *states;		/* repro-host.c's: each descriptor id's Set calls, failed ones too, in order */
+	json_t *noted_state;	/* the state the record being read changed, and its Set calls before: a */
+	json_t *noted_before;	/* repro of that Set replays the state before it, not after */
+	json_t *hidden;		/* the Set calls after it, while state_hide shows those before */
+	char *drop_next;	/* a descriptor a Destroy ended: forgotten at the next record */
+	/* The default pick (docs/repro.md): the first failure that replays without a GPU when there is none. */
+	int no_gpu;
+	long long default_any;	/* the first failure of a call it can replay, cudnnCreate aside */
 	/* The outcome. */
 	int found, error;
 	long long default_create;	/* the first cudnnCreate failure, a fallback for the default */
@@ -192,6 +203,8 @@ reset_file(struct reader *r)
 	r->graphs = NULL;
 	json_decref(r->searches);
 	r->searches = NULL;
+	json_decref(r->states);
+	r->states = NULL;
 	r->backend_full = 0;
 }
 
@@ -216,6 +229,100 @@ arg_id(json_t *v)
 	if (json_is_string(v))
 		return json_string_value(v);
 	return jstr(v, "id");
+}
+
+/*
+ * A descriptor's state for repro-host.c: {"sets": [...], "created": true
+ * when its Create was traced}; its Set calls, made when missing (CREATED:
+ * by a traced Create, which also forgets an earlier object of that id).
+ */
+static json_t *
+state_sets(struct reader *r, const char *id, int created)
+{
+	json_t *st;
+
+	if (!r->states)
+		r->states = json_object();
+	st = json_object_get(r->states, id);
+	if (!st || created) {
+		if (!st && json_object_size(r->states) >= MAX_LIVE)
+			return NULL;
+		st = json_pack("{s:[]}", "sets");
+		if (created)
+			json_object_set_new(st, "created", json_true());
+		json_object_set_new(r->states, id, st);
+	}
+	return json_object_get(st, "sets");
+}
+
+/*
+ * HIDE 1: takes the entry note_state just added for the record being read
+ * out of its list (a repro of a Set replays the state before it); 0: puts
+ * it back. Returns 0, for use in a condition.
+ */
+static int
+state_hide(struct reader *r, int hide)
+{
+	json_t *st = r->noted_state;
+
+	if (hide && st && r->noted_before && !r->hidden) {
+		r->hidden = json_incref(json_object_get(st, "sets"));
+		json_object_set(st, "sets", r->noted_before);
+	} else if (!hide && st && r->hidden) {
+		json_object_set_new(st, "sets", r->hidden);
+		r->hidden = NULL;
+	}
+	return 0;
+}
+
+/*
+ * Every Set call on a descriptor of a legacy kind, for repro-host.c: the
+ * latest of each function in the order made, and a failed one kept (with
+ * its status) until the next call of that function works. A new shape
+ * (the table's RF_SET) replaces the last one.
+ */
+static void
+note_state(struct reader *r, json_t *rec, const char *fn, int failure)
+{
+	int id_fn = spy_fn_lookup(fn);
+	const struct spy_param_info *q;
+	const struct repro_fn *f = repro_fn_find(fn), *g;
+	json_t *args = json_object_get(rec, "args"), *list, *copy, *e;
+	const char *id;
+	size_t i;
+
+	if (id_fn < 0 || strncmp(fn, "cudnnSet", 8) != 0 || !spy_fn_info[id_fn].nparams)
+		return;
+	q = &spy_fn_info[id_fn].params[0];
+	if (q->kind != SPY_ARG_DESC || q->dir != SPY_DIR_IN || !q->desc_kind || strcmp(q->desc_kind, "backend") == 0)
+		return;
+	id = arg_id(json_object_get(args, q->name));
+	if (!id || !repro_id_ok(id) || !json_is_object(args))
+		return;
+	list = state_sets(r, id, 0);
+	if (!list)
+		return;
+	/* What a repro of this very call replays before it (state_hide). */
+	r->noted_state = json_object_get(r->states, id);
+	r->noted_before = json_deep_copy(list);
+	for (i = 0; i < json_array_size(list); i++) {
+		const char *other = jstr(json_array_get(list, i), "fn");
+
+		g = repro_fn_find(other);
+		if (strcmp(other, fn) == 0 || (!failure && json_object_get(json_array_get(list, i), "status")) ||
+		    (f && f->cls == RF_SET && g && g->cls == RF_SET)) {
+			json_array_remove(list, i);
+			i--;
+		}
+	}
+	if (json_array_size(list) >= 16)
+		json_array_remove(list, 0);
+	copy = json_deep_copy(args);
+	json_object_set_new(copy, q->name, json_string(id));
+	e = json_pack("{s:s, s:o}", "fn", fn, "args", copy);
+	if (failure)
+		json_object_set(e, "status", json_object_get(rec, "status"));
+	json_array_append_new(list, e);
 }
 
 /* Remembers a successful traced Set call: the latest of each function, in the order made. */
@@ -412,7 +519,18 @@ plan_desc(struct reader *r, struct repro_plan *p, json_t *v, int kind, const cha
 			*c = '_';
 	d->kind = kind;
 	set = json_object_get(v, "set");
-	if (json_is_object(set)) {
+	if (jstr(v, "set_failed")) {
+		/* Its last Set failed: the Set calls the program made on it, the failed one last, as it made them. */
+		json_t *known = json_object_get(json_object_get(r->states, id), "sets");
+		json_t *failed = json_array_get(known, json_array_size(known) - 1);
+
+		if (!failed || !json_is_integer(json_object_get(failed, "status")) ||
+		    strcmp(jstr(failed, "fn") ? jstr(failed, "fn") : "", jstr(v, "set_failed")) != 0) {
+			plan_error(r, "%s (%s): its last Set failed, and the records do not hold that call", id, param);
+			return NULL;
+		}
+		sets = json_deep_copy(known);
+	} else if (json_is_object(set)) {
 		/* A failure record: the last shape Set, and the settings beside it. */
 		sets = json_array();
 		json_array_append(sets, set);
@@ -466,8 +584,14 @@ plan_desc(struct reader *r, struct repro_plan *p, json_t *v, int kind, const cha
 			plan_error(r, "%s: set with %s, which repro cannot replay", id, jstr(e, "fn") ? jstr(e, "fn") : "?");
 			return NULL;
 		}
-		if (f->cls == RF_SET)
+		if (f->cls == RF_SET && !json_object_get(e, "status"))
 			last = e;
+	}
+	if (!last && jstr(v, "set_failed")) {
+		/* No shape cuDNN accepted: nothing of it to size a buffer by. */
+		d->sets = sets;
+		p->ndescs++;
+		return d;
 	}
 	if (!last) {
 		json_decref(sets);
@@ -549,7 +673,7 @@ make_plan(struct reader *r, json_t *rec, const struct repro_fn *f)
 	p->failure = strcmp(jstr(rec, "event"), "failure") == 0;
 	p->status = json_integer_value(json_object_get(rec, "status"));
 	if (!json_is_integer(json_object_get(rec, "status")) || p->status < 0 || p->status > INT_MAX)
-		return plan_error(r, "%s: a status that is not a cudnnStatus_t%s", f->name, "");
+		return plan_error(r, "%s: a status that is not a cudnnStatus_t%s", jstr(rec, "fn"), "");
 	p->status_name = jstr(rec, "status_name");
 	p->message = jstr(rec, "message");
 	p->file = r->file;
@@ -563,6 +687,14 @@ make_plan(struct reader *r, json_t *rec, const struct repro_fn *f)
 	p->lib_version = json_integer_value(json_object_get(lib, "version"));
 	p->cudart_path = r->cudart;
 	p->stream = r->stream;
+	if (!f) {
+		/* Outside the table: the API description says what each argument is. */
+		if (repro_host_plan(p, r->states) != 0) {
+			r->error = 1;
+			return -1;
+		}
+		return 0;
+	}
 	if (!json_is_object(args) && f->nparams)
 		return plan_error(r, "%s: no arguments in the record%s", f->name, "");
 	for (int i = 0; i < f->nparams; i++) {
@@ -672,6 +804,7 @@ plan_free(struct repro_plan *p)
 	json_decref(p->search);
 	json_decref(p->graph_calls);
 	json_decref(p->graph_types);
+	repro_host_free(p);
 	free((char *)p->build);
 	memset(p, 0, sizeof(*p));
 }
@@ -739,6 +872,16 @@ list_line(struct reader *r, json_t *rec, const char *fn, int failure)
 		printf(", engine %lld",
 		       (long long)json_integer_value(json_object_get(json_object_get(args, "executionPlan"), "engine")));
 	}
+	putchar('\n');
+}
+
+static void
+list_refused(struct reader *r, json_t *rec, const char *fn, const char *why)
+{
+	printf("%6lld  %-8s %s -> ", r->calls, "failure", fn);
+	repro_text(stdout, jstr(rec, "status_name"));
+	printf(" (--failure %lld): repro cannot replay it: ", r->failures);
+	repro_text(stdout, why);
 	putchar('\n');
 }
 
@@ -812,6 +955,25 @@ take(struct reader *r, json_t *rec)
 			complain("repro: %s: more than %d graph API calls; a repro of a later execution may lack some",
 				 r->file, MAX_BACKEND);
 	}
+	if (r->drop_next && r->states)
+		json_object_del(r->states, r->drop_next);
+	free(r->drop_next);
+	r->drop_next = NULL;
+	r->noted_state = NULL;
+	json_decref(r->noted_before);
+	r->noted_before = NULL;
+	if (json_integer_value(json_object_get(rec, "status")) == 0 || failure)
+		note_state(r, rec, fn, failure);
+	/* What a Destroy forgets, once the record after it is read: a repro of the Destroy needs it. */
+	if (!failure && json_integer_value(json_object_get(rec, "status")) == 0 &&
+	    strncmp(fn, "cudnnDestroy", 12) == 0 && strcmp(fn, "cudnnDestroy") != 0) {
+		const char *key;
+		json_t *v;
+
+		json_object_foreach(args, key, v)
+			if (arg_id(v) && !r->drop_next)
+				r->drop_next = strdup(arg_id(v));
+	}
 	if (!failure && json_integer_value(json_object_get(rec, "status")) == 0) {
 		/* The state the calls after this one see. */
 		if (f && (f->cls == RF_SET || f->cls == RF_SETTING))
@@ -833,6 +995,8 @@ take(struct reader *r, json_t *rec)
 
 				if (id)
 					live_drop(r, id);
+				if (id && repro_id_ok(id))
+					state_sets(r, id, 1);
 			}
 		} else if (strcmp(fn, "cudnnSetStream") == 0 && jstr(args, "streamId")) {
 			free(r->stream);
@@ -845,12 +1009,31 @@ take(struct reader *r, json_t *rec)
 			r->search[i] = json_incref(rec);
 		}
 	}
-	if (!f || f->cls != RF_CALL || (strcmp(fn, "cudnnBackendFinalize") == 0 && !failure))
+	if (!f || f->cls != RF_CALL) {
+		char why[256];
+
+		/* Outside the table: any call whose arguments the records hold whole (repro-host.c). */
+		if (strncmp(fn, "cudnnBackend", 12) == 0)
+			snprintf(why, sizeof(why), "%s: a graph API call other than cudnnBackendExecute and "
+				 "cudnnBackendFinalize", fn);
+		if (strncmp(fn, "cudnnBackend", 12) == 0 || repro_host_can(fn, rec, why, sizeof(why)) != 0 ||
+		    state_hide(r, 1) || repro_host_try(rec, r->states, why, sizeof(why)) != 0 || state_hide(r, 0)) {
+			state_hide(r, 0);
+			/* --list names every failure, and why repro cannot replay one. */
+			if (r->list && failure)
+				list_refused(r, rec, fn, why);
+			return 0;
+		}
+		f = NULL;
+	} else if (strcmp(fn, "cudnnBackendFinalize") == 0 && !failure) {
 		return 0;
+	}
 	if (r->list) {
 		list_line(r, rec, fn, failure);
 		return 0;
 	}
+	if (r->want_sig && !f)
+		return 0;
 	if (r->want_sig) {
 		if (!signature_matches(r, rec, f))
 			return 0;
@@ -869,11 +1052,19 @@ take(struct reader *r, json_t *rec)
 				r->default_create = r->failures;
 			return 0;
 		}
+		/* Without a GPU here, a failure whose replay needs a handle cannot show its status. */
+		if (r->no_gpu && (f || repro_host_needs_handle(rec))) {
+			if (!r->default_any)
+				r->default_any = r->failures;
+			return 0;
+		}
 		r->default_pick = r->failures;
 	} else if (r->want_call ? r->calls != r->want_call : (!failure || r->failures != r->want_failure)) {
 		return 0;
 	}
 	r->found = 1;
+	if (!f)
+		state_hide(r, 1);
 	make_plan(r, rec, f);
 	return 1;
 }
@@ -1172,7 +1363,7 @@ parse_count(const char *opt, const char *v, long long *out)
 int
 cudnnspy_repro_main(int argc, char **argv)
 {
-	const char *records = NULL, *out_name = NULL, *cudnn_dir = NULL;
+	const char *records = NULL, *out_name = NULL, *cudnn_dir = NULL, *why = NULL;
 	struct reader r;
 	struct repro_plan plan;
 	char **files;
@@ -1240,6 +1431,8 @@ cudnnspy_repro_main(int argc, char **argv)
 	if (!files)
 		return EXIT_USAGE;
 	r.pick_default = !r.list && !r.want_call && !r.want_failure && !r.want_sig;
+	/* No NVIDIA device node: the repro will run where cuDNN gets no GPU, as here. */
+	r.no_gpu = access("/dev/nvidiactl", F_OK) != 0;
 	r.plan = &plan;
 	if (read_all(&r, files, nfiles) < 0) {
 		rc = EXIT_USAGE;
@@ -1252,11 +1445,16 @@ cudnnspy_repro_main(int argc, char **argv)
 	}
 	if (r.list)
 		goto done;
-	if (!r.found && r.pick_default && r.default_create) {
-		/* Only the handle failed: that is the repro. */
+	if (r.found && r.pick_default) {
+		why = r.no_gpu ? "the first failure that replays without a GPU, which this machine lacks" :
+		      "the first failure";
+	} else if (!r.found && r.pick_default && (r.default_any || r.default_create)) {
+		/* None replays without a GPU: the first failure all the same; or, when only the handle failed, that. */
+		why = r.default_any ? "the first failure; none replays without a GPU, which this machine lacks, so its "
+				      "program needs one" : "the only kind of failure: cudnnCreate";
 		r.calls = r.failures = 0;
 		r.pick_default = 0;
-		r.want_failure = r.default_create;
+		r.want_failure = r.default_any ? r.default_any : r.default_create;
 		read_all(&r, files, nfiles);
 	}
 	if (!r.found && r.want_sig && (r.sig_call || r.sig_other)) {
@@ -1305,7 +1503,7 @@ cudnnspy_repro_main(int argc, char **argv)
 			rc = 1;
 			goto done;
 		}
-		rc = repro_write(&plan, mem) == 0 ? 0 : 1;
+		rc = (plan.hplan ? repro_host_write(&plan, mem) : repro_write(&plan, mem)) == 0 ? 0 : 1;
 		if (fclose(mem) != 0)
 			rc = 1;
 		out = rc == 0 ? out_name ? fopen(out_name, "w") : stdout : NULL;
@@ -1323,6 +1521,14 @@ cudnnspy_repro_main(int argc, char **argv)
 		}
 		free(text);
 	}
+	if (rc == 0 && why) {
+		/* The default picked: which failure, and why that one. */
+		fprintf(stderr, "cudnnspy: repro: failure %lld, ", plan.failure_no);
+		repro_text(stderr, jstr(plan.record, "fn"));
+		fputs(" -> ", stderr);
+		repro_text(stderr, plan.status_name ? plan.status_name : "?");
+		fprintf(stderr, ": %s (--failure N for another, --list for all)\n", why);
+	}
 	if (rc == 0) {
 		if (out_name)
 			printf("%s\n", plan.build);
@@ -1332,6 +1538,9 @@ cudnnspy_repro_main(int argc, char **argv)
 done:
 	reset_file(&r);
 	free(r.live);
+	free(r.drop_next);
+	json_decref(r.hidden);
+	json_decref(r.noted_before);
 	plan_free(&plan);
 	for (size_t i = 0; i < nfiles; i++)
 		free(files[i]);

@@ -6,8 +6,10 @@
  *                  the role of each of their parameters, data type sizes;
  *   repro.c        the command: reads the records, picks the call, gathers
  *                  what it needs into a struct repro_plan;
- *   repro-write.c  writes the C file from the plan.
- * Only repro.c and repro-write.c see jansson.
+ *   repro-write.c  writes the C file from the plan;
+ *   repro-host.c   any other call, from the API description alone: one whose
+ *                  arguments the records hold whole (no device data).
+ * Only repro.c, repro-write.c, repro-graph.c and repro-host.c see jansson.
  */
 #ifndef CUDNNSPY_REPRO_H
 #define CUDNNSPY_REPRO_H
@@ -143,6 +145,7 @@ struct repro_plan {
 	const char *build;	/* the command that builds it */
 	char exe[256];		/* the program it builds */
 	const char *out_name;	/* the file written, or NULL for stdout */
+	void *hplan;		/* repro-host.c's plan, for a call outside the table (fn is NULL then) */
 };
 
 /*
@@ -223,6 +226,41 @@ repro_enum_word(const char *type, const char *word);
 /* Text from the records on a terminal line: printable ASCII, other bytes as \ooo, so one record stays one line. */
 void
 repro_text(FILE *out, const char *s);
+
+/*
+ * repro-host.c: whether the call of record RECORD (json_t) is one repro can
+ * replay from the API description alone; 0, or -1 with why in WHY.
+ */
+int
+repro_host_can(const char *fn, void *record, char *why, size_t cap);
+
+/* repro-host.c: whether its replay needs a handle (and so a GPU). */
+int
+repro_host_needs_handle(void *record);
+
+/*
+ * repro-host.c: the plan of p->record: the descriptors it names, each with
+ * the Set calls that give it its state, from the record and STATES (json_t:
+ * each descriptor id's Set calls as the reader saw them); 0, or -1 after a
+ * message.
+ */
+int
+repro_host_plan(struct repro_plan *p, void *states);
+
+/* repro-host.c: whether the plan of RECORD can be made; 0, or -1 with why in WHY (nothing said). */
+int
+repro_host_try(void *record, void *states, char *why, size_t cap);
+
+void
+repro_host_free(struct repro_plan *p);
+
+/* repro-host.c: writes its program; 0, or -1 after a message. */
+int
+repro_host_write(const struct repro_plan *p, FILE *out);
+
+/* repro-write.c: the opening comment's "Called from Python:" lines, from a record's "python" (json_t). */
+void
+repro_write_python(FILE *out, void *frames);
 
 /* Writes the program; 0, or -1 after a message. */
 int

@@ -48,6 +48,8 @@ static const char *const vocabulary[] = {
 	"run_search", "runs", "search_perf", "search_returned", "sign", "start", "state", "status", "step", "stop",
 	"sum", "time_call", "timing", "to", "to_bf16", "to_half", "v", "values", "what", "x", "zero", "returned",
 	"size", "perf", "search_size", "search_returned",
+	/* repro-host.c's (issue 30) and the failed Set's check */
+	"__attribute__", "unused", "check_failed", "check_recorded", "recorded", "main",
 };
 
 /* FUZZ_REPRO_LEARN=1: say the words that are not known, instead of failing (to extend `vocabulary`). */
@@ -68,7 +70,12 @@ known(const char *w, size_t n)
 	if (repro_cudnn_word(word) || (strncmp(word, "cudnn", 5) == 0 && strlen(word) > 7 &&
 				       strcmp(word + strlen(word) - 2, "_t") == 0))
 		return 1;
-	/* A parameter's name in the API description: repro names a call's arrays after them (dimA, padA). */
+	/* A parameter's name in the API description: repro names a call's arrays after them (dimA, padA, and
+	 * repro-host.c's out_dimA for the call, s0_dimA for a Set call's). */
+	if (strncmp(word, "out_", 4) == 0)
+		memmove(word, word + 4, strlen(word + 4) + 1);
+	else if (word[0] == 's' && strspn(word + 1, "0123456789") > 0 && word[1 + strspn(word + 1, "0123456789")] == '_')
+		memmove(word, word + 2 + strspn(word + 1, "0123456789"), strlen(word + 2 + strspn(word + 1, "0123456789")) + 1);
 	for (int f = 0; f < _SPY_FN_COUNT; f++)
 		for (unsigned k = 0; k < spy_fn_info[f].nparams; k++)
 			if (strcmp(spy_fn_info[f].params[k].name, word) == 0)

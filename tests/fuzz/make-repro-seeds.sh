@@ -33,4 +33,9 @@ FAKECUDNN_STATUS=cudnnBackendExecute=3000 CUDNNSPY_TRACE='cudnnBackend*' \
 FAKECUDNN_STATUS=cudnnBackendExecute=3000 CUDNNSPY_TRACE='cudnnBackend*' \
 	record graph-failing-json json 5 "$build/tests/conv-graph"
 FAKECUDNN_STATUS=cudnnCreate=1001,cudnnSetTensor4dDescriptor=2000 record failures json 0 "$build/examples/failures"
+# Calls outside repro's table, replayed from the API description (issue 30): Set, Get and query failures,
+# a descriptor whose last Set failed, and every traced call of a program.
+FAKECUDNN_STATUS=cudnnSetTensor4dDescriptor=2000,cudnnGetTensorSizeInBytes=2000 \
+	record host-failing json 0 "$build/examples/host-calls"
+CUDNNSPY_TRACE='*' record host-traced binary 3 "$build/tests/decode-odd"
 ls -l "$out"

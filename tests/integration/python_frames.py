@@ -212,15 +212,23 @@ def python_report_repro():
         for frames in want.values():
             check("       python: " + text_of(frames[:6]) in p.stdout, "the text report shows the frames",
                   p.stdout, text_of(frames))
+        # Each failure's repro (the convolution's, and the host-side calls', issue 30) names its Python lines.
         src = os.path.join(out, "bug.c")
-        p = subprocess.run([exe, "repro", "-o", src, out], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           universal_newlines=True)
-        check(p.returncode == 0, "repro of the convolution's failure", p.stdout, p.stderr)
-        head = open(src).read().split("*/")[0]
-        lines = ["%s (%s:%d)" % (f["function"], f["file"], f["line"]) for f in want["conv"]]
-        check(" * Called from Python: " + lines[0] + "\n" in head and
-              all(" *         %s\n" % l in head for l in lines[1:]),
-              "repro's opening comment names the Python lines", head, "\n".join(lines))
+        listed = subprocess.run([exe, "repro", "--list", out], stdout=subprocess.PIPE,
+                                universal_newlines=True).stdout
+        named = set()
+        for n in re.findall(r"\(--failure (\d+)\)", listed):
+            p = subprocess.run([exe, "repro", "--failure", n, "-o", src, out], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, universal_newlines=True)
+            check(p.returncode == 0, "repro of failure %s" % n, listed, p.stdout, p.stderr)
+            head = open(src).read().split("*/")[0]
+            for case, frames in want.items():
+                lines = ["%s (%s:%d)" % (f["function"], f["file"], f["line"]) for f in frames]
+                if (" * Called from Python: " + lines[0] + "\n" in head and
+                        all(" *         %s\n" % l in head for l in lines[1:])):
+                    named.add(case)
+        check(named == set(want), "repro's opening comment names the Python lines of each failure", listed,
+              repr(named))
     finally:
         shutil.rmtree(out, ignore_errors=True)
 
