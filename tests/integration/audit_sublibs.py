@@ -10,11 +10,11 @@ import shutil
 import sys
 import tempfile
 
-import scenarios
-from scenarios import FAKE9, PRELOAD, REAL, check, events, need_real, prog, run
+import spytest
+from spytest import FAKE9, PRELOAD, REAL, check, events, need_real, prog, run
 
 SCENARIOS = {}
-scenario = scenarios.registry(SCENARIOS)
+scenario = spytest.registry(SCENARIOS)
 ID = "sublib-version-mismatch"
 
 
@@ -89,4 +89,4 @@ def sublibs_versions_fake():
 
 
 if __name__ == "__main__":
-    sys.exit(scenarios.main_of(SCENARIOS))
+    sys.exit(spytest.main_of(SCENARIOS))

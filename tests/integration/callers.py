@@ -2,16 +2,17 @@
 """Every caller answered by the copy it reaches without the spy (issue 26): libraries linked to different cuDNN
 majors in RTLD_LOCAL scopes, more copies than the spy has slots, a copy closed and replaced, calls at exit.
 
-usage: callers.py NAME     (meson passes the paths in the environment, as for scenarios.py)
+usage: callers.py NAME     (meson passes the paths in the environment)
 """
 import os
 import re
+import shutil
 import sys
 import tempfile
 
-import scenarios
-from scenarios import (DROPIN8, DROPIN9, FAKE9, PRELOAD, PROGS, check, copy_calls, fake_copy, findings,
-                       libraries, prog, run, same_output)
+import spytest
+from spytest import (DROPIN8, DROPIN9, FAKE9, PRELOAD, PROGS, check, copy_calls, fake_copy, findings,
+                     libraries, prog, run, same_output)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCENARIOS = {}
@@ -19,7 +20,7 @@ LIB8 = os.path.join(PROGS, "libmajor8.so")
 LIB9 = os.path.join(PROGS, "libmajor9.so")
 
 
-scenario = scenarios.registry(SCENARIOS)
+scenario = spytest.registry(SCENARIOS)
 
 
 def under_spy(argv, what, env=None):
@@ -53,7 +54,7 @@ def check_two_majors(plain, spied, what):
               by_copy[k].get("cudnnSetTensor4dDescriptor") == (4, 4, 0),
               "each copy's calls counted as its own (%s, copy %d)" % (what, k), repr(by_copy[k]))
     # Each failure names the copy that answered it, and its stack the library that called.
-    fails = [r for r in scenarios.only_file(spied) if r["event"] == "failure"]
+    fails = [r for r in spytest.only_file(spied) if r["event"] == "failure"]
     by_caller = {}
     for r in fails:
         by_caller.setdefault(os.path.basename(r["stack"][0]["module"]), set()).add(versions[r["copy"]])
@@ -63,7 +64,7 @@ def check_two_majors(plain, spied, what):
     k9 = [k for k, v in versions.items() if v == 91900][0]
     check(line9 and all(("| copy %d (91900) |" % k9) in l for l in line9[-2:]),
           "the failure lines say which copy answered (%s)" % what, spied.stderr)
-    summary = [r for r in scenarios.only_file(spied) if r["event"] == "summary"][-1]
+    summary = [r for r in spytest.only_file(spied) if r["event"] == "summary"][-1]
     linked = [c for c in summary["copies"] if c["copy"] == 1]
     check(linked and linked[0]["how"] == "linked" and linked[0]["by"] in ("libmajor8.so", "libmajor9.so") and
           not linked[0]["closed"], "the summary says which library's own names reached copy 1 (%s)" % what,
@@ -135,7 +136,7 @@ def copy_replaced():
         def prepare():
             lib = fake_copy(os.path.join(d, "lib"), 9, 90000)
             new = os.path.join(d, "lib", "new.so")
-            scenarios.shutil.copy(os.path.join(FAKE9, "libcudnn.so.9"), new)
+            shutil.copy(os.path.join(FAKE9, "libcudnn.so.9"), new)
             with open(os.path.join(d, "lib", "new-version"), "w") as f:
                 f.write("90500\n")
             return [prog("reopen-copy"), lib, new, os.path.join(d, "lib", "new-version")]
@@ -165,13 +166,13 @@ def calls_at_exit():
         for fmt in ("json", "binary"):
             spied = run(argv, dict(env, CUDNNSPY_TRACE="cudnnGetVersion", CUDNNSPY_FORMAT=fmt))
             same_output(plain, spied, "under the %s" % what)
-            calls = [r for r in scenarios.only_file(spied) if r["event"] == "call"]
+            calls = [r for r in spytest.only_file(spied) if r["event"] == "call"]
             check([r["fn"] for r in calls] == ["cudnnGetVersion"] * 2, "%s, format %s: both calls recorded" %
                   (what, fmt), repr(calls))
 
 
 def main():
-    return scenarios.main_of(SCENARIOS)
+    return spytest.main_of(SCENARIOS)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 abort (with and without the crash handler), SIGKILLed fork children, the OOM killer, a full disk, and a file
 system that refuses writable shared mappings.
 
-usage: endings_kill.py NAME     (meson passes the paths in the environment, as for scenarios.py)
+usage: endings_kill.py NAME     (meson passes the paths in the environment)
 
 The program is tests/programs/kill-count.c: its threads call cudnnSetTensor4dDescriptor in batches of 50 and,
 before each batch, write the calls they have completed into a count file (O_SYNC): whatever the spy had to
@@ -25,9 +25,9 @@ import tempfile
 import time
 
 import sanitizer
-import scenarios
 import schema
-from scenarios import E, FAKE9, PRELOAD, PROGS, TEST_FORMAT, check, prog, run
+import spytest
+from spytest import E, FAKE9, PRELOAD, PROGS, TEST_FORMAT, check, prog, run
 
 SCENARIOS = {}
 FN = "cudnnSetTensor4dDescriptor"
@@ -39,7 +39,7 @@ KILL_RATE = {1: 100000, 8: 20000}
 NO_SHARED_MMAP = os.path.join(PROGS, "libno-shared-mmap.so")
 
 
-scenario = scenarios.registry(SCENARIOS)
+scenario = spytest.registry(SCENARIOS)
 
 
 def exe():
@@ -47,7 +47,7 @@ def exe():
 
 
 def child_env(extra):
-    """The environment of a run, as scenarios.run makes it: the test's own CUDNNSPY_ and preload settings only."""
+    """The environment of a run, as spytest.run makes it: the test's own CUDNNSPY_ and preload settings only."""
     env = {k: v for k, v in E.items() if not k.startswith("CUDNNSPY_") and k not in ("LD_PRELOAD", "LD_LIBRARY_PATH")}
     env.update(extra)
     if TEST_FORMAT and "CUDNNSPY_FORMAT" not in env:
@@ -695,7 +695,7 @@ def full_disk_mapped():
     """A disk that fills up (a 256 KiB tmpfs; needs root) under 8 threads' 160000 traced calls: the program runs to
     its end (no SIGBUS from a mapping past the end of the disk), the spy says "cannot write" once, and the
     records in the file read back without damage."""
-    with scenarios.small_disk("256k") as d:
+    with spytest.small_disk("256k") as d:
         threads, calls = 8, 160000
         with tempfile.TemporaryDirectory(prefix="cudnnspy-full-count-") as c:
             count = os.path.join(c, "count")
@@ -718,7 +718,7 @@ def full_disk_mapped():
 
 
 def main():
-    return scenarios.main_of(SCENARIOS)
+    return spytest.main_of(SCENARIOS)
 
 
 if __name__ == "__main__":

@@ -8,11 +8,11 @@ import os
 import sys
 import tempfile
 
-import scenarios
-from scenarios import FAKE9, PRELOAD, REAL, check, events, need_real, prog, records_in, run
+import spytest
+from spytest import FAKE9, PRELOAD, REAL, check, events, need_real, prog, records_in, run
 
 SCENARIOS = {}
-scenario = scenarios.registry(SCENARIOS)
+scenario = spytest.registry(SCENARIOS)
 
 X = "float:4096x128x1x1:NCHW"
 ONE = "float:1x128x1x1:NCHW"
@@ -80,4 +80,4 @@ def graph_tuning_not_replanning():
 
 
 if __name__ == "__main__":
-    sys.exit(scenarios.main_of(SCENARIOS))
+    sys.exit(spytest.main_of(SCENARIOS))

@@ -3,7 +3,7 @@
 bytes, refuses a file whose first frame is cut or damaged instead of passing it through, and the reader that
 dump, report and repro share does work bounded by the file's size.
 
-usage: hostile_records.py NAME     (meson passes the paths in the environment, as for scenarios.py)
+usage: hostile_records.py NAME     (meson passes the paths in the environment)
 """
 import concurrent.futures
 import json
@@ -15,9 +15,9 @@ import tempfile
 import threading
 import time
 
-import scenarios
 import schema
-from scenarios import EXAMPLES, FAKE9, PRELOAD, check, run
+import spytest
+from spytest import EXAMPLES, FAKE9, PRELOAD, check, run
 
 SCENARIOS = {}
 EXE = os.environ.get("CUDNNSPY_EXE", "")
@@ -25,7 +25,7 @@ EXE = os.environ.get("CUDNNSPY_EXE", "")
 LIMIT_S = 5
 
 
-scenario = scenarios.registry(SCENARIOS)
+scenario = spytest.registry(SCENARIOS)
 
 
 def spy_file(d, fmt):
@@ -289,7 +289,7 @@ def main():
     if not EXE:
         print("FAIL: no CUDNNSPY_EXE")
         return 1
-    return scenarios.main_of(SCENARIOS)
+    return spytest.main_of(SCENARIOS)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 """Failures name the Python line behind them (issue 29): each record and stderr line of a failed call made from
 Python carries the calling thread's innermost Python frames, as Python itself names them.
 
-usage: python_frames.py NAME     (meson passes the paths in the environment, as for scenarios.py)
+usage: python_frames.py NAME     (meson passes the paths in the environment)
 
 The program is tests/python/failing.py with the real cuDNN 9.19: before each call it prints the frames Python
 says the call is made from (`expect`), so the oracle is the interpreter, not the spy. Every run is made twice,
@@ -20,11 +20,11 @@ import subprocess
 import sys
 import tempfile
 
-import scenarios
-from scenarios import E, PRELOAD, REAL, check, events, need_real, run
+import spytest
+from spytest import E, PRELOAD, REAL, check, events, need_real, run
 
 SCENARIOS = {}
-scenario = scenarios.registry(SCENARIOS)
+scenario = spytest.registry(SCENARIOS)
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAM = os.path.join(HERE, "..", "python", "failing.py")
 EXTENSION = os.path.join(HERE, "..", "python", "spyext.c")
@@ -92,7 +92,7 @@ def run_case(python, case, extdir, extra=None):
     env = {"LD_PRELOAD": PRELOAD, "PYTHONIOENCODING": "utf-8"}
     env.update(extra or {})
     # The forked child ends with os._exit: format 1, which keeps no counters, writes it no summary.
-    spied = run(argv, env, complete=not (case == "fork" and scenarios.TEST_FORMAT == "json"))
+    spied = run(argv, env, complete=not (case == "fork" and spytest.TEST_FORMAT == "json"))
     check(plain.stdout == spied.stdout and plain.returncode == spied.returncode,
           "%s %s: the same stdout and exit status as without the spy" % (python, case), plain.stdout, spied.stdout,
           spied.stderr)
@@ -243,7 +243,7 @@ def python_traced_signature():
         out = tempfile.mkdtemp(prefix="cudnnspy-records-")
         try:
             _, want = run_case(python, "conv-run", "", {"CUDNNSPY_OUTPUT": out, "CUDNNSPY_PYTHON": mode})
-            recs = scenarios.records_in(out)
+            recs = spytest.records_in(out)
             algo = [r for rs in recs.values() for r in rs if r["event"] == "algo"]
             check(len(algo) == 1 and algo[0]["calls"] == 2, "one algo record of two calls", repr(algo))
             p = subprocess.run([E["CUDNNSPY_EXE"], "report", "--json", out], stdout=subprocess.PIPE,
@@ -264,7 +264,7 @@ def python_traced_signature():
 def python_c_program():
     """A C program, every call traced with CUDNNSPY_PYTHON=traced: no record names Python."""
     need_real()
-    p = run([scenarios.prog("host-calls")], {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD,
+    p = run([spytest.prog("host-calls")], {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD,
                                              "CUDNNSPY_TRACE": "*", "CUDNNSPY_PYTHON": "traced"})
     recs = [r for rs in p.records.values() for r in rs]
     check(any(r["event"] == "failure" for r in recs) and any(r["event"] == "call" for r in recs),
@@ -274,7 +274,7 @@ def python_c_program():
 
 
 def main():
-    return scenarios.main_of(SCENARIOS)
+    return spytest.main_of(SCENARIOS)
 
 
 if __name__ == "__main__":

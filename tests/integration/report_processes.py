@@ -2,7 +2,7 @@
 """cudnnspy report reads each process as a process, and in memory that does not grow with the number of files
 (issue 27, items 6 and 7).
 
-usage: report_processes.py NAME     (meson passes the paths in the environment, as for scenarios.py)
+usage: report_processes.py NAME     (meson passes the paths in the environment)
 
 report-concatenated: the files of three processes (one killed before its summary) concatenated into one file,
 in each record format, make the same report as the three files, text and JSON: a header in the middle of a file
@@ -22,14 +22,14 @@ import sys
 import tempfile
 
 import sanitizer
-import scenarios
-from scenarios import E, FAKE9, PRELOAD, check, prog, run
+import spytest
+from spytest import E, FAKE9, PRELOAD, check, prog, run
 
 SCENARIOS = {}
 GNU_TIME = "/usr/bin/time"
 
 
-scenario = scenarios.registry(SCENARIOS)
+scenario = spytest.registry(SCENARIOS)
 
 
 def exe():
@@ -200,7 +200,7 @@ def report_memory_many_files():
 
 
 def main():
-    return scenarios.main_of(SCENARIOS)
+    return spytest.main_of(SCENARIOS)
 
 
 if __name__ == "__main__":
