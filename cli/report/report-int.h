@@ -81,6 +81,7 @@ struct fgroup {
 	char *fn, *status_name, *message;	/* message NULL when the record had none */
 	char *python_at;			/* its innermost Python frame, "function (file:line)"; NULL: none */
 	long long status, count;
+	int probing;				/* the records said "probing": a framework's expected NOT_SUPPORTED */
 	json_t *first;				/* see first_occurrence() */
 	int have_wall;
 	long long wall_ns;			/* when it happened, on the wall clock */
@@ -99,6 +100,7 @@ struct proc {
 	/* Lines. */
 	long long lines, blank, too_long, bad_json, wrong_type, cut, bad_entries;
 	long long calls_rec, failures_rec, algo_rec, other_rec, lazy_calls;
+	long long probing_rec;			/* failure records marked probing, grouped or not */
 	int read_error, pass2;
 	/* The summary. */
 	int have_summary;
@@ -188,6 +190,7 @@ struct report {
 	unsigned char *row_block;	/* rows are cut from blocks of their own (report-model.c) */
 	size_t row_used, row_size;
 	long long groups_over, findings_over, total_failures, calls, algo_rec;
+	long long probing_failures;	/* of all failures, those marked probing */
 };
 
 /* ---- report-util.c: memory, strings, a map and a set, fields ---- */
@@ -402,6 +405,26 @@ report_print_python(FILE *out, json_t *frames, size_t max);
 /* One cuDNN build and the processes that loaded it, a line after `prefix`. */
 void
 report_print_variant(struct rmodel *m, FILE *out, const char *prefix, json_t *variant);
+
+/* A failure group's line, after PREFIX: 4x fn: STATUS_NAME (status) "message" (no newline). */
+void
+report_print_group_line(FILE *out, const char *prefix, json_t *group);
+
+/*
+ * The model's failures, the probing apart (the records mark a framework's
+ * expected NOT_SUPPORTED "probing"): how many of each, and in how many groups.
+ */
+struct report_failure_counts {
+	long long failures, probing;
+	size_t groups, probing_groups;
+};
+
+void
+report_failure_counts(json_t *failures, struct report_failure_counts *c);
+
+/* "208 expected NOT_SUPPORTED answers in 3 groups (...; not failures)", after the caller's "Probing: ". */
+void
+report_print_probing_heading(FILE *out, const struct report_failure_counts *c);
 
 int
 report_finish_output(FILE *out);

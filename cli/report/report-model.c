@@ -460,6 +460,7 @@ struct gcand {
 struct group_agg {
 	char *fn, *message, *python_at;
 	long long status, count;
+	int probing;
 	struct gcand sorted, wall;
 	struct who who;
 };
@@ -541,6 +542,7 @@ add_groups(struct report *r, struct proc *p, struct prow *w)
 	void **gv = report_map_values(&p->groups);
 
 	r->groups_over = report_sat_add(r->groups_over, p->groups_over);
+	r->probing_failures = report_sat_add(r->probing_failures, p->probing_rec);
 	for (size_t k = 0; k < p->groups.n; k++) {
 		struct fgroup *g = gv[k];
 		struct group_agg *a;
@@ -548,7 +550,7 @@ add_groups(struct report *r, struct proc *p, struct prow *w)
 		long long line = report_jget_int(g->first, "line");
 
 		report_sb_init(&key, 4 * MSG_CAP);
-		report_sb_printf(&key, "%s\x1f%lld\x1f", g->fn, g->status);
+		report_sb_printf(&key, "%s%s\x1f%lld\x1f", g->probing ? "\x1c" "p" : "\x1c" "f", g->fn, g->status);
 		report_sb_puts(&key, g->message ? g->message : "\x1e");
 		if (g->python_at) {
 			report_sb_puts(&key, "\x1d");
@@ -561,6 +563,7 @@ add_groups(struct report *r, struct proc *p, struct prow *w)
 			a->message = g->message ? report_xstrdup(g->message) : NULL;
 			a->python_at = g->python_at ? report_xstrdup(g->python_at) : NULL;
 			a->status = g->status;
+			a->probing = g->probing;
 			report_map_put(&r->groups, key.p, key.len, a);
 		}
 		if (gcand_before(&a->sorted, w, line))
@@ -1047,7 +1050,9 @@ group_agg_cmp(const void *a, const void *b)
 		return c;
 	if (x->status != y->status)
 		return x->status < y->status ? -1 : 1;
-	return str_cmp_null(x->message, y->message);
+	if ((c = str_cmp_null(x->message, y->message)) != 0)
+		return c;
+	return x->probing - y->probing;
 }
 
 static int
@@ -1140,7 +1145,11 @@ cudnn_model(struct rmodel *m)
 	return libs;
 }
 
-/* Failures grouped by (function, status, message, innermost Python frame) across processes. */
+/*
+ * Failures grouped by (function, status, message, Python frames, probing)
+ * across processes. "total" counts them all, the probing among them too:
+ * "probing" says how many of those were.
+ */
 static json_t *
 failures_model(struct rmodel *m)
 {
@@ -1149,6 +1158,7 @@ failures_model(struct rmodel *m)
 	json_t *fails = report_must(json_object()), *arr = report_must(json_array());
 
 	report_jset(fails, "total", json_integer(report_sat_add(r->total_failures, r->groups_over)));
+	report_jset(fails, "probing", json_integer(r->probing_failures));
 	report_jset(fails, "not_grouped", json_integer(r->groups_over));
 	for (size_t k = 0; k < r->groups.n; k++) {
 		struct group_agg *a = vals[k];
@@ -1161,6 +1171,7 @@ failures_model(struct rmodel *m)
 		report_jset(v, "status_name", jstr_or_null(c->status_name));
 		report_jset(v, "message", jstr_or_null(a->message));
 		report_jset(v, "python", jstr_or_null(a->python_at));
+		report_jset(v, "probing", json_boolean(a->probing));
 		report_jset(v, "count", json_integer(a->count));
 		report_jset(v, "processes", json_integer((json_int_t)a->who.count));
 		report_jset(v, "of", json_integer((json_int_t)m->n));

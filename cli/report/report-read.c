@@ -496,19 +496,27 @@ first_occurrence(struct proc *p, json_t *rec, long long line)
 	return first;
 }
 
+/*
+ * A failure, into its group by (fn, status, message, Python line, probing):
+ * a framework's expected NOT_SUPPORTED probing (the record says "probing")
+ * is a group of its own, which the report shows apart from the failures.
+ */
 static void
 add_failure(struct proc *p, json_t *rec, const char *fn, long long status, long long line)
 {
 	json_t *msgv = json_object_get(rec, "message");
 	const char *msg = json_string_value(msgv);
 	const char *sname = report_get_str(rec, "status_name");
+	int probing = json_is_true(json_object_get(rec, "probing"));
 	struct sbuf key;
 	struct fgroup *g;
 	long long t;
 	char *at = report_python_text(json_object_get(rec, "python"));
 
+	p->probing_rec += probing;
 	/* fn, status, message and Python line, separated by bytes that JSON strings do not hold raw. */
 	report_sb_init(&key, 2 * MSG_CAP);
+	report_sb_puts(&key, probing ? "\x1c" "p" : "\x1c" "f");
 	report_sb_add(&key, fn, strnlen(fn, STR_CAP));
 	report_sb_printf(&key, "\x1f%lld\x1f", status);
 	if (msg)
@@ -530,6 +538,7 @@ add_failure(struct proc *p, json_t *rec, const char *fn, long long status, long 
 		g = report_xcalloc(1, sizeof(*g));
 		g->fn = report_clean_str(fn, STR_CAP);
 		g->status = status;
+		g->probing = probing;
 		g->status_name = sname ? report_clean_str(sname, STR_CAP) : NULL;
 		g->message = msg ? report_clean_str(msg, MSG_CAP) : NULL;
 		g->first = first_occurrence(p, rec, line);

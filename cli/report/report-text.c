@@ -250,25 +250,87 @@ print_first(FILE *out, json_t *first)
 	}
 }
 
+void
+report_print_group_line(FILE *out, const char *prefix, json_t *g)
+{
+	const char *msg = report_jget_str(g, "message", NULL);
+
+	fprintf(out, "%s%lldx %s: %s (%lld)", prefix, report_jget_int(g, "count"), report_jget_str(g, "fn", "?"),
+		report_jget_str(g, "status_name", "status"), report_jget_int(g, "status"));
+	if (msg)
+		fprintf(out, " \"%s\"", msg);
+}
+
+void
+report_failure_counts(json_t *failures, struct report_failure_counts *c)
+{
+	json_t *g;
+	size_t i;
+
+	memset(c, 0, sizeof(*c));
+	c->probing = report_jget_int(failures, "probing");
+	c->failures = report_jget_int(failures, "total") - c->probing;
+	if (c->failures < 0)
+		c->failures = 0;
+	json_array_foreach(json_object_get(failures, "groups"), i, g) {
+		if (json_is_true(json_object_get(g, "probing")))
+			c->probing_groups++;
+		else
+			c->groups++;
+	}
+}
+
+/*
+ * The probing apart from the failures, a line per group: NOT_SUPPORTED
+ * from a framework finalizing configs until one works is an answer it
+ * expects (cudnn-frontend asks every config the heuristics return).
+ */
+static void
+print_probing(FILE *out, json_t *groups, const struct report_failure_counts *c)
+{
+	json_t *g;
+	size_t i;
+
+	if (!c->probing && !c->probing_groups)
+		return;
+	fputs("\nProbing: ", out);
+	report_print_probing_heading(out, c);
+	fputc('\n', out);
+	json_array_foreach(groups, i, g) {
+		if (!json_is_true(json_object_get(g, "probing")))
+			continue;
+		report_print_group_line(out, "  ", g);
+		fputc('\n', out);
+	}
+}
+
+void
+report_print_probing_heading(FILE *out, const struct report_failure_counts *c)
+{
+	fprintf(out, "%lld expected NOT_SUPPORTED answer%s in %zu group%s (a framework trying engine configs until one "
+		"works; not failures)", c->probing, c->probing == 1 ? "" : "s", c->probing_groups,
+		c->probing_groups == 1 ? "" : "s");
+}
+
+/* The failures that are not probing, grouped; the probing after them, in a section of its own. */
 static void
 print_failures(struct rmodel *m, FILE *out)
 {
 	json_t *f = json_object_get(m->j, "failures"), *groups = json_object_get(f, "groups"), *g;
+	struct report_failure_counts c;
 	size_t i, some = 0;
 
-	fprintf(out, "\nFailures: %lld", report_jget_int(f, "total"));
-	if (json_array_size(groups))
-		fprintf(out, " in %zu group%s", json_array_size(groups), json_array_size(groups) == 1 ? "" : "s");
+	report_failure_counts(f, &c);
+	fprintf(out, "\nFailures: %lld", c.failures);
+	if (c.groups)
+		fprintf(out, " in %zu group%s", c.groups, c.groups == 1 ? "" : "s");
 	fputc('\n', out);
 	if (report_jget_int(f, "not_grouped"))
 		fprintf(out, "  (%lld failures of too many kinds are not grouped)\n", report_jget_int(f, "not_grouped"));
 	json_array_foreach(groups, i, g) {
-		const char *msg = report_jget_str(g, "message", NULL);
-
-		fprintf(out, "  %lldx %s: %s (%lld)", report_jget_int(g, "count"), report_jget_str(g, "fn", "?"),
-			report_jget_str(g, "status_name", "status"), report_jget_int(g, "status"));
-		if (msg)
-			fprintf(out, " \"%s\"", msg);
+		if (json_is_true(json_object_get(g, "probing")))
+			continue;
+		report_print_group_line(out, "  ", g);
 		fputc('\n', out);
 		if (json_is_true(json_object_get(g, "only_some"))) {
 			fprintf(out, "     on %lld of %lld processes: ", report_jget_int(g, "processes"), report_jget_int(g, "of"));
@@ -281,17 +343,18 @@ print_failures(struct rmodel *m, FILE *out)
 		}
 		print_first(out, json_object_get(g, "first"));
 	}
-	if (!some)
-		return;
-	fprintf(out, "\nFailures on some processes only\n");
-	json_array_foreach(groups, i, g) {
-		if (!json_is_true(json_object_get(g, "only_some")))
-			continue;
-		fprintf(out, "  %s: %s (%lld): ", report_jget_str(g, "fn", "?"), report_jget_str(g, "status_name", "status"),
-			report_jget_int(g, "status"));
-		report_print_who(m, out, json_object_get(g, "who"));
-		fputs(" only\n", out);
+	if (some) {
+		fprintf(out, "\nFailures on some processes only\n");
+		json_array_foreach(groups, i, g) {
+			if (!json_is_true(json_object_get(g, "only_some")) || json_is_true(json_object_get(g, "probing")))
+				continue;
+			fprintf(out, "  %s: %s (%lld): ", report_jget_str(g, "fn", "?"),
+				report_jget_str(g, "status_name", "status"), report_jget_int(g, "status"));
+			report_print_who(m, out, json_object_get(g, "who"));
+			fputs(" only\n", out);
+		}
 	}
+	print_probing(out, groups, &c);
 }
 
 /* Each finding once, with where it came from and its fix. */
