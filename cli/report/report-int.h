@@ -121,6 +121,10 @@ struct proc {
 	long long findings_over;
 	struct map sigs;
 	long long sigs_over;
+	/* What the graph API built, per signature (struct pgraph); records past MAX_SIGS signatures, configs kept. */
+	struct map graphs;
+	long long graphs_over;
+	size_t built_total;
 	/* The answering copy's file, from its library record: one build reached by several names is one. */
 	char *lib_real, *lib_build_id;
 };
@@ -157,6 +161,27 @@ struct who {
 	size_t count;
 };
 
+/*
+ * A signature's configs built (distinct engine and knobs: the same engine
+ * with other knobs is another config), as hashes of their text: at most
+ * BUILT_KEEP per signature, and a cap on them all in a file and in the run
+ * (report-read.c, report-model.c), so that a stranger's records cannot grow
+ * memory with their number.
+ */
+#define BUILT_KEEP 4096
+
+/*
+ * What one process built through the graph API for one signature, from its
+ * graph, heuristics and plan records, whether or not anything executed (its
+ * algo records say only what ran).
+ */
+struct pgraph {
+	char *op, *signature;		/* op from a graph or heuristics record (a plan has none); NULL: none */
+	long long graphs, heuristics, configs, plans;	/* configs: what the heuristics queries returned */
+	struct llset built;
+	int built_capped;		/* configs were built past what the set keeps */
+};
+
 struct pfinding {
 	char *id, *severity, *message, *fix;
 };
@@ -186,7 +211,8 @@ struct report {
 	struct map strings;		/* each text that rows point to, once */
 	char **string_list;		/* by number, for the packed rows */
 	size_t nstrings, strings_cap;
-	struct map hosts, libs, groups, findings, sigs, fns;
+	struct map hosts, libs, groups, findings, sigs, fns, graphs;
+	size_t built_total;		/* configs kept in the graphs' sets, all together */
 	unsigned char *row_block;	/* rows are cut from blocks of their own (report-model.c) */
 	size_t row_used, row_size;
 	long long groups_over, findings_over, total_failures, calls, algo_rec;
@@ -261,6 +287,14 @@ report_map_free(struct map *m, void (*free_val)(void *));
 /* 1 when X is new, 0 when it was there, -1 when the set is at LIMIT. */
 int
 report_llset_add(struct llset *s, long long x, size_t limit);
+
+/* X into a set of at most PER that shares TOTAL with others (*USED of it taken): as report_llset_add. */
+int
+report_llset_add_shared(struct llset *s, long long x, size_t per, size_t *used, size_t total);
+
+/* A 64-bit hash of N bytes (FNV-1a): what a set of texts keeps of each. */
+uint64_t
+report_hash(const char *p, size_t n);
 
 void
 report_llset_free(struct llset *s);

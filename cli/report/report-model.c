@@ -480,6 +480,19 @@ struct sig_agg {
 	struct who who;
 };
 
+/* What the processes built through the graph API for one signature, summed; the configs built, united. */
+struct graph_agg {
+	char *op, *signature;
+	long long graphs, heuristics, configs, plans;
+	struct llset built;
+	int built_capped;
+	int unended;	/* a process that built it left no summary nor algo records: what ran there is not known */
+	struct who who;
+};
+
+/* Configs built kept in the run, all signatures together: 262144 hashes are about 8 MiB at most. */
+#define BUILT_RUN 262144
+
 static void
 add_library(struct report *r, struct proc *p, struct prow *w)
 {
@@ -656,6 +669,49 @@ add_sigs(struct report *r, struct proc *p, struct prow *w)
 	free(gv);
 }
 
+/* A process's configs built into the run's set of the signature: one config built by every rank is one. */
+static void
+unite_built(struct report *r, struct graph_agg *a, const struct pgraph *g)
+{
+	for (size_t i = 0; i < g->built.cap; i++)
+		if (g->built.used[i] && report_llset_add_shared(&a->built, g->built.v[i], BUILT_KEEP, &r->built_total,
+								BUILT_RUN) < 0)
+			a->built_capped = 1;
+	a->built_capped |= g->built_capped;
+}
+
+static void
+add_graphs(struct report *r, struct proc *p, struct prow *w)
+{
+	void **gv = report_map_values(&p->graphs);
+
+	for (size_t k = 0; k < p->graphs.n; k++) {
+		struct pgraph *g = gv[k];
+		size_t len = strlen(g->signature);
+		struct graph_agg *a = report_map_get(&r->graphs, g->signature, len);
+
+		if (!a) {
+			a = report_xcalloc(1, sizeof(*a));
+			a->signature = report_xstrdup(g->signature);
+			report_map_put(&r->graphs, g->signature, len, a);
+		}
+		if (!a->op && g->op)
+			a->op = report_xstrdup(g->op);
+		a->graphs = report_sat_add(a->graphs, g->graphs);
+		a->heuristics = report_sat_add(a->heuristics, g->heuristics);
+		a->configs = report_sat_add(a->configs, g->configs);
+		a->plans = report_sat_add(a->plans, g->plans);
+		unite_built(r, a, g);
+		/*
+		 * Algo records are written at exit; a format 2 file whose process did not exit gets them, and its
+		 * summary, from the state it left (cudnnspy dump's): only a file without a summary lacks them.
+		 */
+		a->unended |= !p->have_summary && !p->algo_rec;
+		who_add(&a->who, w->order);
+	}
+	free(gv);
+}
+
 static void
 add_functions(struct report *r, struct proc *p)
 {
@@ -724,6 +780,7 @@ report_model_add(struct report *r, struct proc *p)
 	add_groups(r, p, w);
 	add_findings(r, p, w);
 	add_sigs(r, p, w);
+	add_graphs(r, p, w);
 	add_functions(r, p);
 }
 
@@ -781,6 +838,18 @@ sig_agg_free(void *v)
 }
 
 static void
+graph_agg_free(void *v)
+{
+	struct graph_agg *a = v;
+
+	free(a->op);
+	free(a->signature);
+	report_llset_free(&a->built);
+	who_free(&a->who);
+	free(a);
+}
+
+static void
 fn_agg_free(void *v)
 {
 	struct fn_agg *a = v;
@@ -800,6 +869,8 @@ report_model_release(struct report *r)
 	report_map_free(&r->groups, group_agg_free);
 	report_map_free(&r->findings, finding_agg_free);
 	report_map_free(&r->sigs, sig_agg_free);
+	report_map_free(&r->graphs, graph_agg_free);
+	r->built_total = 0;
 	report_map_free(&r->fns, fn_agg_free);
 	report_map_free(&r->hosts, NULL);
 	report_map_free(&r->strings, NULL);
@@ -1091,6 +1162,35 @@ sig_agg_cmp(const void *a, const void *b)
 	return strcmp(x->choice, y->choice);
 }
 
+/* What was built the most first: plans, then heuristics queries and graphs, then by signature. */
+static int
+graph_agg_cmp(const void *a, const void *b)
+{
+	const struct graph_agg *x = *(const struct graph_agg *const *)a, *y = *(const struct graph_agg *const *)b;
+
+	if (x->plans != y->plans)
+		return x->plans < y->plans ? 1 : -1;
+	if (x->heuristics != y->heuristics)
+		return x->heuristics < y->heuristics ? 1 : -1;
+	if (x->graphs != y->graphs)
+		return x->graphs < y->graphs ? 1 : -1;
+	return strcmp(x->signature, y->signature);
+}
+
+/* The choices a signature ran, the most calls first. */
+static int
+sig_agg_calls_cmp(const void *a, const void *b)
+{
+	const struct sig_agg *x = *(const struct sig_agg *const *)a, *y = *(const struct sig_agg *const *)b;
+	int c;
+
+	if (x->calls != y->calls)
+		return x->calls < y->calls ? 1 : -1;
+	if ((c = strcmp(x->choice, y->choice)) != 0)
+		return c;
+	return strcmp(x->op, y->op);
+}
+
 static int
 fn_agg_cmp(const void *a, const void *b)
 {
@@ -1256,6 +1356,82 @@ signatures_model(struct rmodel *m)
 	return arr;
 }
 
+static void
+json_decref_void(void *v)
+{
+	json_decref(v);
+}
+
+/* What ran through the graph API, per signature: {signature: [{"choice", "calls", "processes"}, ...]}. */
+static void
+executed_by_signature(struct report *r, struct map *out)
+{
+	void **vals = sorted_values(&r->sigs, sig_agg_calls_cmp);
+
+	for (size_t k = 0; k < r->sigs.n; k++) {
+		struct sig_agg *a = vals[k];
+		size_t len = strlen(a->signature);
+		json_t *arr, *v;
+
+		if (strcmp(a->api, "graph") != 0)
+			continue;
+		arr = report_map_get(out, a->signature, len);
+		if (!arr) {
+			arr = report_must(json_array());
+			report_map_put(out, a->signature, len, arr);
+		}
+		v = report_must(json_object());
+		report_jset(v, "choice", json_string(a->choice));
+		report_jset(v, "calls", json_integer(a->calls));
+		report_jset(v, "processes", json_integer((json_int_t)a->who.count));
+		report_jpush(arr, v);
+	}
+	free(vals);
+}
+
+/*
+ * The graph API per signature, whether or not it executed: graphs
+ * finalized, heuristics queries and the configs they returned, plans built
+ * and of how many configs ("candidates"), and what ran (the algo records,
+ * written at exit: "executed_unknown" when a process that built it left
+ * neither a summary nor algo records). More than one candidate built and one config executed is
+ * tuning (a framework building every config, then keeping the fastest).
+ */
+static json_t *
+graphs_model(struct rmodel *m)
+{
+	struct report *r = m->r;
+	void **vals = sorted_values(&r->graphs, graph_agg_cmp);
+	json_t *arr = report_must(json_array());
+	struct map ran = { 0 };
+
+	executed_by_signature(r, &ran);
+	for (size_t k = 0; k < r->graphs.n; k++) {
+		struct graph_agg *a = vals[k];
+		json_t *v = report_must(json_object());
+		json_t *executed = report_map_get(&ran, a->signature, strlen(a->signature));
+
+		executed = executed ? json_incref(executed) : report_must(json_array());
+		report_jset(v, "signature", json_string(a->signature));
+		report_jset(v, "op", jstr_or_null(a->op));
+		report_jset(v, "graphs", json_integer(a->graphs));
+		report_jset(v, "heuristics", json_integer(a->heuristics));
+		report_jset(v, "configs_returned", json_integer(a->configs));
+		report_jset(v, "plans", json_integer(a->plans));
+		report_jset(v, "candidates", json_integer((json_int_t)a->built.n));
+		report_jset(v, "candidates_capped", json_boolean(a->built_capped));
+		report_jset(v, "tuning", json_boolean(a->built.n > 1 && json_array_size(executed) == 1));
+		report_jset(v, "executed", executed);
+		report_jset(v, "executed_unknown", json_boolean(a->unended));
+		report_jset(v, "processes", json_integer((json_int_t)a->who.count));
+		report_jset(v, "who", who_placeholder(m, &a->who));
+		report_jpush(arr, v);
+	}
+	report_map_free(&ran, json_decref_void);
+	free(vals);
+	return arr;
+}
+
 static int
 same_sig(json_t *a, json_t *b)
 {
@@ -1412,6 +1588,7 @@ report_model_new(struct report *r)
 	report_jset(model, "failures", failures_model(m));
 	report_jset(model, "findings", findings_model(m));
 	report_jset(model, "signatures", signatures_model(m));
+	report_jset(model, "graphs", graphs_model(m));
 	engine_changed(m, json_object_get(model, "findings"), json_object_get(model, "signatures"));
 	report_jset(model, "functions", functions_model(m, &any_gpu, &any_first));
 	report_jset(model, "gpu_times", json_boolean(any_gpu));

@@ -361,6 +361,23 @@ check_only:
 	return 1;
 }
 
+int
+report_llset_add_shared(struct llset *s, long long x, size_t per, size_t *used, size_t total)
+{
+	/* With the total reached, X is only looked for: the set does not grow. */
+	int rc = report_llset_add(s, x, *used >= total && s->n < per ? s->n : per);
+
+	if (rc == 1)
+		(*used)++;
+	return rc;
+}
+
+uint64_t
+report_hash(const char *p, size_t n)
+{
+	return hash_bytes(p, n);
+}
+
 void
 report_llset_free(struct llset *s)
 {
