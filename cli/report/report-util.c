@@ -364,9 +364,16 @@ check_only:
 int
 report_llset_add_shared(struct llset *s, long long x, size_t per, size_t *used, size_t total)
 {
-	/* With the total reached, X is only looked for: the set does not grow. */
-	int rc = report_llset_add(s, x, *used >= total && s->n < per ? s->n : per);
+	size_t limit = per;
+	int rc;
 
+	if (*used >= total) {
+		/* With the total reached, X is only looked for: the set does not grow (an empty one has no table). */
+		if (!s->n)
+			return -1;
+		limit = s->n < per ? s->n : per;
+	}
+	rc = report_llset_add(s, x, limit);
 	if (rc == 1)
 		(*used)++;
 	return rc;

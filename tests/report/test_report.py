@@ -922,6 +922,36 @@ def graphs_robust():
           "candidates capped and said so", repr(many))
     check(len(g) <= 4096 and all(x["candidates_capped"] is False for k, x in g.items() if k != "graph many"),
           "signatures capped", len(g))
+    # 70,000 configs over 20 signatures: past what a file keeps of them all, the rest are said capped, and a
+    # signature that comes after has none kept.
+    many = os.path.join(d, "many.jsonl")
+    with open(many, "w") as f:
+        f.write(hdr)
+        for i in range(20):
+            f.write("".join('{"event":"plan","signature":"graph s%d","engine":%d}\n' % (i, k) for k in range(3500)))
+        f.write('{"event":"plan","signature":"graph last","engine":1}\n')
+    p = report(["--json", many], cwd=d)
+    check(p.returncode == 0, "exit 0, not %d" % p.returncode, p.stderr[-2000:])
+    g = {x["signature"]: x for x in json.loads(p.stdout)["graphs"]}
+    kept = sum(x["candidates"] for x in g.values())
+    check(len(g) == 21 and kept == 65536 and g["graph last"]["candidates"] == 0 and
+          g["graph last"]["candidates_capped"] is True and g["graph s0"]["candidates_capped"] is False and
+          g["graph s19"]["candidates_capped"] is True, "65536 configs kept in a file", kept, repr(g["graph last"]))
+    # Five such files of other signatures each: the run keeps 262144 of them all.
+    run = os.path.join(d, "run")
+    os.makedirs(run)
+    for n in range(5):
+        with open(os.path.join(run, "p%d.jsonl" % n), "w") as f:
+            f.write(hdr.replace('"pid":9', '"pid":%d' % (10 + n)))
+            for i in range(16):
+                f.write("".join('{"event":"plan","signature":"graph f%d s%d","engine":%d}\n' % (n, i, k)
+                                for k in range(4096)))
+    p = report(["--json", run], cwd=d)
+    check(p.returncode == 0, "exit 0, not %d" % p.returncode, p.stderr[-2000:])
+    g = json.loads(p.stdout)["graphs"]
+    kept = sum(x["candidates"] for x in g)
+    check(len(g) == 80 and kept == 262144 and sum(x["candidates_capped"] for x in g) == 16,
+          "262144 configs kept in the run", kept)
 
 
 @scenario
