@@ -17,6 +17,8 @@
 #define BRIEF_FRAMES 4
 
 static const char prefix[] = "cudnnspy: ";
+/* A failure group's line, under its heading. */
+static const char group_prefix[] = "cudnnspy:     ";
 
 static void
 brief_stack(FILE *out, json_t *first)
@@ -116,28 +118,25 @@ brief_findings(struct rmodel *m, FILE *out)
 	}
 }
 
+/* The failures that are not probing, the first BRIEF_GROUPS groups with their stacks. */
 static void
-brief_failures(struct rmodel *m, FILE *out)
+brief_failures(struct rmodel *m, FILE *out, const struct report_failure_counts *c)
 {
-	json_t *f = json_object_get(m->j, "failures"), *groups = json_object_get(f, "groups"), *g;
-	size_t i;
+	json_t *groups = json_object_get(json_object_get(m->j, "failures"), "groups"), *g;
+	size_t i, shown = 0;
 
-	if (!report_jget_int(f, "total"))
+	if (!c->failures)
 		return;
-	fprintf(out, "%s  failures: %lld in %zu group%s\n", prefix, report_jget_int(f, "total"), json_array_size(groups),
-		json_array_size(groups) == 1 ? "" : "s");
+	fprintf(out, "%s  failures: %lld in %zu group%s\n", prefix, c->failures, c->groups, c->groups == 1 ? "" : "s");
 	json_array_foreach(groups, i, g) {
-		const char *msg = report_jget_str(g, "message", NULL);
-
-		if (i >= BRIEF_GROUPS) {
-			fprintf(out, "%s    and %zu more group%s\n", prefix, json_array_size(groups) - i,
-				json_array_size(groups) - i == 1 ? "" : "s");
+		if (json_is_true(json_object_get(g, "probing")))
+			continue;
+		if (shown++ >= BRIEF_GROUPS) {
+			fprintf(out, "%s    and %zu more group%s\n", prefix, c->groups - BRIEF_GROUPS,
+				c->groups - BRIEF_GROUPS == 1 ? "" : "s");
 			break;
 		}
-		fprintf(out, "%s    %lldx %s: %s (%lld)", prefix, report_jget_int(g, "count"), report_jget_str(g, "fn", "?"),
-			report_jget_str(g, "status_name", "status"), report_jget_int(g, "status"));
-		if (msg)
-			fprintf(out, " \"%s\"", msg);
+		report_print_group_line(out, group_prefix, g);
 		if (json_is_true(json_object_get(g, "only_some"))) {
 			fprintf(out, " on %lld of %lld processes: ", report_jget_int(g, "processes"), report_jget_int(g, "of"));
 			report_print_who(m, out, json_object_get(g, "who"));
@@ -147,11 +146,37 @@ brief_failures(struct rmodel *m, FILE *out)
 	}
 }
 
+/* The probing after them, a line and one per group: expected answers, said so that they are not taken for failures. */
+static void
+brief_probing(struct rmodel *m, FILE *out, const struct report_failure_counts *c)
+{
+	json_t *groups = json_object_get(json_object_get(m->j, "failures"), "groups"), *g;
+	size_t i, shown = 0;
+
+	if (!c->probing)
+		return;
+	fprintf(out, "%s  probing: ", prefix);
+	report_print_probing_heading(out, c);
+	fputc('\n', out);
+	json_array_foreach(groups, i, g) {
+		if (!json_is_true(json_object_get(g, "probing")))
+			continue;
+		if (shown++ >= BRIEF_GROUPS) {
+			fprintf(out, "%s    and %zu more group%s\n", prefix, c->probing_groups - BRIEF_GROUPS,
+				c->probing_groups - BRIEF_GROUPS == 1 ? "" : "s");
+			break;
+		}
+		report_print_group_line(out, group_prefix, g);
+		fputc('\n', out);
+	}
+}
+
 int
 report_write_brief(struct report *r, FILE *out, const char *where, int only_news)
 {
 	struct rmodel *m = report_model_new(r);
 	size_t np = m->n, ended = report_model_unfinished(m);
+	struct report_failure_counts c;
 	int said = 0;
 
 	/* One process that said its own summary at exit: the records hold nothing it did not say. */
@@ -163,7 +188,9 @@ report_write_brief(struct report *r, FILE *out, const char *where, int only_news
 		brief_processes(m, out);
 		brief_cudnn(m, out);
 		brief_findings(m, out);
-		brief_failures(m, out);
+		report_failure_counts(json_object_get(m->j, "failures"), &c);
+		brief_failures(m, out, &c);
+		brief_probing(m, out, &c);
 		fprintf(out, "%s  the whole report: cudnnspy report %s\n", prefix, where);
 		said = 1;
 	}

@@ -81,6 +81,7 @@ struct fgroup {
 	char *fn, *status_name, *message;	/* message NULL when the record had none */
 	char *python_at;			/* its innermost Python frame, "function (file:line)"; NULL: none */
 	long long status, count;
+	int probing;				/* the records said "probing": a framework's expected NOT_SUPPORTED */
 	json_t *first;				/* see first_occurrence() */
 	int have_wall;
 	long long wall_ns;			/* when it happened, on the wall clock */
@@ -99,6 +100,7 @@ struct proc {
 	/* Lines. */
 	long long lines, blank, too_long, bad_json, wrong_type, cut, bad_entries;
 	long long calls_rec, failures_rec, algo_rec, other_rec, lazy_calls;
+	long long probing_rec;			/* failure records marked probing, grouped or not */
 	int read_error, pass2;
 	/* The summary. */
 	int have_summary;
@@ -119,6 +121,10 @@ struct proc {
 	long long findings_over;
 	struct map sigs;
 	long long sigs_over;
+	/* What the graph API built, per signature (struct pgraph); records past MAX_SIGS signatures, configs kept. */
+	struct map graphs;
+	long long graphs_over;
+	size_t built_total;
 	/* The answering copy's file, from its library record: one build reached by several names is one. */
 	char *lib_real, *lib_build_id;
 };
@@ -155,6 +161,27 @@ struct who {
 	size_t count;
 };
 
+/*
+ * A signature's configs built (distinct engine and knobs: the same engine
+ * with other knobs is another config), as hashes of their text: at most
+ * BUILT_KEEP per signature, and a cap on them all in a file and in the run
+ * (report-read.c, report-model.c), so that a stranger's records cannot grow
+ * memory with their number.
+ */
+#define BUILT_KEEP 4096
+
+/*
+ * What one process built through the graph API for one signature, from its
+ * graph, heuristics and plan records, whether or not anything executed (its
+ * algo records say only what ran).
+ */
+struct pgraph {
+	char *op, *signature;		/* op from a graph or heuristics record (a plan has none); NULL: none */
+	long long graphs, heuristics, configs, plans;	/* configs: what the heuristics queries returned */
+	struct llset built;
+	int built_capped;		/* configs were built past what the set keeps */
+};
+
 struct pfinding {
 	char *id, *severity, *message, *fix;
 };
@@ -184,10 +211,12 @@ struct report {
 	struct map strings;		/* each text that rows point to, once */
 	char **string_list;		/* by number, for the packed rows */
 	size_t nstrings, strings_cap;
-	struct map hosts, libs, groups, findings, sigs, fns;
+	struct map hosts, libs, groups, findings, sigs, fns, graphs;
+	size_t built_total;		/* configs kept in the graphs' sets, all together */
 	unsigned char *row_block;	/* rows are cut from blocks of their own (report-model.c) */
 	size_t row_used, row_size;
 	long long groups_over, findings_over, total_failures, calls, algo_rec;
+	long long probing_failures;	/* of all failures, those marked probing */
 };
 
 /* ---- report-util.c: memory, strings, a map and a set, fields ---- */
@@ -258,6 +287,14 @@ report_map_free(struct map *m, void (*free_val)(void *));
 /* 1 when X is new, 0 when it was there, -1 when the set is at LIMIT. */
 int
 report_llset_add(struct llset *s, long long x, size_t limit);
+
+/* X into a set of at most PER that shares TOTAL with others (*USED of it taken): as report_llset_add. */
+int
+report_llset_add_shared(struct llset *s, long long x, size_t per, size_t *used, size_t total);
+
+/* A 64-bit hash of N bytes (FNV-1a): what a set of texts keeps of each. */
+uint64_t
+report_hash(const char *p, size_t n);
 
 void
 report_llset_free(struct llset *s);
@@ -402,6 +439,26 @@ report_print_python(FILE *out, json_t *frames, size_t max);
 /* One cuDNN build and the processes that loaded it, a line after `prefix`. */
 void
 report_print_variant(struct rmodel *m, FILE *out, const char *prefix, json_t *variant);
+
+/* A failure group's line, after PREFIX: 4x fn: STATUS_NAME (status) "message" (no newline). */
+void
+report_print_group_line(FILE *out, const char *prefix, json_t *group);
+
+/*
+ * The model's failures, the probing apart (the records mark a framework's
+ * expected NOT_SUPPORTED "probing"): how many of each, and in how many groups.
+ */
+struct report_failure_counts {
+	long long failures, probing;
+	size_t groups, probing_groups;
+};
+
+void
+report_failure_counts(json_t *failures, struct report_failure_counts *c);
+
+/* "208 expected NOT_SUPPORTED answers in 3 groups (...; not failures)", after the caller's "Probing: ". */
+void
+report_print_probing_heading(FILE *out, const struct report_failure_counts *c);
 
 int
 report_finish_output(FILE *out);

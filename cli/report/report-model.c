@@ -460,6 +460,7 @@ struct gcand {
 struct group_agg {
 	char *fn, *message, *python_at;
 	long long status, count;
+	int probing;
 	struct gcand sorted, wall;
 	struct who who;
 };
@@ -478,6 +479,19 @@ struct sig_agg {
 	int have_ws, nondet;
 	struct who who;
 };
+
+/* What the processes built through the graph API for one signature, summed; the configs built, united. */
+struct graph_agg {
+	char *op, *signature;
+	long long graphs, heuristics, configs, plans;
+	struct llset built;
+	int built_capped;
+	int unended;	/* a process that built it left no summary nor algo records: what ran there is not known */
+	struct who who;
+};
+
+/* Configs built kept in the run, all signatures together: 262144 hashes are about 8 MiB at most. */
+#define BUILT_RUN 262144
 
 static void
 add_library(struct report *r, struct proc *p, struct prow *w)
@@ -541,6 +555,7 @@ add_groups(struct report *r, struct proc *p, struct prow *w)
 	void **gv = report_map_values(&p->groups);
 
 	r->groups_over = report_sat_add(r->groups_over, p->groups_over);
+	r->probing_failures = report_sat_add(r->probing_failures, p->probing_rec);
 	for (size_t k = 0; k < p->groups.n; k++) {
 		struct fgroup *g = gv[k];
 		struct group_agg *a;
@@ -548,7 +563,7 @@ add_groups(struct report *r, struct proc *p, struct prow *w)
 		long long line = report_jget_int(g->first, "line");
 
 		report_sb_init(&key, 4 * MSG_CAP);
-		report_sb_printf(&key, "%s\x1f%lld\x1f", g->fn, g->status);
+		report_sb_printf(&key, "%s%s\x1f%lld\x1f", g->probing ? "\x1c" "p" : "\x1c" "f", g->fn, g->status);
 		report_sb_puts(&key, g->message ? g->message : "\x1e");
 		if (g->python_at) {
 			report_sb_puts(&key, "\x1d");
@@ -561,6 +576,7 @@ add_groups(struct report *r, struct proc *p, struct prow *w)
 			a->message = g->message ? report_xstrdup(g->message) : NULL;
 			a->python_at = g->python_at ? report_xstrdup(g->python_at) : NULL;
 			a->status = g->status;
+			a->probing = g->probing;
 			report_map_put(&r->groups, key.p, key.len, a);
 		}
 		if (gcand_before(&a->sorted, w, line))
@@ -653,6 +669,49 @@ add_sigs(struct report *r, struct proc *p, struct prow *w)
 	free(gv);
 }
 
+/* A process's configs built into the run's set of the signature: one config built by every rank is one. */
+static void
+unite_built(struct report *r, struct graph_agg *a, const struct pgraph *g)
+{
+	for (size_t i = 0; i < g->built.cap; i++)
+		if (g->built.used[i] && report_llset_add_shared(&a->built, g->built.v[i], BUILT_KEEP, &r->built_total,
+								BUILT_RUN) < 0)
+			a->built_capped = 1;
+	a->built_capped |= g->built_capped;
+}
+
+static void
+add_graphs(struct report *r, struct proc *p, struct prow *w)
+{
+	void **gv = report_map_values(&p->graphs);
+
+	for (size_t k = 0; k < p->graphs.n; k++) {
+		struct pgraph *g = gv[k];
+		size_t len = strlen(g->signature);
+		struct graph_agg *a = report_map_get(&r->graphs, g->signature, len);
+
+		if (!a) {
+			a = report_xcalloc(1, sizeof(*a));
+			a->signature = report_xstrdup(g->signature);
+			report_map_put(&r->graphs, g->signature, len, a);
+		}
+		if (!a->op && g->op)
+			a->op = report_xstrdup(g->op);
+		a->graphs = report_sat_add(a->graphs, g->graphs);
+		a->heuristics = report_sat_add(a->heuristics, g->heuristics);
+		a->configs = report_sat_add(a->configs, g->configs);
+		a->plans = report_sat_add(a->plans, g->plans);
+		unite_built(r, a, g);
+		/*
+		 * Algo records are written at exit; a format 2 file whose process did not exit gets them, and its
+		 * summary, from the state it left (cudnnspy dump's): only a file without a summary lacks them.
+		 */
+		a->unended |= !p->have_summary && !p->algo_rec;
+		who_add(&a->who, w->order);
+	}
+	free(gv);
+}
+
 static void
 add_functions(struct report *r, struct proc *p)
 {
@@ -721,6 +780,7 @@ report_model_add(struct report *r, struct proc *p)
 	add_groups(r, p, w);
 	add_findings(r, p, w);
 	add_sigs(r, p, w);
+	add_graphs(r, p, w);
 	add_functions(r, p);
 }
 
@@ -778,6 +838,18 @@ sig_agg_free(void *v)
 }
 
 static void
+graph_agg_free(void *v)
+{
+	struct graph_agg *a = v;
+
+	free(a->op);
+	free(a->signature);
+	report_llset_free(&a->built);
+	who_free(&a->who);
+	free(a);
+}
+
+static void
 fn_agg_free(void *v)
 {
 	struct fn_agg *a = v;
@@ -797,6 +869,8 @@ report_model_release(struct report *r)
 	report_map_free(&r->groups, group_agg_free);
 	report_map_free(&r->findings, finding_agg_free);
 	report_map_free(&r->sigs, sig_agg_free);
+	report_map_free(&r->graphs, graph_agg_free);
+	r->built_total = 0;
 	report_map_free(&r->fns, fn_agg_free);
 	report_map_free(&r->hosts, NULL);
 	report_map_free(&r->strings, NULL);
@@ -1047,7 +1121,9 @@ group_agg_cmp(const void *a, const void *b)
 		return c;
 	if (x->status != y->status)
 		return x->status < y->status ? -1 : 1;
-	return str_cmp_null(x->message, y->message);
+	if ((c = str_cmp_null(x->message, y->message)) != 0)
+		return c;
+	return x->probing - y->probing;
 }
 
 static int
@@ -1084,6 +1160,35 @@ sig_agg_cmp(const void *a, const void *b)
 	if ((c = strcmp(x->signature, y->signature)) != 0)
 		return c;
 	return strcmp(x->choice, y->choice);
+}
+
+/* What was built the most first: plans, then heuristics queries and graphs, then by signature. */
+static int
+graph_agg_cmp(const void *a, const void *b)
+{
+	const struct graph_agg *x = *(const struct graph_agg *const *)a, *y = *(const struct graph_agg *const *)b;
+
+	if (x->plans != y->plans)
+		return x->plans < y->plans ? 1 : -1;
+	if (x->heuristics != y->heuristics)
+		return x->heuristics < y->heuristics ? 1 : -1;
+	if (x->graphs != y->graphs)
+		return x->graphs < y->graphs ? 1 : -1;
+	return strcmp(x->signature, y->signature);
+}
+
+/* The choices a signature ran, the most calls first. */
+static int
+sig_agg_calls_cmp(const void *a, const void *b)
+{
+	const struct sig_agg *x = *(const struct sig_agg *const *)a, *y = *(const struct sig_agg *const *)b;
+	int c;
+
+	if (x->calls != y->calls)
+		return x->calls < y->calls ? 1 : -1;
+	if ((c = strcmp(x->choice, y->choice)) != 0)
+		return c;
+	return strcmp(x->op, y->op);
 }
 
 static int
@@ -1140,7 +1245,11 @@ cudnn_model(struct rmodel *m)
 	return libs;
 }
 
-/* Failures grouped by (function, status, message, innermost Python frame) across processes. */
+/*
+ * Failures grouped by (function, status, message, Python frames, probing)
+ * across processes. "total" counts them all, the probing among them too:
+ * "probing" says how many of those were.
+ */
 static json_t *
 failures_model(struct rmodel *m)
 {
@@ -1149,6 +1258,7 @@ failures_model(struct rmodel *m)
 	json_t *fails = report_must(json_object()), *arr = report_must(json_array());
 
 	report_jset(fails, "total", json_integer(report_sat_add(r->total_failures, r->groups_over)));
+	report_jset(fails, "probing", json_integer(r->probing_failures));
 	report_jset(fails, "not_grouped", json_integer(r->groups_over));
 	for (size_t k = 0; k < r->groups.n; k++) {
 		struct group_agg *a = vals[k];
@@ -1161,6 +1271,7 @@ failures_model(struct rmodel *m)
 		report_jset(v, "status_name", jstr_or_null(c->status_name));
 		report_jset(v, "message", jstr_or_null(a->message));
 		report_jset(v, "python", jstr_or_null(a->python_at));
+		report_jset(v, "probing", json_boolean(a->probing));
 		report_jset(v, "count", json_integer(a->count));
 		report_jset(v, "processes", json_integer((json_int_t)a->who.count));
 		report_jset(v, "of", json_integer((json_int_t)m->n));
@@ -1241,6 +1352,82 @@ signatures_model(struct rmodel *m)
 		report_jset(v, "who", who_placeholder(m, &a->who));
 		report_jpush(arr, v);
 	}
+	free(vals);
+	return arr;
+}
+
+static void
+json_decref_void(void *v)
+{
+	json_decref(v);
+}
+
+/* What ran through the graph API, per signature: {signature: [{"choice", "calls", "processes"}, ...]}. */
+static void
+executed_by_signature(struct report *r, struct map *out)
+{
+	void **vals = sorted_values(&r->sigs, sig_agg_calls_cmp);
+
+	for (size_t k = 0; k < r->sigs.n; k++) {
+		struct sig_agg *a = vals[k];
+		size_t len = strlen(a->signature);
+		json_t *arr, *v;
+
+		if (strcmp(a->api, "graph") != 0)
+			continue;
+		arr = report_map_get(out, a->signature, len);
+		if (!arr) {
+			arr = report_must(json_array());
+			report_map_put(out, a->signature, len, arr);
+		}
+		v = report_must(json_object());
+		report_jset(v, "choice", json_string(a->choice));
+		report_jset(v, "calls", json_integer(a->calls));
+		report_jset(v, "processes", json_integer((json_int_t)a->who.count));
+		report_jpush(arr, v);
+	}
+	free(vals);
+}
+
+/*
+ * The graph API per signature, whether or not it executed: graphs
+ * finalized, heuristics queries and the configs they returned, plans built
+ * and of how many configs ("candidates"), and what ran (the algo records,
+ * written at exit: "executed_unknown" when a process that built it left
+ * neither a summary nor algo records). More than one candidate built and one config executed is
+ * tuning (a framework building every config, then keeping the fastest).
+ */
+static json_t *
+graphs_model(struct rmodel *m)
+{
+	struct report *r = m->r;
+	void **vals = sorted_values(&r->graphs, graph_agg_cmp);
+	json_t *arr = report_must(json_array());
+	struct map ran = { 0 };
+
+	executed_by_signature(r, &ran);
+	for (size_t k = 0; k < r->graphs.n; k++) {
+		struct graph_agg *a = vals[k];
+		json_t *v = report_must(json_object());
+		json_t *executed = report_map_get(&ran, a->signature, strlen(a->signature));
+
+		executed = executed ? json_incref(executed) : report_must(json_array());
+		report_jset(v, "signature", json_string(a->signature));
+		report_jset(v, "op", jstr_or_null(a->op));
+		report_jset(v, "graphs", json_integer(a->graphs));
+		report_jset(v, "heuristics", json_integer(a->heuristics));
+		report_jset(v, "configs_returned", json_integer(a->configs));
+		report_jset(v, "plans", json_integer(a->plans));
+		report_jset(v, "candidates", json_integer((json_int_t)a->built.n));
+		report_jset(v, "candidates_capped", json_boolean(a->built_capped));
+		report_jset(v, "tuning", json_boolean(a->built.n > 1 && json_array_size(executed) == 1));
+		report_jset(v, "executed", executed);
+		report_jset(v, "executed_unknown", json_boolean(a->unended));
+		report_jset(v, "processes", json_integer((json_int_t)a->who.count));
+		report_jset(v, "who", who_placeholder(m, &a->who));
+		report_jpush(arr, v);
+	}
+	report_map_free(&ran, json_decref_void);
 	free(vals);
 	return arr;
 }
@@ -1401,6 +1588,7 @@ report_model_new(struct report *r)
 	report_jset(model, "failures", failures_model(m));
 	report_jset(model, "findings", findings_model(m));
 	report_jset(model, "signatures", signatures_model(m));
+	report_jset(model, "graphs", graphs_model(m));
 	engine_changed(m, json_object_get(model, "findings"), json_object_get(model, "signatures"));
 	report_jset(model, "functions", functions_model(m, &any_gpu, &any_first));
 	report_jset(model, "gpu_times", json_boolean(any_gpu));

@@ -85,6 +85,8 @@ open_binary(struct rec_reader *rec, int fd, off_t size)
 #define MAX_GROUPS 1024
 #define MAX_FINDINGS 256
 #define MAX_SIGS 4096
+/* Configs built kept in a file, all signatures together (BUILT_KEEP each): 65536 hashes are about 2 MiB. */
+#define BUILT_TOTAL 65536
 #define STACK_KEEP 8
 #define PYTHON_KEEP 8
 #define RECENT_KEEP 16
@@ -209,6 +211,17 @@ psig_free(void *v)
 }
 
 static void
+pgraph_free(void *v)
+{
+	struct pgraph *g = v;
+
+	free(g->op);
+	free(g->signature);
+	report_llset_free(&g->built);
+	free(g);
+}
+
+static void
 proc_free(struct proc *p)
 {
 	free(p->path);
@@ -216,6 +229,7 @@ proc_free(struct proc *p)
 	free(p->lib_build_id);
 	report_map_free(&p->findings, pfinding_free);
 	report_map_free(&p->sigs, psig_free);
+	report_map_free(&p->graphs, pgraph_free);
 	free(p->program);
 	free(p->host);
 	free(p->spy);
@@ -496,19 +510,27 @@ first_occurrence(struct proc *p, json_t *rec, long long line)
 	return first;
 }
 
+/*
+ * A failure, into its group by (fn, status, message, Python line, probing):
+ * a framework's expected NOT_SUPPORTED probing (the record says "probing")
+ * is a group of its own, which the report shows apart from the failures.
+ */
 static void
 add_failure(struct proc *p, json_t *rec, const char *fn, long long status, long long line)
 {
 	json_t *msgv = json_object_get(rec, "message");
 	const char *msg = json_string_value(msgv);
 	const char *sname = report_get_str(rec, "status_name");
+	int probing = json_is_true(json_object_get(rec, "probing"));
 	struct sbuf key;
 	struct fgroup *g;
 	long long t;
 	char *at = report_python_text(json_object_get(rec, "python"));
 
+	p->probing_rec += probing;
 	/* fn, status, message and Python line, separated by bytes that JSON strings do not hold raw. */
 	report_sb_init(&key, 2 * MSG_CAP);
+	report_sb_puts(&key, probing ? "\x1c" "p" : "\x1c" "f");
 	report_sb_add(&key, fn, strnlen(fn, STR_CAP));
 	report_sb_printf(&key, "\x1f%lld\x1f", status);
 	if (msg)
@@ -530,6 +552,7 @@ add_failure(struct proc *p, json_t *rec, const char *fn, long long status, long 
 		g = report_xcalloc(1, sizeof(*g));
 		g->fn = report_clean_str(fn, STR_CAP);
 		g->status = status;
+		g->probing = probing;
 		g->status_name = sname ? report_clean_str(sname, STR_CAP) : NULL;
 		g->message = msg ? report_clean_str(msg, MSG_CAP) : NULL;
 		g->first = first_occurrence(p, rec, line);
@@ -759,6 +782,92 @@ on_algo(struct proc *p, json_t *rec)
 	}
 	if (json_is_true(json_object_get(rec, "nondeterministic")))
 		g->nondet = 1;
+	return 0;
+}
+
+/*
+ * The signature a graph, heuristics or plan record is about, per process;
+ * NULL when the record names none (a plan whose graph the spy did not
+ * know) or the file has MAX_SIGS already. The op comes from the first
+ * record that has one: plan records carry none.
+ */
+static struct pgraph *
+pgraph_of(struct proc *p, json_t *rec)
+{
+	char *sig = report_get_clean(rec, "signature", SIG_CAP);
+	struct pgraph *g;
+
+	if (!sig)
+		return NULL;
+	g = report_map_get(&p->graphs, sig, strlen(sig));
+	if (!g && p->graphs.n >= MAX_SIGS) {
+		p->graphs_over++;
+		free(sig);
+		return NULL;
+	}
+	if (!g) {
+		g = report_xcalloc(1, sizeof(*g));
+		g->signature = sig;
+		report_map_put(&p->graphs, sig, strlen(sig), g);
+	} else {
+		free(sig);
+	}
+	if (!g->op)
+		g->op = report_get_clean(rec, "op", 16);
+	return g;
+}
+
+/*
+ * What a plan's config is, as the text its hash is kept of: its engine and
+ * knobs as an algo record's choice reads; without the engine, the config
+ * itself (backend#N), so that configs of unknown engines still count apart.
+ */
+static char *
+plan_config(json_t *rec)
+{
+	const char *config = report_get_str(rec, "config");
+	long long engine;
+	char *c, *s;
+
+	if (report_get_int(rec, "engine", &engine) || !config)
+		return algo_choice(rec);
+	c = report_clean_str(config, STR_CAP);
+	if (asprintf(&s, "config %s", c) < 0)
+		report_out_of_memory();
+	free(c);
+	return s;
+}
+
+/*
+ * The graph API's building blocks, whether or not they executed: a graph
+ * finalized, a heuristics query (with how many configs it returned), a plan
+ * finalized (with the config it was built of). Records of another shape are
+ * counted, and nothing else, as on_algo does.
+ */
+static int
+on_build(struct proc *p, json_t *rec, const char *ev)
+{
+	struct pgraph *g = pgraph_of(p, rec);
+	long long v;
+	char *config;
+
+	if (!g)
+		return 0;
+	if (ev[0] == 'g') {
+		g->graphs = report_sat_add(g->graphs, 1);
+	} else if (ev[0] == 'h') {
+		g->heuristics = report_sat_add(g->heuristics, 1);
+		if (!report_get_count(rec, "returned", &v))
+			v = (long long)json_array_size(json_object_get(rec, "configs"));
+		g->configs = report_sat_add(g->configs, v);
+	} else {
+		g->plans = report_sat_add(g->plans, 1);
+		config = plan_config(rec);
+		if (report_llset_add_shared(&g->built, (long long)report_hash(config, strlen(config)), BUILT_KEEP,
+					    &p->built_total, BUILT_TOTAL) < 0)
+			g->built_capped = 1;
+		free(config);
+	}
 	return 0;
 }
 
@@ -1037,6 +1146,9 @@ handle_line(struct report *r, struct file_read *f, const char *line, size_t len,
 		rc = on_summary(f->p, rec);
 	} else if (strcmp(ev, "algo") == 0) {
 		rc = on_algo(f->p, rec);
+	} else if (strcmp(ev, "graph") == 0 || strcmp(ev, "heuristics") == 0 || strcmp(ev, "plan") == 0) {
+		f->p->other_rec++;
+		rc = on_build(f->p, rec, ev);
 	} else if (strcmp(ev, "finding") == 0 || strcmp(ev, "library") == 0) {
 		f->p->other_rec++;
 		rc = ev[0] == 'f' ? on_finding(f->p, rec) : on_library(f->p, rec);
@@ -1128,7 +1240,7 @@ finish_proc(struct report *r, struct proc *p)
 	if (p->read_error)
 		report_warn_to(r->warn, "%s: read error after %lld lines: %s", proc_name(p, name, sizeof(name)),
 			p->lines, strerror(p->read_error));
-	if (skipped == 0 && p->bad_entries == 0 && p->groups_over == 0 && p->fns_over == 0)
+	if (skipped == 0 && p->bad_entries == 0 && p->groups_over == 0 && p->fns_over == 0 && p->graphs_over == 0)
 		return;
 	report_sb_init(&b, 1024);
 	report_sb_printf(&b, "skipped %lld of %lld lines", skipped, p->lines);
@@ -1146,6 +1258,8 @@ finish_proc(struct report *r, struct proc *p)
 		report_sb_printf(&b, "; %lld failures past %d kinds not grouped", p->groups_over, MAX_GROUPS);
 	if (p->fns_over)
 		report_sb_printf(&b, "; %zu records of functions past %d not counted", p->fns_over, MAX_FNS);
+	if (p->graphs_over)
+		report_sb_printf(&b, "; %lld graph records past %d signatures not kept", p->graphs_over, MAX_SIGS);
 	report_warn_to(r->warn, "%s: %s", proc_name(p, name, sizeof(name)), b.p);
 	free(b.p);
 }

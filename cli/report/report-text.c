@@ -250,25 +250,87 @@ print_first(FILE *out, json_t *first)
 	}
 }
 
+void
+report_print_group_line(FILE *out, const char *prefix, json_t *g)
+{
+	const char *msg = report_jget_str(g, "message", NULL);
+
+	fprintf(out, "%s%lldx %s: %s (%lld)", prefix, report_jget_int(g, "count"), report_jget_str(g, "fn", "?"),
+		report_jget_str(g, "status_name", "status"), report_jget_int(g, "status"));
+	if (msg)
+		fprintf(out, " \"%s\"", msg);
+}
+
+void
+report_failure_counts(json_t *failures, struct report_failure_counts *c)
+{
+	json_t *g;
+	size_t i;
+
+	memset(c, 0, sizeof(*c));
+	c->probing = report_jget_int(failures, "probing");
+	c->failures = report_jget_int(failures, "total") - c->probing;
+	if (c->failures < 0)
+		c->failures = 0;
+	json_array_foreach(json_object_get(failures, "groups"), i, g) {
+		if (json_is_true(json_object_get(g, "probing")))
+			c->probing_groups++;
+		else
+			c->groups++;
+	}
+}
+
+/*
+ * The probing apart from the failures, a line per group: NOT_SUPPORTED
+ * from a framework finalizing configs until one works is an answer it
+ * expects (cudnn-frontend asks every config the heuristics return).
+ */
+static void
+print_probing(FILE *out, json_t *groups, const struct report_failure_counts *c)
+{
+	json_t *g;
+	size_t i;
+
+	if (!c->probing && !c->probing_groups)
+		return;
+	fputs("\nProbing: ", out);
+	report_print_probing_heading(out, c);
+	fputc('\n', out);
+	json_array_foreach(groups, i, g) {
+		if (!json_is_true(json_object_get(g, "probing")))
+			continue;
+		report_print_group_line(out, "  ", g);
+		fputc('\n', out);
+	}
+}
+
+void
+report_print_probing_heading(FILE *out, const struct report_failure_counts *c)
+{
+	fprintf(out, "%lld expected NOT_SUPPORTED answer%s in %zu group%s (a framework trying engine configs until one "
+		"works; not failures)", c->probing, c->probing == 1 ? "" : "s", c->probing_groups,
+		c->probing_groups == 1 ? "" : "s");
+}
+
+/* The failures that are not probing, grouped; the probing after them, in a section of its own. */
 static void
 print_failures(struct rmodel *m, FILE *out)
 {
 	json_t *f = json_object_get(m->j, "failures"), *groups = json_object_get(f, "groups"), *g;
+	struct report_failure_counts c;
 	size_t i, some = 0;
 
-	fprintf(out, "\nFailures: %lld", report_jget_int(f, "total"));
-	if (json_array_size(groups))
-		fprintf(out, " in %zu group%s", json_array_size(groups), json_array_size(groups) == 1 ? "" : "s");
+	report_failure_counts(f, &c);
+	fprintf(out, "\nFailures: %lld", c.failures);
+	if (c.groups)
+		fprintf(out, " in %zu group%s", c.groups, c.groups == 1 ? "" : "s");
 	fputc('\n', out);
 	if (report_jget_int(f, "not_grouped"))
 		fprintf(out, "  (%lld failures of too many kinds are not grouped)\n", report_jget_int(f, "not_grouped"));
 	json_array_foreach(groups, i, g) {
-		const char *msg = report_jget_str(g, "message", NULL);
-
-		fprintf(out, "  %lldx %s: %s (%lld)", report_jget_int(g, "count"), report_jget_str(g, "fn", "?"),
-			report_jget_str(g, "status_name", "status"), report_jget_int(g, "status"));
-		if (msg)
-			fprintf(out, " \"%s\"", msg);
+		if (json_is_true(json_object_get(g, "probing")))
+			continue;
+		report_print_group_line(out, "  ", g);
 		fputc('\n', out);
 		if (json_is_true(json_object_get(g, "only_some"))) {
 			fprintf(out, "     on %lld of %lld processes: ", report_jget_int(g, "processes"), report_jget_int(g, "of"));
@@ -281,17 +343,18 @@ print_failures(struct rmodel *m, FILE *out)
 		}
 		print_first(out, json_object_get(g, "first"));
 	}
-	if (!some)
-		return;
-	fprintf(out, "\nFailures on some processes only\n");
-	json_array_foreach(groups, i, g) {
-		if (!json_is_true(json_object_get(g, "only_some")))
-			continue;
-		fprintf(out, "  %s: %s (%lld): ", report_jget_str(g, "fn", "?"), report_jget_str(g, "status_name", "status"),
-			report_jget_int(g, "status"));
-		report_print_who(m, out, json_object_get(g, "who"));
-		fputs(" only\n", out);
+	if (some) {
+		fprintf(out, "\nFailures on some processes only\n");
+		json_array_foreach(groups, i, g) {
+			if (!json_is_true(json_object_get(g, "only_some")) || json_is_true(json_object_get(g, "probing")))
+				continue;
+			fprintf(out, "  %s: %s (%lld): ", report_jget_str(g, "fn", "?"),
+				report_jget_str(g, "status_name", "status"), report_jget_int(g, "status"));
+			report_print_who(m, out, json_object_get(g, "who"));
+			fputs(" only\n", out);
+		}
 	}
+	print_probing(out, groups, &c);
 }
 
 /* Each finding once, with where it came from and its fix. */
@@ -371,6 +434,95 @@ print_signatures(struct rmodel *m, FILE *out)
 		fputc('\n', out);
 		if (report_jget_str(g, "python", NULL))
 			fprintf(out, "    first from Python: %s\n", report_jget_str(g, "python", ""));
+	}
+}
+
+static const char *
+plural(long long n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+/* What ran of a signature: "engine 12 KNOB=1 (3 calls), engine 0 (1 call)", or "not executed". */
+static void
+print_executed(FILE *out, json_t *g)
+{
+	json_t *executed = json_object_get(g, "executed"), *e;
+	size_t i;
+
+	if (!json_array_size(executed)) {
+		/* What ran is written at exit: a process killed before it says nothing either way. */
+		fputs(json_is_true(json_object_get(g, "executed_unknown")) ?
+		      "what ran is not known (a process ended without a summary, before its records of what ran)" :
+		      "not executed",
+		      out);
+		return;
+	}
+	fputs("ran ", out);
+	json_array_foreach(executed, i, e)
+		fprintf(out, "%s%s (%lld %s)", i ? ", " : "", report_jget_str(e, "choice", "?"), report_jget_int(e, "calls"),
+			plural(report_jget_int(e, "calls"), "call", "calls"));
+}
+
+/* Did any process execute a plan at all (cudnnBackendExecute, from the summaries)? */
+static int
+executed_any(struct rmodel *m)
+{
+	json_t *f;
+	size_t i;
+
+	json_array_foreach(json_object_get(m->j, "functions"), i, f)
+		if (strcmp(report_jget_str(f, "fn", ""), "cudnnBackendExecute") == 0 && report_jget_int(f, "calls") > 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * What the graph API built per signature, whether or not it executed: a
+ * host-only build (cudnn-frontend planning through a device-properties
+ * descriptor, with no GPU) builds graphs, heuristics and plans and runs
+ * nothing, which the table of what ran cannot show. Tuning (several configs
+ * built, one of them executed) says how many candidates and which won.
+ */
+static void
+print_graphs(struct rmodel *m, FILE *out)
+{
+	json_t *graphs = json_object_get(m->j, "graphs"), *g;
+	size_t i, n = json_array_size(graphs), ran = 0, nproc = m->n;
+
+	if (!n)
+		return;
+	json_array_foreach(graphs, i, g)
+		ran += json_array_size(json_object_get(g, "executed")) > 0 || json_is_true(json_object_get(g, "executed_unknown"));
+	fprintf(out, "\nGraphs built: %zu signature%s", n, n == 1 ? "" : "s");
+	if (!ran)
+		fprintf(out, ", none executed%s", executed_any(m) ? "" : " (a host-only build: planned, nothing ran)");
+	fputc('\n', out);
+	json_array_foreach(graphs, i, g) {
+		long long graphs_n = report_jget_int(g, "graphs"), heur = report_jget_int(g, "heuristics");
+		long long configs = report_jget_int(g, "configs_returned"), plans = report_jget_int(g, "plans");
+		long long cands = report_jget_int(g, "candidates");
+		const char *atleast = json_is_true(json_object_get(g, "candidates_capped")) ? "at least " : "";
+		json_t *executed = json_object_get(g, "executed");
+
+		fprintf(out, "  %s\n    %lld %s, %lld %s (%lld %s), %lld %s", report_jget_str(g, "signature", "?"), graphs_n,
+			plural(graphs_n, "graph", "graphs"), heur, plural(heur, "heuristics query", "heuristics queries"), configs,
+			plural(configs, "config", "configs"), plans, plural(plans, "plan", "plans"));
+		if (plans)
+			fprintf(out, " of %s%lld %s", atleast, cands, plural(cands, "config", "configs"));
+		fputs("; ", out);
+		print_executed(out, g);
+		if (nproc > 1) {
+			fputs("; in ", out);
+			if ((size_t)report_jget_int(g, "processes") == nproc)
+				fputs(nproc == 2 ? "both processes" : "all processes", out);
+			else
+				report_print_who(m, out, json_object_get(g, "who"));
+		}
+		fputc('\n', out);
+		if (json_is_true(json_object_get(g, "tuning")))
+			fprintf(out, "    tuning: %s%lld candidates built, %s kept\n", atleast, cands,
+				report_jget_str(json_array_get(executed, 0), "choice", "?"));
 	}
 }
 
@@ -459,6 +611,7 @@ report_write_text(struct report *r, FILE *out, int top)
 	print_findings(m, out);
 	print_failures(m, out);
 	print_signatures(m, out);
+	print_graphs(m, out);
 	print_functions(m, out, top);
 	report_model_free(m);
 	return report_finish_output(out);

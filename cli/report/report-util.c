@@ -361,6 +361,30 @@ check_only:
 	return 1;
 }
 
+int
+report_llset_add_shared(struct llset *s, long long x, size_t per, size_t *used, size_t total)
+{
+	size_t limit = per;
+	int rc;
+
+	if (*used >= total) {
+		/* With the total reached, X is only looked for: the set does not grow (an empty one has no table). */
+		if (!s->n)
+			return -1;
+		limit = s->n < per ? s->n : per;
+	}
+	rc = report_llset_add(s, x, limit);
+	if (rc == 1)
+		(*used)++;
+	return rc;
+}
+
+uint64_t
+report_hash(const char *p, size_t n)
+{
+	return hash_bytes(p, n);
+}
+
 void
 report_llset_free(struct llset *s)
 {

@@ -297,6 +297,26 @@ def make_corpus(out, fixtures):
         '{"fn":"g","calls":2,"total_ns":"big","p50_ns":-4}]}\n',
         '{"event":5}\n', '{"event":null}\n', '[]\n', '"string"\n', '42\n', 'null\n', 'true\n',
     ]).encode()
+    # The graph API's records, whether or not anything ran: good ones, and every field of the wrong type.
+    sig = "fwd x=float:8x16x32x32:NCHW w=float:32x16x3x3:NCHW"
+    seeds["wrong-types-graphs"] = "".join([
+        hdr,
+        '{"event":"graph","id":"backend#1","op":"fwd","signature":"%s","ops":null}\n' % sig,
+        '{"event":"graph","id":5,"op":[],"signature":"%s"}\n' % sig,
+        '{"event":"graph","op":"graph","signature":{"x":1}}\n',
+        '{"event":"heuristics","id":"backend#2","graph":"backend#1","op":"fwd","signature":"%s",'
+        '"mode":"CUDNN_HEUR_MODE_A","requested":40,"returned":3,"configs":["backend#3","backend#4","backend#5"],'
+        '"engines":[12,0,null]}\n' % sig,
+        '{"event":"heuristics","signature":"%s","returned":9223372036854775807,"configs":7,"engines":"x"}\n' % sig,
+        '{"event":"heuristics","signature":"%s","returned":9223372036854775807}\n' % sig,
+        '{"event":"plan","id":"backend#6","config":"backend#3","engine":12,"knobs":[{"type":"CUDNN_KNOB_TYPE_SPLIT_K",'
+        '"value":1}],"graph":"backend#1","signature":"%s","heuristics":{"id":"backend#2","rank":0}}\n' % sig,
+        '{"event":"plan","config":"backend#4","engine":"0","knobs":"none","signature":"%s","heuristics":[]}\n' % sig,
+        '{"event":"plan","config":7,"engine":null,"knobs":[null,1,{"type":2,"value":"v"}],"signature":"%s"}\n' % sig,
+        '{"event":"plan","engine":3,"signature":null}\n',
+        '{"event":"algo","api":"graph","op":"fwd","signature":"%s","engine":12,"knobs":[{"type":'
+        '"CUDNN_KNOB_TYPE_SPLIT_K","value":1}],"calls":2}\n' % sig,
+    ]).encode() + b'{"event":"plan","config":"c","signature":"fwd \xff\xfe"}\n' + summ.encode()
     seeds["deep-nesting-arrays"] = (hdr + '{"event":"call","fn":"f","status":0,"args":{"a":' + "[" * 5000 +
                                     "]" * 5000 + "}}\n").encode()
     seeds["deep-nesting-args"] = (hdr + '{"event":"failure","fn":"f","status":1,"args":{"a":' +

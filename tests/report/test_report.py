@@ -33,6 +33,8 @@ CONV_LEGACY = E.get("CONV_LEGACY_EXE", "")
 LOAD_COPIES = E.get("LOAD_COPIES_EXE", "")
 GRAPH_FRONTEND = E.get("GRAPH_FRONTEND_EXE", "")
 ATTENTION = E.get("ATTENTION_EXE", "")
+REAL_GRAPH = E.get("REAL_GRAPH_EXE", "")
+REAL_CUDNN = E.get("REAL_CUDNN_DIR", "")
 GEN = E.get("REPORT_GEN", os.path.join(HERE, "..", "..", "bench", "report-gen.py"))
 
 SCENARIOS = {}
@@ -458,9 +460,16 @@ def chrome_unwritable():
         check("cannot write /dev/full" in p.stderr, "says so", p.stderr)
 
 
+def record_format():
+    """SPY_TEST_FORMAT=json: the programs write record format 1 (JSON Lines); the default is format 2."""
+    f = E.get("SPY_TEST_FORMAT", "")
+    return {"CUDNNSPY_FORMAT": f} if f else {}
+
+
 def spy_run(argv, outdir, env=None, lib_dir=None):
     e = clean_env({"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": lib_dir or FAKE9, "CUDNNSPY_OUTPUT": outdir,
                    "CUDNNSPY_STDERR": "none"})
+    e.update(record_format())
     e.update(env or {})
     p = subprocess.run(argv, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
     check(p.returncode == 0, "%s exited %d" % (argv, p.returncode), p.stderr)
@@ -530,7 +539,7 @@ def real_ranks():
     norm = re.sub(r"\d+(\.\d+)? (ns|us|ms|s)\b", "T", norm)
     norm = norm.replace(out, "OUT").replace(os.path.realpath(other), "OTHER").replace(os.path.realpath(FAKE9), "FAKE9")
     norm = re.sub(r"host-calls\.[^.]+\.N?\d*\.", "host-calls.HOST.PID.", norm)
-    norm = re.sub(r"host-calls\.[^ :]*\.r(\d)\.cudnnspy\.rec", r"host-calls.HOST.PID.r\1.cudnnspy.rec", norm)
+    norm = re.sub(r"host-calls\.[^ :]*\.r(\d)\.cudnnspy\.(rec|jsonl)", r"host-calls.HOST.PID.r\1.cudnnspy.rec", norm)
     norm = re.sub(r"pid N on \S+", "pid N on HOST", norm)
     norm = re.sub(r"\+0x[0-9a-f]+", "+0xN", norm)
     norm = re.sub(r"cudart \d+", "cudart N", norm)
@@ -669,13 +678,289 @@ def graph_table():
     check(marks == {"fwd": True, "attention-fwd": False}, "in JSON too", repr(marks))
 
 
+def graph_section(t):
+    """The lines of the text report's "Graphs built: ..." section, its heading first."""
+    head = [ln for ln in t.splitlines() if ln.startswith("Graphs built: ")]
+    check(head, "a section 'Graphs built: ...'", t)
+    return [head[0]] + section(t, head[0])
+
+
+def graph_rows(rows, sig_start):
+    """The lines of one signature in the graph section: its own, and those under it."""
+    at = [i for i, ln in enumerate(rows) if ln.startswith("  " + sig_start)]
+    check(len(at) == 1, "one entry for %r" % sig_start, "\n".join(rows))
+    out = [rows[at[0]]]
+    for ln in rows[at[0] + 1:]:
+        if not ln.startswith("    "):
+            break
+        out.append(ln)
+    return out
+
+
+CONV_SIG = ("fwd x=float:8x16x32x32:NCHW w=float:32x16x3x3:NCHW y=float:8x32x32x32:NCHW pad=1x1 stride=1x1 "
+            "dilation=1x1 mode=cross_correlation compute=float groups=1 +pointwise(relu_fwd)")
+ENGINE12 = "engine 12 CUDNN_KNOB_TYPE_SPLIT_K=1,CUDNN_KNOB_TYPE_TILE_SIZE=3"
+
+
+@scenario
+def probing_apart():
+    """A framework's expected NOT_SUPPORTED probing (records marked "probing": finalizing plans until one works,
+    reading a config's shared memory) is not counted as failures: the Failures heading counts the others, the
+    probing has a section of its own after it, one line per group, and "Failures on some processes only" leaves
+    it out; in JSON each group says whether it is probing and the failures how many were."""
+    need_spy()
+    d = tmpdir()
+    # Rank 0 asks one config's shared memory (NOT_SUPPORTED); rank 1 also finds engine 12 unsupported, and its
+    # cudnnDestroy fails for real.
+    spy_run([GRAPH_FRONTEND, "40"], d, {"RANK": "0"})
+    spy_run([GRAPH_FRONTEND, "40"], d, {"RANK": "1", "FAKECUDNN_UNSUPPORTED_ENGINES": "12",
+                                        "FAKECUDNN_STATUS": "cudnnDestroy=2000"})
+    p = report([d])
+    ok(p)
+    t = p.stdout
+    fails = section(t, "Failures: 1 in 1 group")
+    check(fails[0] == '  1x cudnnDestroy: CUDNN_STATUS_BAD_PARAM (2000) "fake: cudnnDestroy failed with status 2000"'
+          and fails[1] == "     on 1 of 2 processes: rank 1", "the real failure alone under Failures", t)
+    check(not [ln for ln in fails if "NOT_SUPPORTED" in ln], "no probing group under Failures", t)
+    only = section(t, "Failures on some processes only")
+    check(only == ["  cudnnDestroy: CUDNN_STATUS_BAD_PARAM (2000): rank 1 only"],
+          "the probing on rank 1 only is not a failure on some processes only", t)
+    head = [ln for ln in t.splitlines() if ln.startswith("Probing: ")]
+    check(head == ["Probing: 4 expected NOT_SUPPORTED answers in 2 groups (a framework trying engine configs until "
+                   "one works; not failures)"], "a probing section with its count", t)
+    probing = section(t, head[0])
+    check(probing == ["  3x cudnnBackendGetAttribute: CUDNN_STATUS_NOT_SUPPORTED (3000)",
+                      "  1x cudnnBackendFinalize: CUDNN_STATUS_NOT_SUPPORTED (3000)"], "one line per group", t)
+    check(t.index("Failures: 1 in 1 group") < t.index("Failures on some processes only") < t.index(head[0]),
+          "after the failures", t)
+    m = json.loads(report(["--json", d]).stdout)
+    f = m["failures"]
+    check(f["total"] == 5 and f["probing"] == 4, "total (all) and probing counts in JSON", repr(f)[:600])
+    groups = {(g["fn"], g["probing"]): g["count"] for g in f["groups"]}
+    check(groups == {("cudnnBackendGetAttribute", True): 3, ("cudnnBackendFinalize", True): 1,
+                     ("cudnnDestroy", False): 1}, "each group marked", repr(groups))
+    # Without probing records, nothing changes: no probing section, and "probing": 0.
+    q = report([fixture("ranks-fail")])
+    check("Probing" not in q.stdout and "Failures: 7 in 2 groups" in q.stdout, "no probing, no section", q.stdout)
+
+
+@scenario
+def probing_brief():
+    """cudnnspy run's few lines after a job count the failures without the probing, and give the probing a line
+    of its own and one per group."""
+    need_spy()
+    d = tmpdir()
+    out = os.path.join(d, "recs")
+    script = ('"$1" 40 >/dev/null; FAKECUDNN_UNSUPPORTED_ENGINES=12 FAKECUDNN_STATUS=cudnnDestroy=2000 "$1" 40 '
+              '>/dev/null')
+    p = subprocess.run([EXE, "run", "--output", out, "--", "sh", "-c", script, "sh", GRAPH_FRONTEND],
+                       env=clean_env(dict(record_format(), LD_LIBRARY_PATH=FAKE9)), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=120)
+    check(p.returncode == 0, "cudnnspy run exited %d" % p.returncode, p.stderr)
+    lines = p.stderr.splitlines()
+    at = [i for i, ln in enumerate(lines) if ln.startswith("cudnnspy: after the program, from the records of 2")]
+    check(at, "the job said after the program", p.stderr)
+    got = lines[at[0]:]
+    text = "\n".join(got)
+    i = got.index("cudnnspy:   failures: 1 in 1 group") if "cudnnspy:   failures: 1 in 1 group" in got else -1
+    check(i > 0 and got[i + 1].startswith("cudnnspy:     1x cudnnDestroy: CUDNN_STATUS_BAD_PARAM (2000)"),
+          "the failures without the probing", text)
+    j = [k for k, ln in enumerate(got) if ln.startswith("cudnnspy:   probing: ")]
+    check(j and got[j[0]] == "cudnnspy:   probing: 4 expected NOT_SUPPORTED answers in 2 groups (a framework "
+                             "trying engine configs until one works; not failures)" and j[0] > i,
+          "the probing apart, after the failures", text)
+    check(got[j[0] + 1:j[0] + 3] == ["cudnnspy:     3x cudnnBackendGetAttribute: CUDNN_STATUS_NOT_SUPPORTED (3000)",
+                                     "cudnnspy:     1x cudnnBackendFinalize: CUDNN_STATUS_NOT_SUPPORTED (3000)"],
+          "one line per probing group", text)
+
+
+@scenario
+def graphs_tuning():
+    """Graphs, heuristics and plans from their own records, per signature: cudnn-frontend building a plan for each
+    of 40 configs and executing one is tuning, with the candidates and the winner; building plans until one works
+    is not; two ranks that build the same configs have as many candidates as one."""
+    need_spy()
+    d = tmpdir()
+    tune = os.path.join(d, "tune")
+    os.makedirs(tune)
+    spy_run([GRAPH_FRONTEND, "40", "all"], tune, {"FAKECUDNN_HEUR_COUNT": "40"})
+    p = report([tune])
+    ok(p)
+    rows = graph_section(p.stdout)
+    check(rows[0] == "Graphs built: 1 signature", "the heading", p.stdout)
+    conv = graph_rows(rows[1:], CONV_SIG)
+    check(conv[0] == "  " + CONV_SIG, "the signature whole", p.stdout)
+    check(conv[1] == "    1 graph, 1 heuristics query (40 configs), 40 plans of 40 configs; ran %s (3 calls)" % ENGINE12,
+          "what was built and what ran", p.stdout)
+    check(conv[2] == "    tuning: 40 candidates built, %s kept" % ENGINE12, "tuning, with the winner", p.stdout)
+    m = json.loads(report(["--json", tune]).stdout)
+    g = m["graphs"]
+    check(len(g) == 1, "one signature in JSON", repr(g)[:800])
+    g = g[0]
+    check((g["signature"], g["op"], g["graphs"], g["heuristics"], g["configs_returned"], g["plans"], g["candidates"],
+           g["tuning"], g["processes"], g["who"]) ==
+          (CONV_SIG, "fwd", 1, 1, 40, 40, 40, True, 1, [m["processes"][0]["label"]]), "the counts in JSON", repr(g))
+    check(g["executed"] == [{"choice": ENGINE12, "calls": 3, "processes": 1}], "what ran, in JSON", repr(g))
+    # Plans built in rank order until one works: one candidate, no tuning.
+    plain = os.path.join(d, "plain")
+    os.makedirs(plain)
+    spy_run([GRAPH_FRONTEND, "40"], plain)
+    t = report([plain]).stdout
+    conv = graph_rows(graph_section(t)[1:], CONV_SIG)
+    check(conv[1:] == ["    1 graph, 1 heuristics query (3 configs), 1 plan of 1 config; ran %s (3 calls)" % ENGINE12],
+          "built until one worked: no tuning", t)
+    g = json.loads(report(["--json", plain]).stdout)["graphs"][0]
+    check(g["candidates"] == 1 and g["tuning"] is False, "no tuning in JSON", repr(g))
+    # Two ranks tuning alike: the same 40 candidates, twice the plans.
+    ranks = os.path.join(d, "ranks")
+    os.makedirs(ranks)
+    for rank in range(2):
+        spy_run([GRAPH_FRONTEND, "40", "all"], ranks, {"FAKECUDNN_HEUR_COUNT": "40", "RANK": str(rank)})
+    t = report([ranks]).stdout
+    conv = graph_rows(graph_section(t)[1:], CONV_SIG)
+    check(conv[1] == "    2 graphs, 2 heuristics queries (80 configs), 80 plans of 40 configs; ran %s (6 calls); "
+                     "in both processes" % ENGINE12 and conv[2] == "    tuning: 40 candidates built, %s kept" % ENGINE12,
+          "summed over the ranks, candidates counted once", t)
+
+
+def need_real_graph():
+    if not REAL_CUDNN or not os.path.exists(os.path.join(REAL_CUDNN, "libcudnn.so.9")):
+        raise Skip("no real cuDNN 9 (CUDNN_ROOT, CUDA_HOME, /usr/local/cuda)")
+    if not REAL_GRAPH or not os.path.exists(REAL_GRAPH) or not PRELOAD or not os.path.exists(PRELOAD):
+        raise Skip("the spy or tests/programs/real-graph is not built")
+
+
+@scenario
+def graphs_host_only():
+    """cudnn-frontend's host-only builds with the real cuDNN (a device-properties descriptor, no handle, nothing
+    executes): each graph's signature is in the graph section with what was built and "not executed", the
+    heading says none ran, and "signatures" is [] (an empty list, not null)."""
+    need_real_graph()
+    d = tmpdir()
+    names = ("layernorm", "conv", "matmul", "sdpa")
+    for name in names:
+        spy_run([REAL_GRAPH, "-", name], d, lib_dir=REAL_CUDNN)
+    p = report([d])
+    ok(p)
+    t = p.stdout
+    rows = graph_section(t)
+    check(rows[0] == "Graphs built: 4 signatures, none executed (a host-only build: planned, nothing ran)",
+          "the heading: four signatures, none executed", t)
+    check("Convolutions and graphs:" not in t, "no table of what ran", t)
+    for start in ("graph norm_forward(layer_norm,training) xdesc=float:4096x128x1x1:NCHW ",
+                  "fwd x=half:8x64x56x56:NHWC w=half:64x64x3x3:NHWC ", "graph matmul adesc=half:4x256x512:NCW ",
+                  "attention-fwd b=2 h=4 s_q=128 s_kv=128 d=64 "):
+        e = graph_rows(rows[1:], start)
+        check(len(e) == 2 and re.fullmatch(r"    1 graph, 2 heuristics queries \(\d+ configs?\), (0 plans|\d+ plans? of \d+ "
+                                           r"configs?); not executed; in pid \d+", e[1]), "%s: built, not executed" % start,
+              t)
+    j = report(["--json", d])
+    ok(j)
+    m = json.loads(j.stdout)
+    check(m["signatures"] == [] and '"signatures": []' in j.stdout, "signatures: [], not null", j.stdout[-3000:])
+    g = m["graphs"]
+    check(len(g) == 4 and all(x["graphs"] == 1 and x["heuristics"] == 2 and x["executed"] == [] and
+                              x["tuning"] is False and x["processes"] == 1 for x in g),
+          "each graph built once, queried twice, never executed", repr(g)[:2000])
+    check(sorted(x["op"] for x in g) == ["fwd", "graph", "graph", "graph"], "the ops", repr(g)[:2000])
+    # With the CUDA toolkit's stub driver the heuristics rank configs (plans then fail to load their kernels).
+    stub = os.path.join(REAL_CUDNN, "stubs", "libcuda.so")
+    if os.path.exists(stub):
+        sd = tmpdir()
+        os.symlink(stub, os.path.join(sd, "libcuda.so.1"))
+        out = os.path.join(sd, "out")
+        os.makedirs(out)
+        spy_run([REAL_GRAPH, "-", "matmul"], out, lib_dir=sd + ":" + REAL_CUDNN)
+        g = json.loads(report(["--json", out]).stdout)["graphs"]
+        check(len(g) == 1 and g[0]["configs_returned"] > 0 and g[0]["executed"] == [], "configs returned, none ran",
+              repr(g))
+        t = report([out]).stdout
+        check(re.search(r"^    1 graph, 2 heuristics queries \(%d configs\), " % g[0]["configs_returned"], t, re.M),
+              "the configs returned in the text", t)
+
+
+@scenario
+def graphs_robust():
+    """graph, heuristics and plan records of the wrong shape are passed over without a crash; counts are bounded
+    and sums do not overflow; a signature's candidates and a file's signatures are capped, and said so."""
+    d = tmpdir()
+    path = os.path.join(d, "g.jsonl")
+    hdr = ('{"event":"header","schema":1,"pid":9,"program":"p","host":"h","rank":null,'
+           '"start_unix_ns":1000000000000,"start_mono_ns":500}\n')
+    big = 9223372036854775807
+    lines = [hdr,
+             '{"event":"graph","id":"backend#1","op":"fwd","signature":"fwd x=1"}\n',
+             '{"event":"graph","id":"backend#2","op":7,"signature":"fwd x=1"}\n',           # op of the wrong type
+             '{"event":"graph","id":"backend#3","op":"fwd","signature":42}\n',              # no signature: passed over
+             '{"event":"graph","signature":["x"]}\n',
+             '{"event":"heuristics","op":"fwd","signature":"fwd x=1","returned":%d,"configs":"no"}\n' % big,
+             '{"event":"heuristics","op":"fwd","signature":"fwd x=1","returned":%d}\n' % big,
+             '{"event":"heuristics","op":"fwd","signature":"fwd x=1","returned":-5,"configs":["a","b"]}\n',
+             '{"event":"plan","signature":"fwd x=1","engine":"twelve","knobs":{"a":1},"config":"backend#9"}\n',
+             '{"event":"plan","signature":"fwd x=1","engine":3,"knobs":[1,{"type":5},{"type":"K","value":"v"}]}\n',
+             '{"event":"plan","signature":null,"engine":3}\n',
+             '{"event":"plan","signature":"fwd x=\\u001b[31m","engine":3}\n']
+    # 5000 configs of one signature, and 5000 signatures of one plan each.
+    lines += ['{"event":"plan","signature":"graph many","engine":%d,"knobs":[]}\n' % i for i in range(5000)]
+    lines += ['{"event":"graph","op":"graph","signature":"graph sig %d"}\n' % i for i in range(5000)]
+    with open(path, "w") as f:
+        f.write("".join(lines))
+    for args in ([], ["--json"], ["--full"]):
+        p = report(args + [path], cwd=d)
+        check(p.returncode == 0, "%s: exit 0, not %d" % (args, p.returncode), p.stderr)
+        check("graph records past 4096 signatures not kept" in p.stderr, "%s: the cap said" % args, p.stderr)
+    m = json.loads(report(["--json", path], cwd=d).stdout)
+    g = {x["signature"]: x for x in m["graphs"]}
+    one = g["fwd x=1"]
+    check((one["graphs"], one["heuristics"], one["configs_returned"], one["plans"], one["candidates"]) ==
+          (2, 3, big, 2, 2), "wrong types read as absent, sums stopped at the top", repr(one))
+    check(one["op"] == "fwd", "the op from the record that has one", repr(one))
+    check("fwd x=?[31m" in g, "a signature cleaned", repr(sorted(g))[:300])
+    many = g["graph many"]
+    check(many["plans"] == 5000 and many["candidates"] == 4096 and many["candidates_capped"] is True,
+          "candidates capped and said so", repr(many))
+    check(len(g) <= 4096 and all(x["candidates_capped"] is False for k, x in g.items() if k != "graph many"),
+          "signatures capped", len(g))
+    # 70,000 configs over 20 signatures: past what a file keeps of them all, the rest are said capped, and a
+    # signature that comes after has none kept.
+    many = os.path.join(d, "many.jsonl")
+    with open(many, "w") as f:
+        f.write(hdr)
+        for i in range(20):
+            f.write("".join('{"event":"plan","signature":"graph s%d","engine":%d}\n' % (i, k) for k in range(3500)))
+        f.write('{"event":"plan","signature":"graph last","engine":1}\n')
+    p = report(["--json", many], cwd=d)
+    check(p.returncode == 0, "exit 0, not %d" % p.returncode, p.stderr[-2000:])
+    g = {x["signature"]: x for x in json.loads(p.stdout)["graphs"]}
+    kept = sum(x["candidates"] for x in g.values())
+    check(len(g) == 21 and kept == 65536 and g["graph last"]["candidates"] == 0 and
+          g["graph last"]["candidates_capped"] is True and g["graph s0"]["candidates_capped"] is False and
+          g["graph s19"]["candidates_capped"] is True, "65536 configs kept in a file", kept, repr(g["graph last"]))
+    # Five such files of other signatures each: the run keeps 262144 of them all.
+    run = os.path.join(d, "run")
+    os.makedirs(run)
+    for n in range(5):
+        with open(os.path.join(run, "p%d.jsonl" % n), "w") as f:
+            f.write(hdr.replace('"pid":9', '"pid":%d' % (10 + n)))
+            for i in range(16):
+                f.write("".join('{"event":"plan","signature":"graph f%d s%d","engine":%d}\n' % (n, i, k)
+                                for k in range(4096)))
+    p = report(["--json", run], cwd=d)
+    check(p.returncode == 0, "exit 0, not %d" % p.returncode, p.stderr[-2000:])
+    g = json.loads(p.stdout)["graphs"]
+    kept = sum(x["candidates"] for x in g)
+    check(len(g) == 80 and kept == 262144 and sum(x["candidates_capped"] for x in g) == 16,
+          "262144 configs kept in the run", kept)
+
+
 @scenario
 def real_threads_chrome():
     """A traced 8-thread run: the Chrome trace has a track per thread and a slice per call record."""
     need_spy()
     d = tmpdir()
     spy_run([THREADS, "5"], d, {"CUDNNSPY_TRACE": "*"})
-    files = [f for f in os.listdir(d) if f.endswith(".cudnnspy.rec")]
+    files = [f for f in os.listdir(d) if f.endswith((".cudnnspy.rec", ".cudnnspy.jsonl"))]
     check(len(files) == 1, "one record file", files)
     recs = [json.loads(ln) for ln in dump_lines(os.path.join(d, files[0]))]
     calls = [r for r in recs if r["event"] in ("call", "failure")]
