@@ -112,8 +112,9 @@ for t in $targets; do
 	# fuzz-repro runs cudnnspy repro over record files (with the reader) and lexes the program it writes.
 	if [ "$t" = repro ]; then
 		extra="$extra -I$root/cli/repro $root/cli/decode/records.c $root/cli/decode/rec-state.c"
-		for f in repro repro-common repro-api repro-desc repro-graph repro-signature repro-write; do
-			extra="$extra $root/cli/repro/$f.c"
+		# Every file of repro's, by glob: a new one is not left out (repro-host.c was, once).
+		for f in "$root"/cli/repro/*.c; do
+			extra="$extra $f"
 		done
 	fi
 	extra="$extra $jansson"
