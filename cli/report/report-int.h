@@ -105,7 +105,7 @@ struct proc {
 	/* The summary. */
 	int have_summary;
 	int not_exited;		/* its summary came from the counters it left: it ended without exit() */
-	long long calls, failures, internal, dropped;
+	long long calls, failures, internal, dropped, probing;	/* probing: part of failures */
 	/* Aggregates. */
 	struct map fns;
 	size_t fns_over;			/* records of functions past MAX_FNS */

@@ -58,6 +58,7 @@ static const size_t row_numbers[] = {
 	offsetof(struct proc, calls_rec), offsetof(struct proc, failures_rec), offsetof(struct proc, lazy_calls),
 	offsetof(struct proc, algo_rec), offsetof(struct proc, other_rec), offsetof(struct proc, calls),
 	offsetof(struct proc, failures), offsetof(struct proc, internal), offsetof(struct proc, dropped),
+	offsetof(struct proc, probing),
 };
 
 static const size_t row_texts[] = {
@@ -945,12 +946,14 @@ proc_json(struct proc *p, const char *label)
 		report_jset(o, "failures", jint_or_null(p->failures >= 0, p->failures));
 		report_jset(o, "internal", jint_or_null(p->internal >= 0, p->internal));
 		report_jset(o, "dropped", jint_or_null(p->dropped >= 0, p->dropped));
+		report_jset(o, "probing", jint_or_null(p->probing >= 0, p->probing));
 	} else {
 		/* Without a summary, the records are all there is: traced calls and failures. */
 		report_jset(o, "calls", json_integer(report_sat_add(p->calls_rec, p->failures_rec)));
 		report_jset(o, "failures", json_integer(p->failures_rec));
 		report_jset(o, "internal", json_null());
 		report_jset(o, "dropped", json_null());
+		report_jset(o, "probing", json_null());
 	}
 	rec = report_must(json_object());
 	report_jset(rec, "lines", json_integer(p->lines));

@@ -620,8 +620,9 @@ on_summary(struct proc *p, json_t *rec)
 	p->have_summary = 1;
 	/* cudnnspy dump's summary of a process that did not exit, from the counters it left (records.c). */
 	p->not_exited = json_is_false(json_object_get(rec, "exited"));
-	p->calls = p->failures = p->internal = p->dropped = -1;
+	p->calls = p->failures = p->internal = p->dropped = p->probing = -1;
 	report_get_count(rec, "calls", &p->calls);
+	report_get_count(rec, "probing", &p->probing);
 	report_get_count(rec, "failures", &p->failures);
 	report_get_count(rec, "internal", &p->internal);
 	report_get_count(rec, "dropped", &p->dropped);

@@ -127,6 +127,9 @@ print_processes(struct rmodel *m, FILE *out)
 		}
 		fprintf(out, "    %lld call%s, %lld failure%s", report_jget_int(p, "calls"), report_jget_int(p, "calls") == 1 ? "" : "s",
 			report_jget_int(p, "failures"), report_jget_int(p, "failures") == 1 ? "" : "s");
+		/* A framework's expected NOT_SUPPORTED probing is among them: said apart, as in Failures. */
+		if (report_jget_int(p, "probing") > 0)
+			fprintf(out, " (%lld of them probing)", report_jget_int(p, "probing"));
 		if (json_is_true(json_object_get(p, "summary")))
 			fprintf(out, ", %lld internal, %lld dropped%s\n", report_jget_int(p, "internal"),
 				report_jget_int(p, "dropped"), json_is_true(json_object_get(p, "exited")) ? "" :

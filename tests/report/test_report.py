@@ -739,6 +739,13 @@ def probing_apart():
     groups = {(g["fn"], g["probing"]): g["count"] for g in f["groups"]}
     check(groups == {("cudnnBackendGetAttribute", True): 3, ("cudnnBackendFinalize", True): 1,
                      ("cudnnDestroy", False): 1}, "each group marked", repr(groups))
+    # Each process's line says how many of its failures were probing, from its summary (JSON: "probing").
+    procs = sorted((pr["rank"], pr["failures"], pr["probing"]) for pr in m["processes"])
+    check(procs == [(0, 1, 1), (1, 4, 3)], "each process's failures and probing", repr(procs))
+    lines = [ln for ln in t.splitlines() if re.match(r"    \d+ calls, ", ln)]
+    check(len(lines) == 2 and all("of them probing)" in ln for ln in lines) and
+          any(ln.startswith("    ") and "4 failures (3 of them probing)" in ln for ln in lines),
+          "the process lines say the probing apart", t)
     # Without probing records, nothing changes: no probing section, and "probing": 0.
     q = report([fixture("ranks-fail")])
     check("Probing" not in q.stdout and "Failures: 7 in 2 groups" in q.stdout, "no probing, no section", q.stdout)
