@@ -45,7 +45,7 @@ info_of(const char *fn)
 
 /* The function named PREFIX + the descriptor type's middle ("Tensor" from cudnnCreateTensorDescriptor). */
 static const char *
-kind_fn(const char *kind, const char *prefix)
+kind_fn_find(const char *kind, const char *prefix)
 {
 	size_t n = strlen(prefix);
 
@@ -62,6 +62,27 @@ kind_fn(const char *kind, const char *prefix)
 		return f->name;
 	}
 	return NULL;
+}
+
+/* kind_fn_find, remembered: it is asked for every descriptor argument of every record read. */
+static const char *
+kind_fn(const char *kind, const char *prefix)
+{
+	static struct {
+		const char *kind, *prefix, *fn;
+	} seen[64];
+	static int nseen;
+
+	for (int i = 0; i < nseen; i++)
+		if (strcmp(seen[i].kind, kind) == 0 && strcmp(seen[i].prefix, prefix) == 0)
+			return seen[i].fn;
+	if (nseen == (int)(sizeof(seen) / sizeof(seen[0])))
+		return kind_fn_find(kind, prefix);
+	/* The kinds are the API description's strings, the prefixes repro's own: both outlive the table. */
+	seen[nseen].kind = kind;
+	seen[nseen].prefix = prefix;
+	seen[nseen].fn = kind_fn_find(kind, prefix);
+	return seen[nseen++].fn;
 }
 
 /* What repro knows how to recreate: the legacy kinds that have a Create and a Destroy function. */
@@ -646,20 +667,10 @@ static const char host_prelude[] =
 	"\n"
 	"#include <cudnn.h>\n"
 	"\n"
-	"/* \"what: NAME (number): cuDNN's message\", without a newline. */\n"
-	"static void\n"
-	"print_status(FILE *to, const char *what, cudnnStatus_t status)\n"
-	"{\n"
-	"\tchar message[512] = \"\";\n"
-	"\n"
-	"#if CUDNN_MAJOR >= 9\n"
-	"\tif (status != CUDNN_STATUS_SUCCESS)\n"
-	"\t\tcudnnGetLastErrorString(message, sizeof(message));\n"
-	"#endif\n"
-	"\tfprintf(to, \"%s: %s (%d)%s%s\", what, cudnnGetErrorString(status), (int)status,\n"
-	"\t\tmessage[0] ? \": \" : \"\", message);\n"
-	"}\n"
-	"\n"
+	"";
+
+/* What follows print_status (repro_print_status, repro-write.c). */
+static const char host_checks[] =
 	"/* A step the call needs: it must work, else the setup failed (exit 2). */\n"
 	"static __attribute__((unused)) void\n"
 	"check_cudnn(cudnnStatus_t status, const char *what)\n"
@@ -878,6 +889,8 @@ repro_host_write(const struct repro_plan *p, FILE *out)
 
 	write_header(out, p, h);
 	fputs(host_prelude, out);
+	fputs(repro_print_status, out);
+	fputs(host_checks, out);
 	fprintf(out, "#define RECORDED_STATUS %lld\t/* ", p->status);
 	repro_comment(out, p->status_name);
 	fputs(" */\n\n/* The handle and the descriptors, named after their ids in the records. */\n"

@@ -559,6 +559,10 @@ static const char prelude[] =
 	"\tvoid *base, *ptr;\n"
 	"};\n"
 	"\n"
+	"";
+
+/* Both programs' (repro-host.c's too): a status in words, with cuDNN's own message. */
+const char repro_print_status[] =
 	"/* \"what: NAME (number): cuDNN's message\", without a newline. */\n"
 	"static void\n"
 	"print_status(FILE *to, const char *what, cudnnStatus_t status)\n"
@@ -572,8 +576,7 @@ static const char prelude[] =
 	"\tfprintf(to, \"%s: %s (%d)%s%s\", what, cudnnGetErrorString(status), (int)status,\n"
 	"\t\tmessage[0] ? \": \" : \"\", message);\n"
 	"}\n"
-	"\n"
-		"\n";
+	"\n";
 
 /* What every step but the handle's needs. */
 static const char prelude_data[] =
@@ -964,6 +967,8 @@ repro_write(const struct repro_plan *p, FILE *out)
 
 	write_header_comment(out, p);
 	fputs(prelude, out);
+	fputs(repro_print_status, out);
+	fputs("\n", out);
 	/* Written with %% where the program has %, so that its text reads as C does. */
 	for (const char *c = prelude_data; !create && *c; c++) {
 		if (c[0] == '%' && c[1] == '%')

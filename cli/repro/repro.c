@@ -1012,6 +1012,10 @@ take(struct reader *r, json_t *rec)
 	if (!f || f->cls != RF_CALL) {
 		char why[256];
 
+		/* Planned (below) only when it is listed or may be the pick: a big traced run has many such calls. */
+		if (!r->list && !(r->want_call && r->calls == r->want_call) &&
+		    !(failure && (r->pick_default || (r->want_failure && r->failures == r->want_failure))))
+			return 0;
 		/* Outside the table: any call whose arguments the records hold whole (repro-host.c). */
 		if (strncmp(fn, "cudnnBackend", 12) == 0)
 			snprintf(why, sizeof(why), "%s: a graph API call other than cudnnBackendExecute and "

@@ -258,6 +258,9 @@ repro_host_free(struct repro_plan *p);
 int
 repro_host_write(const struct repro_plan *p, FILE *out);
 
+/* repro-write.c: the generated programs' print_status, a status in words with cuDNN's own message. */
+extern const char repro_print_status[];
+
 /* repro-write.c: the opening comment's "Called from Python:" lines, from a record's "python" (json_t). */
 void
 repro_write_python(FILE *out, void *frames);
