@@ -10,10 +10,12 @@
  * from each version's headers; tests/python/pyoffsets.c measures them again
  * and tests/python compares what is read with Python's own traceback. Any
  * other interpreter (a debug or free-threaded build, another version) gets
- * no frames and one warning. The first read in a process goes through
+ * no frames and one warning. The first walk in a process goes through
  * process_vm_readv, which fails instead of faulting on a bad address, so
  * that a layout this file has wrong turns Python frames off rather than
- * crash the program. A leaf: libc and the loader only.
+ * crash the program; so does every read of the thread state, which a
+ * finalizing interpreter may free under the reader (top_frame). A leaf:
+ * libc and the loader only.
  */
 #include "core.h"
 #include "pyframes.h"
@@ -68,6 +70,8 @@ static struct {
 	const void *code_type, *str_type, *frame_type;
 } py;
 static int state = UNKNOWN, checked;	/* checked: the first walk went through process_vm_readv */
+static int kernel_reads;	/* process_vm_readv reads this process's memory */
+static int frames_may_go;	/* 3.8.0 to 3.8.2 */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int warned;
 
@@ -117,6 +121,11 @@ resolve(void)
 				      "build with the GIL): failures name no Python line",
 			     minor > 0 ? "3." : "", minor > 0 ? minor : 0);
 		return ABSENT;
+	}
+	if (minor == 8 && get) {
+		const char *v = get();
+
+		frames_may_go = strncmp(v, "3.8.", 4) == 0 && v[4] >= '0' && v[4] <= '2' && (v[5] < '0' || v[5] > '9');
 	}
 	py.finalizing = (int (*)(void))sym("Py_IsFinalizing");
 	if (!py.finalizing)
@@ -228,23 +237,13 @@ frame_code(const struct layout *lay, const char *frame, const char **code, int s
 	return 1;
 }
 
-/* The walk from the thread state; the frames read, or -1 when something read is not what the layout says. */
+/* From the innermost frame: the frames read, or -1 when something read is not what the layout says. */
 static int
-walk(const struct layout *lay, const char *ts, struct spy_pystack *s, int safe)
+walk(const struct layout *lay, const char *frame, struct spy_pystack *s, int safe)
 {
-	const char *frame, *code, *cframe;
+	const char *code;
 	int n = 0;
 
-	if (lay->cframe_frame >= 0) {
-		if (!rd_ptr(ts, lay->ts_frame, (const void **)&cframe, safe))
-			return -1;
-		if (!cframe)
-			return 0;
-		if (!rd_ptr(cframe, lay->cframe_frame, (const void **)&frame, safe))
-			return -1;
-	} else if (!rd_ptr(ts, lay->ts_frame, (const void **)&frame, safe)) {
-		return -1;
-	}
 	for (int steps = 0; frame && n < SPY_PY_FRAMES && steps < WALK_MAX; steps++) {
 		if (!frame_code(lay, frame, &code, safe))
 			return -1;
@@ -259,11 +258,43 @@ walk(const struct layout *lay, const char *ts, struct spy_pystack *s, int safe)
 	return n;
 }
 
+/*
+ * The thread's innermost frame into *FRAME: 1 when it may be walked, 0 when
+ * not (the interpreter began to finalize, the state cannot be read), -1 when
+ * what was read is not what the layout says. A finalizing interpreter frees
+ * the states of the threads that sit in a call with the GIL released (daemon
+ * threads, threads started from C) and leaves their frames as they are
+ * (CPython 3.8.3 and later; bpo-20526): the state is what can go from under
+ * the reader, freed or reused between the check before and this read. So
+ * what leads from it to the frames is read through the kernel, and trusted
+ * only if, once it was read, the interpreter was still not finalizing: it
+ * says it is before it frees a thread's state.
+ */
+static int
+top_frame(const struct layout *lay, const char *ts, const char **frame, int safe)
+{
+	const char *cframe;
+
+	*frame = NULL;
+	if (lay->cframe_frame < 0) {
+		if (!rd_ptr(ts, lay->ts_frame, (const void **)frame, safe))
+			return -1;
+	} else {
+		if (!rd_ptr(ts, lay->ts_frame, (const void **)&cframe, safe))
+			return -1;
+		/* 3.11, 3.12: a CFrame on this thread's C stack, or the one inside the state itself. */
+		if (cframe && !rd_ptr(cframe, lay->cframe_frame, (const void **)frame, safe))
+			return -1;
+	}
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return py.initialized() && !(py.finalizing && py.finalizing());
+}
+
 int
 spy_py_capture(struct spy_pystack *s)
 {
 	int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE), saved, n;
-	void *ts;
+	const char *ts, *frame;
 
 	s->n = 0;
 	if (st == ABSENT)
@@ -286,19 +317,30 @@ spy_py_capture(struct spy_pystack *s)
 	if (!ts)
 		goto out;	/* a thread that never ran Python */
 	if (!__atomic_load_n(&checked, __ATOMIC_ACQUIRE)) {
-		int probe;
+		int probe, ok;
 
 		/* Where the kernel refuses to read (a seccomp filter, no such call), the layouts are trusted. */
-		n = rd(&probe, &state, sizeof(probe), 1) ? walk(py.lay, ts, s, 1) : 0;
+		kernel_reads = rd(&probe, &state, sizeof(probe), 1);
+		if (!kernel_reads) {
+			n = 0;
+		} else if ((ok = top_frame(py.lay, ts, &frame, 1)) <= 0) {
+			n = ok;
+		} else {
+			n = walk(py.lay, frame, s, 1);
+		}
 		if (n < 0) {
 			spy_log_once(&warned, "Python 3.%d's frames are not where the spy looks for them: failures name "
 					      "no Python line", py.lay->minor);
 			__atomic_store_n(&state, ABSENT, __ATOMIC_RELEASE);
+			s->n = 0;
 			goto out;
 		}
 		__atomic_store_n(&checked, 1, __ATOMIC_RELEASE);
 	}
-	n = walk(py.lay, ts, s, 0);
+	if (top_frame(py.lay, ts, &frame, kernel_reads) <= 0)
+		goto out;
+	/* Before 3.8.3 a finalizing interpreter let go of the frames of the states it freed, too. */
+	n = walk(py.lay, frame, s, frames_may_go && kernel_reads);
 	s->n = n > 0 ? n : 0;
 out:
 	errno = saved;

@@ -29,10 +29,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAM = os.path.join(HERE, "..", "python", "failing.py")
 EXTENSION = os.path.join(HERE, "..", "python", "spyext.c")
 FN = "cudnnSetTensor4dDescriptor"
-CASES = ["cdll", "pydll", "ext", "ext-nogil", "worker", "cthread", "finalized", "c-exit", "atexit", "fork", "unicode", "deep",
+CASES = ["cdll", "pydll", "ext", "ext-nogil", "worker", "cthread", "finalized", "c-exit", "daemon-finalized", "atexit",
+         "fork", "unicode", "deep",
          "generator",
          "conv"]
-NEEDS_EXTENSION = ("ext", "ext-nogil", "cthread", "finalized", "c-exit")
+NEEDS_EXTENSION = ("ext", "ext-nogil", "cthread", "finalized", "c-exit", "daemon-finalized")
 
 
 def debian_python():
@@ -154,6 +155,32 @@ def python_versions():
         finally:
             shutil.rmtree(extdir, ignore_errors=True)
     print("checked with", ", ".join(pythons))
+
+
+def daemon_exit_runs(python, runs):
+    """daemon-exit, RUNS times: each run as without the spy, and every failure names the loop's frames or none
+    (a call the spy saw after the interpreter began to finalize); never frames read from a freed thread state."""
+    named = 0
+    for _ in range(runs):
+        spied, want = run_case(python, "daemon-exit", "", {"CUDNNSPY_STDERR": "none"})
+        check(len(want) == 1, "%s daemon-exit: the loop said its frames once" % python, spied.stdout)
+        failures = events(spied.records, "failure", FN)
+        check(failures, "%s daemon-exit: failures recorded" % python, spied.stderr)
+        for rec in failures:
+            check(rec.get("python", []) in ([], want[0]), "%s daemon-exit: the loop's frames or none" % python,
+                  json.dumps(rec.get("python")), json.dumps(want[0]))
+            named += rec.get("python", []) == want[0]
+    check(named, "%s daemon-exit: some failures name the loop's frames" % python)
+
+
+@scenario
+def python_daemon_exit():
+    """Daemon threads failing in a loop while the main thread ends, 10 runs with Debian's python3 and 3 with each
+    other CPython installed: the interpreter frees their states as some of them sit in the spy."""
+    need_real()
+    daemon_exit_runs(debian_python(), 10)
+    for python in other_interpreters():
+        daemon_exit_runs(python, 3)
 
 
 @scenario

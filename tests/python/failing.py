@@ -10,7 +10,9 @@ against Python's own account. The call sits on the line that asks for the frames
 Cases: cdll (ctypes.CDLL, GIL released), pydll (ctypes.PyDLL, GIL held), ext (a C extension, GIL held),
 ext-nogil (a C extension that releases the GIL), worker (a threading.Thread), cthread (a thread the extension
 starts from C, which never runs Python: no frames), finalized (an exit function of the extension's, which calls after
-Python finished, from Py_AtExit: no frames), c-exit (the same from the C library's atexit), atexit (an atexit function, during shutdown), fork (the child
+Python finished, from Py_AtExit: no frames), c-exit (the same from the C library's atexit), daemon-finalized (a daemon
+thread whose call comes once Python finalized and freed its state: no frames), daemon-exit (daemon threads failing
+in a loop while the interpreter finalizes; the frames of the loop's line, once), atexit (an atexit function, during shutdown), fork (the child
 of os.fork()), unicode (a function and class named outside ASCII), deep (more than 8 frames), generator (from
 inside a generator and a coroutine), traced (three successful calls and one failure, for CUDNNSPY_PYTHON=traced),
 conv (a convolution's workspace query without a handle, which `cudnnspy repro` can replay), conv-run (a
@@ -106,6 +108,34 @@ def worker():
     show(result[0])
 
 
+def daemon_finalized():
+    import spyext
+    fn = ctypes.cast(lib.cudnnSetTensor4dDescriptor, ctypes.c_void_p).value
+
+    def inner():
+        spyext.call_when_finalized(fn, desc.value)
+    expect([])
+    threading.Thread(target=lambda: inner(), name="daemon", daemon=True).start()
+    spyext.wait_daemon_inside()
+
+
+SAID = []
+
+
+def forever(api, speak):
+    while True:
+        speak = speak and SAID.append(expect(where())); api.cudnnSetTensor4dDescriptor(desc, 0, 0, -1, 1, 1, 1)  # noqa: E501,E702
+
+
+def daemon_exit():
+    """Daemon threads failing in a loop while the main thread ends: some are inside the spy as Python finalizes."""
+    for i in range(4):
+        threading.Thread(target=forever, args=(lib, i == 0), daemon=True).start()
+    while not SAID:
+        pass
+    print("exiting", flush=True)
+
+
 def at_exit():
     def goodbye():
         show(bad(lib))
@@ -184,7 +214,8 @@ def conv(run=False):
 
 
 CASES = {"cdll": cdll, "pydll": pydll, "ext": lambda: extension(False), "ext-nogil": lambda: extension(True),
-         "worker": worker, "cthread": cthread, "finalized": lambda: finalized(False), "c-exit": lambda: finalized(True), "atexit": at_exit, "fork": fork, "unicode": unicode,
+         "worker": worker, "cthread": cthread, "finalized": lambda: finalized(False), "c-exit": lambda: finalized(True), "atexit": at_exit,
+         "daemon-finalized": daemon_finalized, "daemon-exit": daemon_exit, "fork": fork, "unicode": unicode,
          "deep": lambda: show(deep()), "generator": generator, "traced": traced, "conv": conv,
          "conv-run": lambda: conv(True)}
 CASES[CASE]()

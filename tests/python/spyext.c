@@ -7,6 +7,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdlib.h>
 
 typedef int (*set4d_fn)(void *, int, int, int, int, int, int);
@@ -118,11 +119,62 @@ call_after_finalize(PyObject *self, PyObject *a)
 	Py_RETURN_NONE;
 }
 
+/*
+ * A daemon thread's call made while Python finalizes: the thread waits in C, the GIL released, until
+ * Py_FinalizeEx has freed its thread state and runs its exit functions; then it calls, and never returns to
+ * Python, which it could not (the process ends from under it).
+ */
+static struct job daemon_job;
+static sem_t daemon_inside, daemon_go, daemon_done;
+
+static void
+daemon_release(void)
+{
+	sem_post(&daemon_go);
+	while (sem_wait(&daemon_done) != 0)
+		;
+}
+
+static PyObject *
+call_when_finalized(PyObject *self, PyObject *a)
+{
+	(void)self;
+	if (!args(a, &daemon_job))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	sem_post(&daemon_inside);
+	while (sem_wait(&daemon_go) != 0)
+		;
+	bad(daemon_job.fn, daemon_job.desc);
+	sem_post(&daemon_done);
+	for (;;)
+		pause();
+	Py_END_ALLOW_THREADS
+	Py_RETURN_NONE;
+}
+
+/* Arms the exit function and returns once the daemon thread is inside its call. */
+static PyObject *
+wait_daemon_inside(PyObject *self, PyObject *a)
+{
+	(void)self;
+	(void)a;
+	if (Py_AtExit(daemon_release) != 0)
+		return PyErr_Format(PyExc_OSError, "no room for an exit function");
+	Py_BEGIN_ALLOW_THREADS
+	while (sem_wait(&daemon_inside) != 0)
+		;
+	Py_END_ALLOW_THREADS
+	Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
 	{ "call", call, METH_VARARGS, "the call, GIL held" },
 	{ "call_nogil", call_nogil, METH_VARARGS, "the call, GIL released" },
 	{ "call_in_c_thread", call_in_c_thread, METH_VARARGS, "the call from a thread without Python" },
 	{ "call_after_finalize", call_after_finalize, METH_VARARGS, "the call after Python finalized" },
+	{ "call_when_finalized", call_when_finalized, METH_VARARGS, "a daemon thread's call once Python finalized" },
+	{ "wait_daemon_inside", wait_daemon_inside, METH_NOARGS, "waits for call_when_finalized's thread" },
 	{ NULL, NULL, 0, NULL },
 };
 
@@ -131,5 +183,8 @@ static struct PyModuleDef module = { PyModuleDef_HEAD_INIT, "spyext", NULL, -1, 
 PyMODINIT_FUNC
 PyInit_spyext(void)
 {
+	sem_init(&daemon_inside, 0, 0);
+	sem_init(&daemon_go, 0, 0);
+	sem_init(&daemon_done, 0, 0);
 	return PyModule_Create(&module);
 }
