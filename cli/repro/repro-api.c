@@ -140,6 +140,9 @@ static const struct repro_fn fns[] = {
 	{ "cudnnBackendExecute", RF_CALL, 0, NULL, NULL, NULL, 0, { { NULL, RP_HANDLE, 0, NULL } } },
 	/* Only as a failure (repro.c): a descriptor, most often a plan, that cuDNN would not finalize. */
 	{ "cudnnBackendFinalize", RF_CALL, 0, NULL, NULL, NULL, 0, { { NULL, RP_HANDLE, 0, NULL } } },
+	/* Only as failures: an attribute cuDNN would not take or give, on a descriptor the records rebuild. */
+	{ "cudnnBackendSetAttribute", RF_CALL, 0, NULL, NULL, NULL, 0, { { NULL, RP_HANDLE, 0, NULL } } },
+	{ "cudnnBackendGetAttribute", RF_CALL, 0, NULL, NULL, NULL, 0, { { NULL, RP_HANDLE, 0, NULL } } },
 	/* A failed handle creation: the call is the handle step itself. */
 	{ "cudnnCreate", RF_CALL, 0, NULL, NULL, NULL, 0, { { NULL, RP_HANDLE, 0, NULL } } },
 };

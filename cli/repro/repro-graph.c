@@ -200,12 +200,19 @@ is_output(json_t *calls, const char *tensor)
 }
 
 int
+repro_graph_on_desc(const char *fn)
+{
+	return fn && (strcmp(fn, "cudnnBackendFinalize") == 0 || strcmp(fn, "cudnnBackendSetAttribute") == 0 ||
+		      strcmp(fn, "cudnnBackendGetAttribute") == 0);
+}
+
+int
 repro_graph_plan(struct repro_plan *p, void *calls_v, void *target_v)
 {
 	json_t *calls = calls_v, *target = target_v;
 	json_t *args = json_object_get(target, "args");
-	/* A failed cudnnBackendFinalize: what its descriptor needs, and no buffers. */
-	int finalize = strcmp(jstr(target, "fn"), "cudnnBackendFinalize") == 0;
+	/* A failed Finalize, SetAttribute or GetAttribute: what its descriptor needs, and no buffers. */
+	int finalize = repro_graph_on_desc(jstr(target, "fn"));
 	const char *plan = finalize ? jstr(json_object_get(args, "descriptor"), "id") :
 			   jstr(json_object_get(args, "executionPlan"), "id");
 	const char *pack = jstr(json_object_get(args, "variantPack"), "id");
@@ -221,6 +228,15 @@ repro_graph_plan(struct repro_plan *p, void *calls_v, void *target_v)
 	need_add(need, plan);
 	if (pack)
 		need_add(need, pack);
+	/* The descriptors a failed SetAttribute gives, or a failed GetAttribute was given to fill. */
+	if (is_desc_type(target)) {
+		json_t *given = call_values(target), *x;
+		size_t k;
+
+		json_array_foreach(given, k, x)
+			if (json_is_string(x))
+				need_add(need, json_string_value(x));
+	}
 	/* Everything the plan and pack name, and what filled those, to a fixed point. */
 	while (changed) {
 		changed = 0;
@@ -275,7 +291,7 @@ repro_graph_plan(struct repro_plan *p, void *calls_v, void *target_v)
 	plan = finalize ? jstr(json_object_get(args, "descriptor"), "id") : jstr(json_object_get(args, "executionPlan"),
 										 "id");
 	/* A variant pack that would not finalize still needs its buffers; anything else needs none. */
-	if (finalize && !pack && json_object_get(types, plan) &&
+	if (finalize && !pack && json_object_get(types, plan) && strcmp(jstr(target, "fn"), "cudnnBackendFinalize") == 0 &&
 	    strcmp(json_string_value(json_object_get(types, plan)), "CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR") == 0)
 		pack = plan;
 	else if (finalize)
@@ -332,6 +348,17 @@ repro_graph_plan(struct repro_plan *p, void *calls_v, void *target_v)
 	}
 done:
 	json_decref(need);
+	/* A handle only where a call names one: a descriptor's attributes are set and finalized without. */
+	p->graph_no_handle = 1;
+	json_array_foreach(chosen, i, c) {
+		json_t *x;
+		size_t k;
+
+		json_array_foreach(call_values(c), k, x)
+			p->graph_no_handle &= !(json_is_string(x) && strncmp(json_string_value(x), "handle#", 7) == 0);
+	}
+	if (strcmp(jstr(target, "fn"), "cudnnBackendExecute") == 0)
+		p->graph_no_handle = 0;
 	p->graph_calls = chosen;
 	p->graph_types = types;
 	return 0;
@@ -475,8 +502,9 @@ checked(FILE *out, json_t *c, const char *what_fmt, const char *id)
 	}
 }
 
+/* One SetAttribute; CHECK: followed by its check (a build step), else its status is the call's (run_call). */
 static int
-write_set(FILE *out, const struct repro_plan *p, json_t *c, const char *var, const char *id)
+write_set(FILE *out, const struct repro_plan *p, json_t *c, const char *var, const char *id, int check)
 {
 	json_t *a = json_object_get(c, "args");
 	const char *name = jstr(a, "attributeName"), *type = jstr(a, "attributeType");
@@ -525,15 +553,18 @@ write_set(FILE *out, const struct repro_plan *p, json_t *c, const char *var, con
 	}
 	fputs("\t", out);
 	comment_call(out, c);
-	fprintf(out, "\t\tstatus = cudnnBackendSetAttribute(%s, %s, %s, %lld, values);\n\t", var, name, type,
+	fprintf(out, "\t\tstatus = cudnnBackendSetAttribute(%s, %s, %s, %lld, values);\n", var, name, type,
 		(long long)json_integer_value(count));
-	checked(out, c, " (%s)", id);
+	if (check) {
+		fputs("\t", out);
+		checked(out, c, " (%s)", id);
+	}
 	fputs("\t}\n", out);
 	return 0;
 }
 
 static int
-write_get(FILE *out, const struct repro_plan *p, json_t *c, const char *var, const char *id)
+write_get(FILE *out, const struct repro_plan *p, json_t *c, const char *var, const char *id, int check)
 {
 	json_t *a = json_object_get(c, "args");
 	const char *name = jstr(a, "attributeName"), *type = jstr(a, "attributeType");
@@ -582,8 +613,11 @@ write_get(FILE *out, const struct repro_plan *p, json_t *c, const char *var, con
 	}
 	fputs("\t", out);
 	comment_call(out, c);
-	fprintf(out, "\t\tstatus = cudnnBackendGetAttribute(%s, %s, %s, %lld, &count, values);\n\t", var, name, type, n);
-	checked(out, c, " (%s)", id);
+	fprintf(out, "\t\tstatus = cudnnBackendGetAttribute(%s, %s, %s, %lld, &count, values);\n", var, name, type, n);
+	if (check) {
+		fputs("\t", out);
+		checked(out, c, " (%s)", id);
+	}
 	if (attr_types[t].kind == 'i' && json_is_integer(json_array_get(v, 0)))
 		fprintf(out, "\t\tprintf(\"%s of %s: %%lld (recorded: %lld)\\n\", count ? (long long)values[0] : -1LL);\n",
 			name + (strncmp(name, "CUDNN_ATTR_", 11) == 0 ? 11 : 0), id,
@@ -650,10 +684,10 @@ repro_graph_write(const struct repro_plan *p, FILE *out)
 				json_string_value(json_object_get(p->graph_types, d)), var);
 			checked(out, c, " (%s)", d);
 		} else if (strcmp(fn, "cudnnBackendSetAttribute") == 0) {
-			if (write_set(out, p, c, var, d) != 0)
+			if (write_set(out, p, c, var, d, 1) != 0)
 				return -1;
 		} else if (strcmp(fn, "cudnnBackendGetAttribute") == 0) {
-			if (write_get(out, p, c, var, d) != 0)
+			if (write_get(out, p, c, var, d, 1) != 0)
 				return -1;
 		} else if (strcmp(fn, "cudnnBackendFinalize") == 0) {
 			comment_call(out, c);
@@ -678,6 +712,21 @@ repro_graph_write(const struct repro_plan *p, FILE *out)
 			return -1;
 		fprintf(out, "/* Step 6: the call. */\nstatic cudnnStatus_t\nrun_call(void)\n{\n"
 			"\t/* recorded: cudnnBackendFinalize(%s) */\n\treturn cudnnBackendFinalize(%s);\n}\n\n", fin, var);
+		return 0;
+	}
+	if (repro_graph_on_desc(p->fn->name)) {
+		json_t *rec = p->record;
+		const char *on = call_desc(rec);
+		int set = strcmp(p->fn->name, "cudnnBackendSetAttribute") == 0;
+
+		if (desc_var(var, sizeof(var), on) != 0 || !json_object_get(p->graph_types, on)) {
+			complain("repro: %s: its descriptor is not among those the repro builds", p->fn->name);
+			return -1;
+		}
+		fputs("/* Step 6: the call. */\nstatic cudnnStatus_t\nrun_call(void)\n{\n\tcudnnStatus_t status;\n\n", out);
+		if ((set ? write_set(out, p, rec, var, on, 0) : write_get(out, p, rec, var, on, 0)) != 0)
+			return -1;
+		fputs("\treturn status;\n}\n\n", out);
 		return 0;
 	}
 	{
@@ -866,7 +915,9 @@ synth_desc(json_t *out, json_t *done, json_t *d, int double_scale, int depth)
 		synth_set(out, id, attr, t, values);
 		json_decref(values);
 	}
-	synth_finalize(out, id);
+	/* A graph record's descriptors were all finalized; a failure's says whether it was. */
+	if (!json_is_false(json_object_get(d, "finalized")))
+		synth_finalize(out, id);
 	return 0;
 }
 
@@ -1032,6 +1083,30 @@ repro_graph_rebuild(void *target_v, void *graph_v)
 		json_decref(ids);
 	}
 	synth_finalize(out, pack);
+	json_decref(done);
+	return out;
+fail:
+	json_decref(done);
+	json_decref(out);
+	return NULL;
+}
+
+void *
+repro_graph_rebuild_desc(void *target_v)
+{
+	json_t *target = target_v, *d = json_object_get(json_object_get(target, "args"), "descriptor");
+	json_t *out = json_array(), *done = json_object();
+	char *text = json_dumps(d, JSON_COMPACT);
+	int double_scale = text && strstr(text, "\"CUDNN_DATA_DOUBLE\"") != NULL;
+
+	free(text);
+	if (!jstr(d, "type") || !json_is_object(json_object_get(d, "attrs"))) {
+		complain("repro: %s: the records hold neither the backend calls on its descriptor (trace cudnnBackend*)"
+			 " nor the descriptor's type and attributes", jstr(target, "fn"));
+		goto fail;
+	}
+	if (synth_desc(out, done, d, double_scale, 0) != 0)
+		goto fail;
 	json_decref(done);
 	return out;
 fail:

@@ -496,7 +496,12 @@ write_header_comment(FILE *out, const struct repro_plan *p)
 		fprintf(out, " *   the graph: %zu backend calls on %zu descriptors (create, set, get,\n"
 			" *   finalize), in the program's order\n", json_array_size(p->graph_calls),
 			json_object_size(p->graph_types));
-	if (p->graph_rebuilt)
+	if (p->graph_rebuilt == 2)
+		fprintf(out, " *   the descriptor: its type and attributes as the failure record holds them,\n"
+			" *   finalized if it was: %zu backend calls. The calls that built it were not\n"
+			" *   traced, so their order is the record's (trace cudnnBackend* for theirs)\n",
+			json_array_size(p->graph_calls));
+	if (p->graph_rebuilt == 1)
 		fprintf(out, " *   the graph: the operations, their tensors and descriptors with their\n"
 			" *   attributes (the graph record), and the plan's engine and knobs (the\n"
 			" *   failure record): %zu backend calls on %zu descriptors, each built after\n"
@@ -1011,7 +1016,9 @@ repro_write(const struct repro_plan *p, FILE *out)
 			fprintf(out, "&%s, ", p->bufs[i].var);
 		fputs("NULL };\n\n", out);
 		fputs("/* Step 1: the handle. */\nstatic void\ncreate_handle(void)\n{\n", out);
-		if (p->handle_null) {
+		if (p->graph_calls && p->graph_no_handle) {
+			fputs("\t/* None of the calls below takes a handle. */\n\thandle = NULL;\n", out);
+		} else if (p->handle_null) {
 			fputs("\t/* The program passed a NULL handle (its cudnnCreate had failed): so does this one. */\n"
 			      "\thandle = NULL;\n", out);
 		} else {

@@ -762,6 +762,33 @@ make_plan(struct reader *r, json_t *rec, const struct repro_fn *f)
 			return -1;
 		}
 	}
+	if (strcmp(f->name, "cudnnBackendSetAttribute") == 0 || strcmp(f->name, "cudnnBackendGetAttribute") == 0) {
+		const char *on = jstr(json_object_get(args, "descriptor"), "id");
+		json_t *c, *calls = r->backend, *made = NULL;
+		size_t i;
+		int traced = 0;
+
+		/* The descriptor's creation traced: replay the program's calls; else make it again from the record. */
+		json_array_foreach(calls, i, c)
+			traced |= strcmp(jstr(c, "fn"), "cudnnBackendCreateDescriptor") == 0 && on &&
+				  jstr(json_object_get(json_object_get(c, "args"), "descriptor"), "value") &&
+				  strcmp(jstr(json_object_get(json_object_get(c, "args"), "descriptor"), "value"), on) == 0;
+		if (!traced) {
+			made = repro_graph_rebuild_desc(rec);
+			if (!made) {
+				r->error = 1;
+				return -1;
+			}
+			calls = made;
+			p->graph_rebuilt = 2;
+		}
+		if (repro_graph_plan(p, calls, rec) != 0) {
+			json_decref(made);
+			r->error = 1;
+			return -1;
+		}
+		json_decref(made);
+	}
 	if (strcmp(f->name, "cudnnBackendExecute") == 0) {
 		const char *plan = jstr(json_object_get(args, "executionPlan"), "id");
 		json_t *c, *calls = r->backend, *made = NULL;
@@ -1029,7 +1056,7 @@ take(struct reader *r, json_t *rec)
 			return 0;
 		}
 		f = NULL;
-	} else if (strcmp(fn, "cudnnBackendFinalize") == 0 && !failure) {
+	} else if (repro_graph_on_desc(fn) && !failure) {
 		return 0;
 	}
 	if (r->list) {
@@ -1057,7 +1084,8 @@ take(struct reader *r, json_t *rec)
 			return 0;
 		}
 		/* Without a GPU here, a failure whose replay needs a handle cannot show its status. */
-		if (r->no_gpu && (f || repro_host_needs_handle(rec))) {
+		if (r->no_gpu && ((f && !(repro_graph_on_desc(f->name) && strcmp(f->name, "cudnnBackendFinalize") != 0)) ||
+				  repro_host_needs_handle(rec))) {
 			if (!r->default_any)
 				r->default_any = r->failures;
 			return 0;

@@ -124,7 +124,8 @@ struct repro_plan {
 	void *graph_calls;	/* json_t array: the graph API's backend calls to replay, in order; NULL for legacy */
 	void *graph_types;	/* json_t object: each backend descriptor's type, by id */
 	int graph_steps;	/* how many build steps repro-graph.c wrote */
-	int graph_rebuilt;	/* the calls were made up from the failure and graph records, not traced */
+	int graph_rebuilt;	/* the calls were made up: 1 from the failure and graph records, 2 from the failure's descriptor */
+	int graph_no_handle;	/* no backend call replayed names a handle */
 	int failure;		/* a failure record */
 	long long status;
 	const char *status_name;
@@ -172,6 +173,19 @@ repro_graph_plan(struct repro_plan *p, void *calls, void *target);
  */
 void *
 repro_graph_rebuild(void *target, void *graph);
+
+/*
+ * repro-graph.c: for a failed cudnnBackendSetAttribute or GetAttribute whose
+ * descriptor's calls were not traced, the calls that make that descriptor
+ * again from the failure record (its type and attributes, finalized as it
+ * was); a new json_t array, or NULL after a message.
+ */
+void *
+repro_graph_rebuild_desc(void *target);
+
+/* Whether FN is a graph API call repro replays as one descriptor's (SetAttribute, GetAttribute, Finalize). */
+int
+repro_graph_on_desc(const char *fn);
 
 /* repro-graph.c: the program's descriptors, steps and call; the steps' calls in main. */
 int

@@ -38,4 +38,8 @@ FAKECUDNN_STATUS=cudnnCreate=1001,cudnnSetTensor4dDescriptor=2000 record failure
 FAKECUDNN_STATUS=cudnnSetTensor4dDescriptor=2000,cudnnGetTensorSizeInBytes=2000 \
 	record host-failing json 0 "$build/examples/host-calls"
 CUDNNSPY_TRACE='*' record host-traced binary 3 "$build/tests/decode-odd"
+# A failed cudnnBackendSetAttribute: its descriptor rebuilt from the failure record, or from the traced calls.
+FAKECUDNN_STATUS=cudnnBackendSetAttribute=2000 record backend-set-failing json 4 "$build/tests/decode-odd"
+FAKECUDNN_STATUS=cudnnBackendSetAttribute=2000 CUDNNSPY_TRACE='cudnnBackend*' \
+	record backend-set-traced binary 4 "$build/tests/decode-odd"
 ls -l "$out"

@@ -741,7 +741,8 @@ def test_host_failures():
     """repro for any failure (issue 30, item 1): Set, Get and query calls outside its table, replayed from the
     API description. The demo's cudnnSetTensor4dDescriptor(n=-1) is the default without a GPU, and says so; every
     failure of decode-odd against the real cuDNN 9.19 is listed, and each that repro replays round-trips under
-    the spy (those it cannot, listed with why); a query whose descriptor's only Set failed replays that Set."""
+    the spy (those it cannot, listed with why), a failed cudnnBackendSetAttribute among them, from its record and
+    from the traced backend calls; a query whose descriptor's only Set failed replays that Set."""
     if not REAL or not os.path.exists(os.path.join(REAL, "libcudnn.so.9")):
         print("no real cuDNN: skipped")
         sys.exit(77)
@@ -784,7 +785,23 @@ def test_host_failures():
                 continue
             host_round_trip(tmp, odd, n, "odd", [REAL], {})
             replayed += 1
-        check(replayed >= 11, "decode-odd: the failures repro replays (%d of 13)" % replayed, "\n".join(lines))
+        check(replayed >= 12, "decode-odd: the failures repro replays (%d of 13)" % replayed, "\n".join(lines))
+        # The failed cudnnBackendSetAttribute (failure 2, a unique id set on a finalized tensor): rebuilt from its
+        # failure record above; here from the program's own backend calls, traced.
+        traced = os.path.join(tmp, "odd-traced")
+        os.makedirs(traced)
+        run([os.path.join(PROGS, "decode-odd")], {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD,
+                                                  "CUDNNSPY_OUTPUT": traced, "CUDNNSPY_STDERR": "none",
+                                                  "CUDNNSPY_TRACE": "cudnnBackend*"})
+        check([r["fn"] for r in records(traced) if r["event"] == "failure"][1] == "cudnnBackendSetAttribute",
+              "decode-odd's failure 2 is the backend SetAttribute", json.dumps(records(traced)[:5]))
+        text = host_round_trip(tmp, traced, 2, "odd-traced", [REAL], {})
+        check("in the program's order" in text and "None of the calls below takes a handle." in text,
+              "SetAttribute from the traced calls, without a handle", text[:3000])
+        text = host_round_trip(tmp, odd, 2, "odd-rebuilt", [REAL], {})
+        check("the descriptor: its type and attributes as the failure record holds them" in text and
+              text.count("status = cudnnBackendFinalize(backend_1);") == 1, "SetAttribute rebuilt from the record",
+              text[:3000])
         # A query whose descriptor's only Set failed: the failed Set is replayed, then the query.
         failing = os.path.join(tmp, "failed-set")
         bad = "cudnnSetTensor4dDescriptor=2000,cudnnGetConvolution2dForwardOutputDim=2000"
