@@ -379,8 +379,18 @@ plan_one(struct repro_plan *p, struct hplan *h, const char *kind, json_t *v, jso
 		steps = json_incref(known);
 		how = "the Set calls the program made on it, the failed one last";
 	} else if (json_is_object(v) && jstr(v, "filled_by")) {
-		say("repro: %s: %s was filled by %s, which repro does not replay", fn, id, jstr(v, "filled_by"));
-		return -1;
+		json_t *call = json_object_get(v, "filled");
+
+		/* The record keeps the filling call while what it filled this from stays as it was. */
+		if (!json_is_object(call) || !jstr(call, "fn") || strcmp(jstr(call, "fn"), jstr(v, "filled_by")) != 0 ||
+		    !json_is_object(json_object_get(call, "args"))) {
+			say("repro: %s: %s was filled by %s from descriptors that changed since (or the records do not"
+			    " say from which)", fn, id, jstr(v, "filled_by"));
+			return -1;
+		}
+		steps = json_array();
+		json_array_append(steps, call);
+		how = "filled by cuDNN, as the program had it filled, from the descriptors as they were";
 	} else if (json_array_size(known)) {
 		steps = json_incref(known);
 		how = "the traced Set calls on it";

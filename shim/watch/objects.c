@@ -36,6 +36,7 @@ struct slot {
 	unsigned char from_create;	/* seen from its Create call on: what it was never set to is cuDNN's default */
 	unsigned char settings_lost;	/* a setting beside the shape failed since: its default no longer holds */
 	unsigned char names;	/* what was set names other objects (handles, descriptors) by their numbers */
+	signed char fill_first, fill_last;	/* with filled_fn and its call kept in args[]: the parameters it filled */
 	union spy_arg args[MAX_ARGS];
 	int array[3][MAX_ARRAY];
 	unsigned char array_len[3];
@@ -43,6 +44,7 @@ struct slot {
 	unsigned short attr_fn[3];	/* single-value Set calls (math type, group count) */
 	int64_t attr[3];
 	unsigned short aux_fn;	/* a Set of several settings beside the shape (cudnnRNNSetClip_v9) + 1, or 0 */
+	/* With filled_fn: aux[i] is the stamp of the filler's parameter i, a descriptor it filled this from. */
 	union spy_arg aux[AUX_ARGS];
 };
 
@@ -190,6 +192,7 @@ insert(const void *ptr, const char *kind)
 			s->set_fn = 0;
 			s->failed_fn = 0;
 			s->filled_fn = 0;
+			s->fill_first = s->fill_last = -1;
 			s->aux_fn = 0;
 			memset(s->attr_fn, 0, sizeof(s->attr_fn));
 			s->from_create = 0;
@@ -478,19 +481,97 @@ spy_obj_set_failed(const void *ptr, unsigned fn)
 	write_end(s);
 }
 
+/* Whether the filling call kept in S can be written out: its source descriptors are as they were. */
+static int fill_sources_same(const struct slot *s);
+
 void
-spy_obj_filled(const void *ptr, unsigned fn)
+spy_obj_filled(const void *ptr, unsigned fn, const union spy_arg *args, int first, int last)
 {
+	const struct spy_fn_info *f = &spy_fn_info[fn];
 	/* One the spy never saw has nothing stale. */
 	struct slot *s = ptr ? find(ptr) : NULL;
+	uint64_t stamps[AUX_ARGS] = { 0 };
+	int keep = args && f->nparams <= MAX_ARGS;
 
 	if (!s)
 		return;
+	/* The sources' versions now, each a few loads: a fill is rare (a layer's setup). */
+	for (int i = 0; keep && i < f->nparams; i++) {
+		if (f->params[i].kind != SPY_ARG_DESC || (i >= first && i <= last) || !args[i].p)
+			continue;
+		if (i >= AUX_ARGS || !spy_obj_stamp(args[i].p, &stamps[i]))
+			keep = 0;
+	}
 	write_begin(s);
 	s->set_fn = 0;
 	s->failed_fn = 0;
+	s->aux_fn = 0;
 	s->filled_fn = (unsigned short)(fn + 1);
+	s->fill_first = s->fill_last = -1;
+	if (keep) {
+		memcpy(s->args, args, (size_t)f->nparams * sizeof(args[0]));
+		for (int i = 0; i < AUX_ARGS; i++)
+			s->aux[i].u = stamps[i];
+		s->fill_first = (signed char)first;
+		s->fill_last = (signed char)last;
+		/* What was kept names other objects: the stamp must change once any is forgotten. */
+		s->names = 1;
+	}
 	write_end(s);
+}
+
+static int
+fill_sources_same(const struct slot *s)
+{
+	const struct spy_fn_info *f = &spy_fn_info[s->filled_fn - 1];
+
+	if (s->fill_first < 0)
+		return 0;
+	for (int i = 0; i < f->nparams; i++) {
+		uint64_t now;
+
+		if (f->params[i].kind != SPY_ARG_DESC || (i >= s->fill_first && i <= s->fill_last) || !s->args[i].p)
+			continue;
+		if (i >= AUX_ARGS || !spy_obj_stamp(s->args[i].p, &now) || now != s->aux[i].u)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * The filling call as a Set is shown, ",\"filled\":{\"fn\":...,\"args\":{...}}": the descriptors it filled by
+ * their ids, those it filled them from whole, as they still are. Nothing when that no longer holds.
+ */
+static __thread int describing_fill;
+
+static void
+filled_call(struct spy_line *l, const struct slot *s, unsigned mode)
+{
+	const struct spy_fn_info *f = &spy_fn_info[s->filled_fn - 1];
+	size_t mark = l->len;
+
+	if (describing_fill || !fill_sources_same(s))
+		return;
+	describing_fill = 1;
+	spy_line_lit(l, ",\"filled\":{\"fn\":");
+	spy_line_name(l, f->name);
+	spy_line_lit(l, ",\"args\":{");
+	for (int i = 0; i < f->nparams; i++) {
+		const struct spy_param_info *p = &f->params[i];
+
+		if (i)
+			spy_line_char(l, ',');
+		spy_line_key(l, p->name);
+		if (p->kind == SPY_ARG_DESC)
+			spy_obj_describe(l, s->args[i].p, p->desc_kind, !(i >= s->fill_first && i <= s->fill_last),
+					 mode & ~(unsigned)SPY_ARGS_BRIEF);
+		else
+			print_arg(l, p, &s->args[i], -1, SPY_ARGS_STORED);
+	}
+	spy_line_lit(l, "}}");
+	describing_fill = 0;
+	if (l->overflow)
+		l->len = mark;
 }
 
 static const char *
@@ -642,6 +723,9 @@ snapshot(const struct slot *s, struct slot *copy)
 	return 1;
 }
 
+/* Set while spy_obj_stamp reads a filled descriptor's sources: one level, whatever fills what. */
+static __thread int stamping_sources;
+
 int
 spy_obj_stamp(const void *ptr, uint64_t *stamp)
 {
@@ -670,9 +754,32 @@ spy_obj_stamp(const void *ptr, uint64_t *stamp)
 	 * another may have its address and a new number, and the text says so.
 	 */
 	names = s->names;
+	/* A filling call kept in the text shows its sources as they are now: their versions are part of this one. */
+	if (s->filled_fn && s->fill_first >= 0 && !stamping_sources) {
+		const struct spy_fn_info *f = &spy_fn_info[s->filled_fn - 1];
+		const void *src[AUX_ARGS] = { NULL };
+
+		for (int i = 0; i < f->nparams && i < AUX_ARGS; i++)
+			if (f->params[i].kind == SPY_ARG_DESC && (i < s->fill_first || i > s->fill_last))
+				src[i] = s->args[i].p;
+		if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq)
+			return 0;
+		stamping_sources = 1;
+		for (int i = 0; i < AUX_ARGS; i++) {
+			uint64_t st;
+
+			if (src[i] && !spy_obj_stamp(src[i], &st)) {
+				stamping_sources = 0;
+				return 0;
+			}
+			if (src[i])
+				*stamp = (*stamp ^ st) * 0x9E3779B97F4A7C15ull;
+		}
+		stamping_sources = 0;
+	}
 	if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq)
 		return 0;
-	*stamp = (uint64_t)(s - slots + 1) << 32 | seq;
+	*stamp ^= (uint64_t)(s - slots + 1) << 32 | seq;
 	if (names)
 		*stamp ^= spy_obj_renumbered() * 0xc2b2ae3d27d4eb4full;
 	return 1;
@@ -939,6 +1046,7 @@ spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int stat
 	} else if (copy.filled_fn) {
 		spy_line_lit(l, ",\"filled_by\":");
 		spy_line_name(l, spy_fn_info[copy.filled_fn - 1].name);
+		filled_call(l, &copy, mode);
 	} else if (copy.from_create && !backend) {
 		/* Created and never set: it holds what cuDNN gives a new descriptor, which the spy does not guess. */
 		spy_line_lit(l, ",\"unset\":true");

@@ -11,8 +11,12 @@ void spy_obj_destroyed(const void *ptr);
 void spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg *args);
 /* After spy_obj_set of an RNN or sequence data Set: keeps its paddingFill's value. */
 void spy_obj_set_fill(const void *ptr, unsigned fn, const union spy_arg *args);
-/* cuDNN wrote the descriptor `ptr` in call `fn` (cudnnDeriveBNTensorDescriptor, ...): its state is unknown. */
-void spy_obj_filled(const void *ptr, unsigned fn);
+/*
+ * cuDNN wrote the descriptor `ptr` in call `fn` (cudnnDeriveBNTensorDescriptor, ...): what was set on it no
+ * longer holds. With `args` (the call's, whose descriptors from `first` to `last` it filled), the call is kept,
+ * so that a record can say how to fill it again while the descriptors it was filled from stay as they were.
+ */
+void spy_obj_filled(const void *ptr, unsigned fn, const union spy_arg *args, int first, int last);
 /* A Set on `ptr` failed: forgets what it would have changed (cuDNN may have changed it anyway). */
 void spy_obj_set_failed(const void *ptr, unsigned fn);
 /*

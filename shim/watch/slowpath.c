@@ -147,7 +147,7 @@ track_fill(unsigned id, const union spy_arg *args)
 			continue;
 		for (int i = fills[k].first; i <= fills[k].last && i < f->nparams; i++)
 			if (f->params[i].kind == SPY_ARG_DESC)
-				spy_obj_filled(args[i].p, id);
+				spy_obj_filled(args[i].p, id, args, fills[k].first, fills[k].last);
 	}
 }
 

@@ -705,6 +705,22 @@ def test_hostile():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+# Through ctypes, against the real cuDNN: a tensor derived for batch normalization from x, used in a failing
+# call (NULL handle); x set to another shape; the same call again.
+DERIVE_PROGRAM = r"""
+import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])
+x, d = ctypes.c_void_p(), ctypes.c_void_p()
+assert lib.cudnnCreateTensorDescriptor(ctypes.byref(x)) == 0
+assert lib.cudnnCreateTensorDescriptor(ctypes.byref(d)) == 0
+assert lib.cudnnSetTensor4dDescriptor(x, 0, 0, 2, 8, 4, 4) == 0
+assert lib.cudnnDeriveBNTensorDescriptor(d, x, 1) == 0
+print(lib.cudnnActivationForward(None, None, None, d, None, None, d, None))
+assert lib.cudnnSetTensor4dDescriptor(x, 0, 0, 2, 16, 4, 4) == 0
+print(lib.cudnnActivationForward(None, None, None, d, None, None, d, None))
+"""
+
+
 def host_round_trip(tmp, rec_dir, n, label, libdirs, env):
     """Failure N of REC_DIR: its repro built against LIBDIR and run under the spy. Its last call of the failed
     function must be the failure again: same status, same arguments (ids by what was set on them). Returns the
@@ -785,7 +801,7 @@ def test_host_failures():
                 continue
             host_round_trip(tmp, odd, n, "odd", [REAL], {})
             replayed += 1
-        check(replayed >= 12, "decode-odd: the failures repro replays (%d of 13)" % replayed, "\n".join(lines))
+        check(replayed == 13, "decode-odd: the failures repro replays (%d of 13)" % replayed, "\n".join(lines))
         # The failed cudnnBackendSetAttribute (failure 2, a unique id set on a finalized tensor): rebuilt from its
         # failure record above; here from the program's own backend calls, traced.
         traced = os.path.join(tmp, "odd-traced")
@@ -802,6 +818,25 @@ def test_host_failures():
         check("the descriptor: its type and attributes as the failure record holds them" in text and
               text.count("status = cudnnBackendFinalize(backend_1);") == 1, "SetAttribute rebuilt from the record",
               text[:3000])
+        # A descriptor cuDNN filled (decode-odd's failure 12, cudnnDeriveBNTensorDescriptor) replays through its
+        # filling call above; once the descriptor it was filled from changed, the record says only who filled it.
+        derive = os.path.join(tmp, "derive.py")
+        with open(derive, "w") as f:
+            f.write(DERIVE_PROGRAM)
+        changed = os.path.join(tmp, "derive")
+        os.makedirs(changed)
+        run([sys.executable, derive, os.path.join(REAL, "libcudnn.so.9")],
+            {"LD_PRELOAD": PRELOAD, "CUDNNSPY_OUTPUT": changed, "CUDNNSPY_STDERR": "none"})
+        got = [r["args"]["xDesc"] for r in records(changed) if r["event"] == "failure"]
+        check(len(got) == 2 and got[0].get("filled", {}).get("fn") == "cudnnDeriveBNTensorDescriptor" and
+              "filled" not in got[1] and got[1].get("filled_by") == "cudnnDeriveBNTensorDescriptor",
+              "the filling call kept while its source stays as it was, and only then", json.dumps(got))
+        host_round_trip(tmp, changed, 1, "derive", [REAL], {})
+        q = run([CLI, "repro", "--failure", "2", "-o", os.path.join(tmp, "x.c"), changed], check_rc=False)
+        listed = run([CLI, "repro", "--list", changed]).stdout
+        check(q.returncode != 0 and "failure 2 cannot be replayed: " in q.stderr and
+              "from descriptors that changed since" in q.stderr and "from descriptors that changed since" in listed,
+              "a descriptor filled from one that changed since: refused, with why", q.stderr, listed)
         # A query whose descriptor's only Set failed: the failed Set is replayed, then the query.
         failing = os.path.join(tmp, "failed-set")
         bad = "cudnnSetTensor4dDescriptor=2000,cudnnGetConvolution2dForwardOutputDim=2000"
