@@ -514,10 +514,37 @@ write_set(FILE *out, const struct repro_plan *p, json_t *c, const char *var, con
 	int t = attr_type(type);
 	size_t k;
 
-	if (!repro_cudnn_word(name) || t < 0 || !json_is_integer(count) || json_integer_value(count) < 0) {
+	if (!repro_cudnn_word(name) || t < 0 || !json_is_integer(count) ||
+	    (json_integer_value(count) < 0 && !json_is_null(arr) && !json_is_string(arr))) {
 		complain("repro: %s: cudnnBackendSetAttribute of an attribute repro cannot replay (%s)", id,
 			 type ? type : "no type");
 		return -1;
+	}
+	if (json_is_string(arr) && json_integer_value(count) < 0) {
+		/* A negative count, which cuDNN refuses before it reads the array: an array of nothing in particular. */
+		fputs("\t{\n\t\tstatic char values[64];\n\n\t", out);
+		comment_call(out, c);
+		fprintf(out, "\t\tstatus = cudnnBackendSetAttribute(%s, %s, %s, %lld, values);\n", var, name, type,
+			(long long)json_integer_value(count));
+		if (check) {
+			fputs("\t", out);
+			checked(out, c, " (%s)", id);
+		}
+		fputs("\t}\n", out);
+		return 0;
+	}
+	if (json_is_null(arr)) {
+		/* The program passed no array: so does the repro. */
+		fputs("\t{\n\t", out);
+		comment_call(out, c);
+		fprintf(out, "\t\tstatus = cudnnBackendSetAttribute(%s, %s, %s, %lld, NULL);\n", var, name, type,
+			(long long)json_integer_value(count));
+		if (check) {
+			fputs("\t", out);
+			checked(out, c, " (%s)", id);
+		}
+		fputs("\t}\n", out);
+		return 0;
 	}
 	if (attr_types[t].kind == 'c') {
 		const char *s = jstr(arr, "string");
@@ -613,7 +640,11 @@ write_get(FILE *out, const struct repro_plan *p, json_t *c, const char *var, con
 	}
 	fputs("\t", out);
 	comment_call(out, c);
-	fprintf(out, "\t\tstatus = cudnnBackendGetAttribute(%s, %s, %s, %lld, &count, values);\n", var, name, type, n);
+	/* The program may pass no array or no count (asking the count alone, or probing): so does the repro. */
+	fprintf(out, "\t\tstatus = cudnnBackendGetAttribute(%s, %s, %s, %lld, %s, %s);\n", var, name, type, n,
+		json_is_null(json_object_get(a, "elementCount")) ? "NULL" : "&count",
+		json_is_null(json_object_get(a, "arrayOfElements")) ? "NULL" : "values");
+	fputs("\t\t(void)count;\n\t\t(void)values;\n", out);
 	if (check) {
 		fputs("\t", out);
 		checked(out, c, " (%s)", id);

@@ -127,6 +127,40 @@ values_of(json_t *v)
 	return json_is_array(v) ? v : json_object_get(v, "values");
 }
 
+/*
+ * A scaling factor (alpha, beta, alpha1, betaDataDiff, ...): a host value the
+ * spy read, {"ptr", "value"}. As the spy reads it (args.c), and cuDNN takes
+ * it: a double when the last tensor or filter descriptor whose data type the
+ * record says is double, else a float; -1 when no descriptor says.
+ */
+static int
+scale_is(const struct spy_param_info *q, json_t *v)
+{
+	return q->kind == SPY_ARG_PTR && q->dir == SPY_DIR_IN && q->elem_size == 0 &&
+	       (strncmp(q->name, "alpha", 5) == 0 || strncmp(q->name, "beta", 4) == 0) && json_is_object(v) &&
+	       jstr(v, "ptr") && json_object_get(v, "value") && !json_object_get(v, "values");
+}
+
+static int
+scale_double(const struct spy_fn_info *f, json_t *args)
+{
+	for (int k = f->nparams - 1; k >= 0; k--) {
+		const struct spy_param_info *d = &f->params[k];
+		json_t *v = json_object_get(args, d->name);
+		const char *dt = jstr(json_object_get(json_object_get(v, "set"), "args"), "dataType");
+		const char *desc = jstr(v, "desc");
+
+		if (d->kind != SPY_ARG_DESC || !d->desc_kind ||
+		    (strcmp(d->desc_kind, "tensor") != 0 && strcmp(d->desc_kind, "filter") != 0))
+			continue;
+		if (dt)
+			return strcmp(dt, "CUDNN_DATA_DOUBLE") == 0;
+		if (desc && strchr(desc, ' '))
+			return strncmp(desc, "double ", 7) == 0;
+	}
+	return -1;
+}
+
 /* Whether one argument is something the program can be given; -1 with why. */
 static int
 arg_ok(const struct spy_fn_info *f, int i, json_t *args, char *why, size_t cap)
@@ -161,6 +195,9 @@ arg_ok(const struct spy_fn_info *f, int i, json_t *args, char *why, size_t cap)
 			return 0;
 		if (q->elem == SPY_ARG_DESC && q->dir == SPY_DIR_OUT && kind_ok(q->desc_kind) && q->count < 0)
 			return 0;
+		if (scale_is(q, v))
+			return scale_double(f, args) >= 0 ? 0 : refuse(why, cap, f->name, "%s: the records do not say "
+								      "whether it is a float or a double", q->name);
 		if (!q->elem_size || q->elem == SPY_ARG_STRUCT || q->elem == SPY_ARG_PTR || q->elem == SPY_ARG_DESC ||
 		    q->elem == SPY_ARG_OBJECT || q->elem == SPY_ARG_CUDA || q->elem == SPY_ARG_HANDLE ||
 		    q->elem == SPY_ARG_CALLBACK)
@@ -555,6 +592,14 @@ write_arrays(FILE *out, const struct spy_fn_info *f, json_t *args, const char *p
 
 		if (q->kind != SPY_ARG_PTR || json_is_null(v) || made_here(q))
 			continue;
+		if (scale_is(q, v)) {
+			fprintf(out, "%s%s %s%s[1] = { ", indent, scale_double(f, args) == 1 ? "double" : "float", pre,
+				q->name);
+			if (c_scalar(out, SPY_ARG_DOUBLE, -1, json_object_get(v, "value"), f->name, q->name) != 0)
+				return -1;
+			fputs(" };\n", out);
+			continue;
+		}
 		n = count_of(f, q, args);
 		if (n < 1)
 			n = 1;

@@ -354,13 +354,13 @@ note_set(struct reader *r, const struct repro_fn *f, json_t *args)
 static int
 plan_error(struct reader *r, const char *fmt, const char *a, const char *b)
 {
+	char what[512];
+
 	r->error = 1;
 	if (r->quiet)
 		return -1;
-	fprintf(stderr, "cudnnspy: repro: %s, line %lld: ", r->file, r->line_no);
-	fprintf(stderr, fmt, a, b);
-	fputc('\n', stderr);
-	r->error = 1;
+	snprintf(what, sizeof(what), fmt, a, b);
+	complain("repro: %s, line %lld: %s", r->file, r->line_no, what);
 	return -1;
 }
 
@@ -912,7 +912,6 @@ list_refused(struct reader *r, json_t *rec, const char *fn, const char *why)
 	putchar('\n');
 }
 
-/* One record; returns 1 when the pick is made (stop reading). */
 /* Whether a descriptor among the call's arguments was filled by cuDNN (cudnnDeriveBNTensorDescriptor). */
 static int
 filled_arg(json_t *args)
@@ -926,6 +925,7 @@ filled_arg(json_t *args)
 	return 0;
 }
 
+/* One record; returns 1 when the pick is made (stop reading). */
 static int
 take(struct reader *r, json_t *rec)
 {
@@ -985,8 +985,9 @@ take(struct reader *r, json_t *rec)
 	r->failures += failure;
 	f = repro_fn_find(fn);
 	args = json_object_get(rec, "args");
-	if (strncmp(fn, "cudnnBackend", 12) == 0 && strcmp(fn, "cudnnBackendExecute") != 0 && !r->list) {
-		/* Kept for a graph API repro; a framework makes a variant pack per execution, hence the cap. */
+	if (strncmp(fn, "cudnnBackend", 12) == 0 && strcmp(fn, "cudnnBackendExecute") != 0) {
+		/* Kept for a graph API repro (--list plans each failure too); a framework makes a variant pack per
+		 * execution, hence the cap. */
 		if (!r->backend)
 			r->backend = json_array();
 		if (json_array_size(r->backend) < MAX_BACKEND)
@@ -1076,6 +1077,28 @@ take(struct reader *r, json_t *rec)
 		f = NULL;
 	} else if (repro_graph_on_desc(fn) && !failure) {
 		return 0;
+	}
+	if (r->list && failure && f) {
+		/* A call of the table is listed as replayable only once its plan is made; else with why. */
+		struct repro_plan scratch, *keep = r->plan;
+		char why[512];
+		int error = r->error, ok;
+
+		memset(&scratch, 0, sizeof(scratch));
+		r->plan = &scratch;
+		complain_into(why, sizeof(why));
+		ok = make_plan(r, rec, f) == 0;
+		complain_into(NULL, 0);
+		plan_free(&scratch);
+		r->plan = keep;
+		r->error = error;
+		if (!ok) {
+			/* Its place in the records is this list's own: what is left is why. */
+			const char *at = strstr(why, ": line ") ? NULL : strstr(why, ", line ");
+
+			list_refused(r, rec, fn, at && strstr(at, ": ") ? strstr(at, ": ") + 2 : why);
+			return 0;
+		}
 	}
 	if (r->list) {
 		list_line(r, rec, fn, failure);

@@ -7,11 +7,31 @@
 #include <string.h>
 #include <unistd.h>
 
+static char *held;
+static size_t held_cap;
+
+void
+complain_into(char *buf, size_t cap)
+{
+	held = cap ? buf : NULL;
+	held_cap = cap;
+	if (held)
+		held[0] = 0;
+}
+
 void
 complain(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (held) {
+		if (!held[0]) {
+			va_start(ap, fmt);
+			vsnprintf(held, held_cap, fmt, ap);
+			va_end(ap);
+		}
+		return;
+	}
 	fputs("cudnnspy: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);

@@ -850,7 +850,43 @@ def test_host_failures():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-TESTS = {"host-failures": test_host_failures, "hostile": test_hostile, "round-trip-legacy": test_round_trip_legacy, "signature": test_signature, "round-trip-graph": test_round_trip_graph, "real-no-gpu": test_real_no_gpu, "usage": test_usage}
+def test_host_census():
+    """Every failure of the programs that call cuDNN's host side against the real 9.19 (call-every, every
+    function of the API description once; decode-all; host-sweep): each that --list says it replays round-trips
+    under the spy; the rest are listed with why, and the test prints how many of each."""
+    if not REAL or not os.path.exists(os.path.join(REAL, "libcudnn.so.9")):
+        print("no real cuDNN: skipped")
+        sys.exit(77)
+    include_dir()
+    tmp = tempfile.mkdtemp(prefix="cudnnspy-repro-")
+    try:
+        for name in ("call-every", "decode-all", "host-sweep"):
+            out = os.path.join(tmp, name)
+            os.makedirs(out)
+            run([os.path.join(PROGS, name)], {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD,
+                                              "CUDNNSPY_OUTPUT": out, "CUDNNSPY_STDERR": "none"}, check_rc=False)
+            lines = [l for l in run([CLI, "repro", "--list", out]).stdout.splitlines() if "(--failure " in l]
+            fails = [r for r in records(out) if r["event"] == "failure"]
+            check(len(lines) == len(fails), "%s: --list names every failure" % name, len(lines), len(fails))
+            refused = {}
+            replayed = 0
+            for l in lines:
+                n = int(re.search(r"\(--failure (\d+)\)", l).group(1))
+                if "repro cannot replay it: " in l:
+                    why = re.sub(r"^cudnn\w+: ", "", l.split("repro cannot replay it: ", 1)[1])
+                    refused[why] = refused.get(why, 0) + 1
+                    continue
+                host_round_trip(tmp, out, n, name, [REAL], {})
+                replayed += 1
+            print("%s: %d failures, %d replayed and round-tripped, %d not replayed" % (
+                name, len(lines), replayed, len(lines) - replayed))
+            for why, k in sorted(refused.items(), key=lambda x: -x[1]):
+                print("   %3d  %s" % (k, why))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+TESTS = {"host-census": test_host_census, "host-failures": test_host_failures, "hostile": test_hostile, "round-trip-legacy": test_round_trip_legacy, "signature": test_signature, "round-trip-graph": test_round_trip_graph, "real-no-gpu": test_real_no_gpu, "usage": test_usage}
 
 if __name__ == "__main__":
     try:
