@@ -7,11 +7,15 @@
 #include <string.h>
 #include <unistd.h>
 
+void (*cli_before_complain)(void);
+
 void
 complain(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (cli_before_complain)
+		cli_before_complain();
 	fputs("cudnnspy: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);

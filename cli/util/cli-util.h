@@ -7,6 +7,9 @@
 /* One line on stderr, prefixed "cudnnspy: ". */
 void complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Called before complain() writes, when set: a progress line (cli-progress.c) is wiped first. */
+extern void (*cli_before_complain)(void);
+
 /* 1 when a file's name is a record file's, of either format (*.jsonl*, *.cudnnspy.rec). */
 int cli_is_record_name(const char *name);
 
