@@ -9,6 +9,7 @@
  * file reaches the output unchecked.
  */
 #include "dump.h"
+#include "cli-options.h"
 #include "cli-progress.h"
 #include "cli-util.h"
 #include "records.h"
@@ -29,6 +30,10 @@ static const char help_text[] =
 	"-: standard input, a pipe as well as a file) as\n"
 	"JSON Lines on stdout, one record a line, in the schema of docs/output-format.md, whichever format the\n"
 	"spy wrote them in (CUDNNSPY_FORMAT=json or binary). Pipe it to jq.\n"
+	"\n";
+
+/* After the options, which come from the table (cli-options.def). */
+static const char help_tail[] =
 	"\n"
 	"On stderr, per file: a last record cut short (the process ended while writing it: not printed), bytes\n"
 	"that are no record (damage, lines that are not JSON included: not printed, their place named, and\n"
@@ -191,6 +196,8 @@ cudnnspy_dump_main(int argc, char **argv)
 	for (int i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			fputs(help_text, stdout);
+			cli_print_options(stdout, "dump", 14);
+			fputs(help_tail, stdout);
 			return 0;
 		}
 		if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {

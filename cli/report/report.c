@@ -23,13 +23,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include "cli-options.h"
 #include "cli-progress.h"
 #include "cli-util.h"
 
 #define EXIT_USAGE 2
 
 static const char report_usage[] =
-	"usage: cudnnspy report [--json] [--chrome FILE] [--top N] [--full] FILE_OR_DIR...\n"
+	"usage: cudnnspy report [--json] [--chrome FILE] [--top N] [--full] [--quiet] FILE_OR_DIR...\n"
 	"       cudnnspy report --compare [--json] RUN_A RUN_B\n"
 	"\n"
 	"Reads the JSON Lines records that the spy wrote (CUDNNSPY_OUTPUT) and prints,\n"
@@ -37,13 +38,7 @@ static const char report_usage[] =
 	"loaded a different cuDNN, the failures grouped by function, status and message,\n"
 	"and the functions that took the most time. A directory is read for *.jsonl*\n"
 	"files, and so are its subdirectories (one level).\n"
-	"\n"
-	"  --json         the same report as one JSON document\n"
-	"  --chrome FILE  also write a Chrome trace (Perfetto, chrome://tracing) there\n"
-	"  --top N        functions in the time table (default 20, 0 for all)\n"
-	"  --full         parse every call record, even when summaries make it unnecessary\n"
-	"  --compare      two runs (each a file or a directory): per function, calls and\n"
-	"                 total time in each and the ratio B/A; the cuDNN of each\n";
+	"\n";
 
 /* ---- the command ---- */
 
@@ -316,6 +311,7 @@ cudnnspy_report_main(int argc, char **argv)
 		}
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			fputs(report_usage, stdout);
+			cli_print_options(stdout, "report", 17);
 			rc = 0;
 			goto out;
 		}
