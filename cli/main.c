@@ -7,6 +7,7 @@
  * (report.c) is the other command, and its report goes to stdout.
  */
 #include "options.h"
+#include "cli-options.h"
 #include "dump.h"
 #include "report.h"
 #include "repro.h"
@@ -37,11 +38,11 @@
 
 static const char usage_text[] =
 	"usage: cudnnspy run [OPTIONS] -- COMMAND [ARGS...]\n"
-	"       cudnnspy report [--json] [--chrome FILE] [--top N] [--full] FILE_OR_DIR...\n"
+	"       cudnnspy report [--json] [--chrome FILE] [--top N] [--full] [--quiet] FILE_OR_DIR...\n"
 	"       cudnnspy report --compare [--json] RUN_A RUN_B\n"
 	"       cudnnspy repro [--call N | --failure N | --signature TEXT] [-o FILE] [--fill MODE] [--time]\n"
 	"                      [--cudnn DIR] [--list] RECORDS\n"
-	"       cudnnspy dump FILE_OR_DIR...\n"
+	"       cudnnspy dump [--quiet] FILE_OR_DIR...\n"
 	"       cudnnspy scan [--json] [--for PROGRAM_OR_LIBRARY [--user NAME]] [--root DIR]... [--no-probe]\n"
 	"       cudnnspy help [run|report|repro|dump|scan|env]\n"
 	"       cudnnspy --help | --version | --help-env\n"
@@ -52,24 +53,24 @@ static const char usage_text[] =
 	"repro writes a standalone C program that replays one recorded call (see cudnnspy help repro).\n"
 	"scan lists the cuDNN copies on this machine and their conflicts (see cudnnspy help scan).\n"
 	"\n"
-	"run options:\n"
-	"  --output DIR|PATTERN  write records there (CUDNNSPY_OUTPUT)\n"
-	"  --trace GLOBS         record every call of the matching functions (CUDNNSPY_TRACE)\n"
-	"  --library PATH        the real libcudnn.so.N, or a directory holding one\n"
-	"                        (CUDNNSPY_LIBRARY); checked first, and run with the\n"
-	"                        drop-in unless --drop-in is given\n"
-	"  --stderr LIST         what the spy writes to stderr (CUDNNSPY_STDERR)\n"
-	"  --format json|binary  the record format (CUDNNSPY_FORMAT): binary packs traced\n"
-	"                        calls; cudnnspy dump prints either as JSON Lines\n"
-	"  --drop-in[=9|8]       put the drop-in libcudnn.so.N first on LD_LIBRARY_PATH\n"
-	"                        instead of using LD_PRELOAD (default major: 9)\n"
-	"\n"
-	"  --help                this text (also: cudnnspy help, cudnnspy help run)\n"
-	"  --version             the version\n"
-	"  --help-env            the CUDNNSPY_* variables the library reads (cudnnspy help env)\n"
+	"run options:\n";
+
+/* The options, from the table (cli-options.def). */
+static const char usage_tail[] =
 	"\n"
 	"Relative paths given to --output and --library are made absolute.\n";
 
+
+static int
+print_usage(void)
+{
+	fputs(usage_text, stdout);
+	cli_print_options(stdout, "run", 24);
+	putchar('\n');
+	cli_print_options(stdout, "cudnnspy", 24);
+	fputs(usage_tail, stdout);
+	return 0;
+}
 
 static int
 usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -545,8 +546,7 @@ cmd_run(int argc, char **argv)
 		if (strcmp(a, "--") == 0)
 			break;
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			fputs(usage_text, stdout);
-			return 0;
+			return print_usage();
 		}
 		if (strcmp(a, "--drop-in") == 0 || strcmp(a, "--drop-in=9") == 0) {
 			dropin = 9;
@@ -658,8 +658,7 @@ help_command(int argc, char **argv)
 	if (argc > 1)
 		return usage_error("help takes one command");
 	if (!what[0] || strcmp(what, "run") == 0) {
-		fputs(usage_text, stdout);
-		return 0;
+		return print_usage();
 	}
 	if (strcmp(what, "env") == 0)
 		return help_env();
@@ -705,8 +704,7 @@ main(int argc, char **argv)
 		return usage_error("no command given");
 	a = argv[1];
 	if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-		fputs(usage_text, stdout);
-		return 0;
+		return print_usage();
 	}
 	if (strcmp(a, "--version") == 0) {
 		printf("cudnnspy %s\n", CUDNNSPY_VERSION);

@@ -207,6 +207,7 @@ struct report {
 	size_t chrome_cap;
 	struct llset chrome_pids;
 	char *read_buf;			/* every file is read through it in turn (report-read.c) */
+	struct cli_progress *progress;	/* told how far each file is read; NULL for none */
 	/* The processes taken together as each is read (report-model.c). */
 	struct map strings;		/* each text that rows point to, once */
 	char **string_list;		/* by number, for the packed rows */

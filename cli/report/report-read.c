@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
+#include "cli-progress.h"
 #include "cli-util.h"
 #include "records.h"
 #include "symtab.h"
@@ -154,6 +155,12 @@ void
 report_set_warnings(struct report *r, FILE *out)
 {
 	r->warn = out;
+}
+
+void
+report_set_progress(struct report *r, struct cli_progress *p)
+{
+	r->progress = p;
 }
 
 void
@@ -903,8 +910,18 @@ struct src {
 	char *buf;
 	size_t start, end;
 	int eof, skipping, error;
+	unsigned long long read_total;	/* bytes read from fd */
 	struct rec_reader *rec;	/* format 2: its records as lines */
 };
+
+/* How far into its file S has read, for the progress line. */
+static unsigned long long
+src_pos(const struct src *s)
+{
+	if (s->rec)
+		return s->rec->offset + s->rec->end;
+	return s->mem ? s->pos : s->read_total;
+}
 
 /* The reader refused the file (its first frame is no record file's): said, and the file read as none. */
 static int
@@ -987,10 +1004,12 @@ src_next(struct src *s, const char **line, size_t *len, int *flags)
 		while (got < 0 && errno == EINTR);
 		if (got < 0)
 			s->error = errno;
-		if (got <= 0)
+		if (got <= 0) {
 			s->eof = 1;
-		else
+		} else {
 			s->end += (size_t)got;
+			s->read_total += (unsigned long long)got;
+		}
 	}
 }
 
@@ -1192,6 +1211,9 @@ read_lines(struct report *r, struct file_read *f, struct src *s, int pass)
 			}
 			continue;
 		}
+		/* Every 256 lines; the clock only every 256 KiB (cli-progress.h). */
+		if (r->progress && (lineno & 255) == 0)
+			cli_progress_at(r->progress, src_pos(s));
 		if (flags & LINE_LONG)
 			f->p->too_long++;
 		else if (blank_line(line, len))

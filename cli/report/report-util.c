@@ -24,6 +24,9 @@ report_warn_to(FILE *out, const char *fmt, ...)
 
 	if (!out)
 		return;
+	/* A progress line on the terminal goes first (cli-progress.c). */
+	if (out == stderr && cli_before_complain)
+		cli_before_complain();
 	fputs("cudnnspy: ", out);
 	va_start(ap, fmt);
 	vfprintf(out, fmt, ap);

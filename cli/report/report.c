@@ -23,12 +23,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include "cli-options.h"
+#include "cli-progress.h"
 #include "cli-util.h"
 
 #define EXIT_USAGE 2
 
 static const char report_usage[] =
-	"usage: cudnnspy report [--json] [--chrome FILE] [--top N] [--full] FILE_OR_DIR...\n"
+	"usage: cudnnspy report [--json] [--chrome FILE] [--top N] [--full] [--quiet] FILE_OR_DIR...\n"
 	"       cudnnspy report --compare [--json] RUN_A RUN_B\n"
 	"\n"
 	"Reads the JSON Lines records that the spy wrote (CUDNNSPY_OUTPUT) and prints,\n"
@@ -36,18 +38,13 @@ static const char report_usage[] =
 	"loaded a different cuDNN, the failures grouped by function, status and message,\n"
 	"and the functions that took the most time. A directory is read for *.jsonl*\n"
 	"files, and so are its subdirectories (one level).\n"
-	"\n"
-	"  --json         the same report as one JSON document\n"
-	"  --chrome FILE  also write a Chrome trace (Perfetto, chrome://tracing) there\n"
-	"  --top N        functions in the time table (default 20, 0 for all)\n"
-	"  --full         parse every call record, even when summaries make it unnecessary\n"
-	"  --compare      two runs (each a file or a directory): per function, calls and\n"
-	"                 total time in each and the ratio B/A; the cuDNN of each\n";
+	"\n";
 
 /* ---- the command ---- */
 
 struct inputs {
 	char **paths;
+	long long *sizes;	/* -1: not a regular file (a pipe), no size to count by */
 	size_t n, cap;
 	struct {
 		dev_t dev;
@@ -62,9 +59,11 @@ inputs_add(struct inputs *in, const char *path, const struct stat *st)
 	if (in->n == in->cap) {
 		in->cap = in->cap ? in->cap * 2 : 16;
 		in->paths = report_xrealloc(in->paths, in->cap * sizeof(*in->paths));
+		in->sizes = report_xrealloc(in->sizes, in->cap * sizeof(*in->sizes));
 		in->ids = report_xrealloc(in->ids, in->cap * sizeof(*in->ids));
 	}
 	in->paths[in->n] = report_xstrdup(path);
+	in->sizes[in->n] = S_ISREG(st->st_mode) ? (long long)st->st_size : -1;
 	in->ids[in->n].dev = st->st_dev;
 	in->ids[in->n].ino = st->st_ino;
 	in->n++;
@@ -105,8 +104,10 @@ inputs_once(struct inputs *in)
 		}
 	free(by_id);
 	for (size_t i = 0; i < in->n; i++)
-		if (in->paths[i])
+		if (in->paths[i]) {
+			in->sizes[k] = in->sizes[i];
 			in->paths[k++] = in->paths[i];
+		}
 	in->n = k;
 	free(in->ids);
 	in->ids = NULL;
@@ -118,6 +119,7 @@ inputs_free(struct inputs *in)
 	for (size_t i = 0; i < in->n; i++)
 		free(in->paths[i]);
 	free(in->paths);
+	free(in->sizes);
 	free(in->ids);
 	memset(in, 0, sizeof(*in));
 }
@@ -223,28 +225,45 @@ report_usage_error(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
-/* Reads every input into R; the number that could be read. Each name goes once read: the report has its own. */
+/* The inputs counted for the progress line. */
+static void
+progress_add(struct cli_progress *p, const struct inputs *in)
+{
+	for (size_t i = 0; i < in->n; i++)
+		cli_progress_add(p, in->sizes[i] >= 0 ? (unsigned long long)in->sizes[i] : 0, in->sizes[i] >= 0);
+}
+
+/*
+ * Reads every input into R; the number that could be read. Each name goes once read: the report has its own.
+ * P counts them done (the second pass over a file, for processes without a summary, is in its file's time).
+ */
 static size_t
-read_inputs(struct report *r, struct inputs *in)
+read_inputs(struct report *r, struct inputs *in, struct cli_progress *p)
 {
 	size_t ok = 0;
 
+	report_set_progress(r, p);
 	for (size_t i = 0; i < in->n; i++) {
 		if (report_read_path(r, in->paths[i]) == 0)
 			ok++;
+		cli_progress_file_done(p, in->sizes[i] >= 0 ? (unsigned long long)in->sizes[i] : 0);
 		free(in->paths[i]);
 		in->paths[i] = NULL;
 	}
+	report_set_progress(r, NULL);
 	return ok;
 }
 
 static int
-run_compare(char **operands, int json)
+run_compare(char **operands, int json, int quiet)
 {
 	struct inputs in[2] = { { 0 }, { 0 } };
 	struct report *r[2] = { NULL, NULL };
+	struct cli_progress progress;
 	int rc = EXIT_USAGE;
 
+	/* Both runs listed first: the progress line counts them together. */
+	cli_progress_begin(&progress, "report", !quiet);
 	for (int i = 0; i < 2; i++) {
 		r[i] = report_new();
 		if (!r[i])
@@ -252,11 +271,15 @@ run_compare(char **operands, int json)
 		if (add_operand(&in[i], operands[i]) != 0)
 			goto out;
 		inputs_once(&in[i]);
-		if (read_inputs(r[i], &in[i]) == 0) {
+		progress_add(&progress, &in[i]);
+	}
+	for (int i = 0; i < 2; i++)
+		if (read_inputs(r[i], &in[i], &progress) == 0) {
+			cli_progress_end(&progress);
 			complain("%s: nothing could be read", operands[i]);
 			goto out;
 		}
-	}
+	cli_progress_end(&progress);
 	rc = report_write_compare(r[0], operands[0], r[1], operands[1], stdout, json) == 0 ? 0 : 1;
 out:
 	for (int i = 0; i < 2; i++) {
@@ -273,8 +296,9 @@ cudnnspy_report_main(int argc, char **argv)
 	char **operands = report_xcalloc((size_t)argc + 1, sizeof(*operands));
 	struct inputs in = { 0 };
 	struct report *r = NULL;
+	struct cli_progress progress;
 	FILE *chrome = NULL;
-	int json = 0, compare = 0, full = 0, top = 20, nops = 0, rc = EXIT_USAGE, bad = 0, i;
+	int json = 0, compare = 0, full = 0, quiet = 0, top = 20, nops = 0, rc = EXIT_USAGE, bad = 0, i;
 	size_t ok;
 
 	for (i = 0; i < argc; i++) {
@@ -287,6 +311,7 @@ cudnnspy_report_main(int argc, char **argv)
 		}
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			fputs(report_usage, stdout);
+			cli_print_options(stdout, "report", 17);
 			rc = 0;
 			goto out;
 		}
@@ -296,6 +321,8 @@ cudnnspy_report_main(int argc, char **argv)
 			compare = 1;
 		} else if (strcmp(a, "--full") == 0) {
 			full = 1;
+		} else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+			quiet = 1;
 		} else if (strcmp(a, "--chrome") == 0 || strncmp(a, "--chrome=", 9) == 0) {
 			if (a[8] == '=')
 				chrome_path = a + 9;
@@ -335,7 +362,7 @@ cudnnspy_report_main(int argc, char **argv)
 			rc = report_usage_error("--compare takes two runs, each a file or a directory");
 			goto out;
 		}
-		rc = run_compare(operands, json);
+		rc = run_compare(operands, json, quiet);
 		goto out;
 	}
 	if (nops == 0) {
@@ -371,7 +398,10 @@ cudnnspy_report_main(int argc, char **argv)
 		}
 		report_chrome_begin(r, chrome, have, base);
 	}
-	ok = read_inputs(r, &in);
+	cli_progress_begin(&progress, "report", !quiet);
+	progress_add(&progress, &in);
+	ok = read_inputs(r, &in, &progress);
+	cli_progress_end(&progress);
 	if (ok < in.n)
 		bad++;
 	if (chrome) {

@@ -29,6 +29,12 @@ report_new(void);
 void
 report_free(struct report *r);
 
+struct cli_progress;
+
+/* Told how far each file has been read, on the first pass (cli-progress.h); NULL (the default) for none. */
+void
+report_set_progress(struct report *r, struct cli_progress *p);
+
 /* Where the one-per-file warnings go: stderr by default, NULL for none. */
 void
 report_set_warnings(struct report *r, FILE *out);

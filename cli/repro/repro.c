@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "cli-options.h"
 #include "cli-util.h"
 #include "records.h"
 
@@ -52,23 +53,10 @@ static const char repro_usage[] =
 	"(cudnnBackendExecute) from the traced backend calls before them, or rebuilt\n"
 	"from the plan's engine and knobs and the graph's record, and any other Set,\n"
 	"Get or query call whose arguments the records hold whole.\n"
-	"\n"
-	"  --list          every failure, and the traced calls it can replay, numbered,\n"
-	"                  with their status (a failure it cannot replay says why)\n"
-	"  --call N        the Nth recorded call (call and failure records, counted\n"
-	"                  together from 1, as --list numbers them)\n"
-	"  --failure N     the Nth failure record (default: without a GPU here, the\n"
-	"                  first failure that replays without one; else the first\n"
-	"                  failure it can replay; stderr says which)\n"
-	"  --signature TEXT  the first failure of a convolution with that signature\n"
-	"                  (as the spy writes it; \"...\" stands for anything), else\n"
-	"                  its first call\n"
-	"  -o FILE         write the program there and print the command that builds\n"
-	"                  it (default: the program on stdout, the command on stderr)\n"
-	"  --fill MODE     the inputs' default fill: pattern (the default), nan, zero,\n"
-	"                  random; the program takes --fill too\n"
-	"  --time          the program times the call over 10 runs by default\n"
-	"  --cudnn DIR     build against the cuDNN in DIR instead of the recorded one\n"
+	"\n";
+
+/* After the options, which come from the table (cli-options.def). */
+static const char repro_usage_tail[] =
 	"\n"
 	"See docs/repro.md.\n";
 
@@ -1453,6 +1441,8 @@ cudnnspy_repro_main(int argc, char **argv)
 
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			fputs(repro_usage, stdout);
+			cli_print_options(stdout, "repro", 18);
+			fputs(repro_usage_tail, stdout);
 			return 0;
 		} else if (strcmp(a, "--list") == 0) {
 			r.list = 1;

@@ -14,6 +14,7 @@
  */
 #include "scan.h"
 #include "scan-int.h"
+#include "cli-options.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -30,15 +31,10 @@ static const char usage_text[] =
 	"directories, conda, Python wheels, TensorRT), what each is made of, and the conflicts\n"
 	"between them. Nothing is run, except a dispatcher whose file name has no version:\n"
 	"a helper process loads it to ask cudnnGetVersion().\n"
-	"\n"
-	"  --json               one JSON document on stdout instead of the table\n"
-	"  --for FILE           which copy FILE (a program or a library) would load, and why\n"
-	"  --user NAME          with --for: check that user NAME can read what the program\n"
-	"                       loads (default: the user running the scan)\n"
-	"  --root DIR           scan DIR and the directories below it instead of the usual\n"
-	"                       places (repeatable)\n"
-	"  --no-probe           never load a library, not even in the helper process\n"
-	"  --help               this text\n"
+	"\n";
+
+/* After the options, which come from the table (cli-options.def). */
+static const char usage_tail[] =
 	"\n"
 	"Exit status: 0 when the scan ran (findings or not), 2 for a usage error.\n";
 
@@ -153,6 +149,8 @@ cudnnspy_scan_main(int argc, char **argv)
 
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			fputs(usage_text, stdout);
+			cli_print_options(stdout, "scan", 23);
+			fputs(usage_tail, stdout);
 			return 0;
 		}
 		if (strcmp(a, "--json") == 0) {

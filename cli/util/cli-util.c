@@ -10,6 +10,8 @@
 static char *held;
 static size_t held_cap;
 
+void (*cli_before_complain)(void);
+
 void
 complain_into(char *buf, size_t cap)
 {
@@ -32,6 +34,8 @@ complain(const char *fmt, ...)
 		}
 		return;
 	}
+	if (cli_before_complain)
+		cli_before_complain();
 	fputs("cudnnspy: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);

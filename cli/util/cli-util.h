@@ -9,6 +9,9 @@ void complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* While BUF is set, the first complaint goes into it (NUL-terminated) and none to stderr; NULL: stderr again. */
 void complain_into(char *buf, size_t cap);
 
+/* Called before complain() writes, when set: a progress line (cli-progress.c) is wiped first. */
+extern void (*cli_before_complain)(void);
+
 /* 1 when a file's name is a record file's, of either format (*.jsonl*, *.cudnnspy.rec). */
 int cli_is_record_name(const char *name);
 

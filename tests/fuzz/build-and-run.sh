@@ -99,7 +99,7 @@ for t in $targets; do
 			skipped=$((skipped + 1))
 			continue
 		fi
-		extra="-I$root/cli/decode -I$root/cli/util $root/cli/util/cli-util.c"
+		extra="-I$root/cli/decode -I$root/cli/util $root/cli/util/*.c"
 		jansson=-ljansson maxlen=65536
 		;;
 	esac
@@ -120,7 +120,7 @@ for t in $targets; do
 	extra="$extra $jansson"
 	# fuzz-frames reads record format 2 with the command's reader (cli/decode/records.c); its seeds are spy files.
 	if [ "$t" = frames ]; then
-		extra="-I$root/cli/decode -I$root/cli/util $root/cli/decode/records.c $root/cli/decode/rec-state.c $root/cli/util/cli-util.c"
+		extra="-I$root/cli/decode -I$root/cli/util $root/cli/decode/records.c $root/cli/decode/rec-state.c $root/cli/util/*.c"
 		maxlen=65536
 	fi
 	# shellcheck disable=SC2086
