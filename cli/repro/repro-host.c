@@ -161,6 +161,115 @@ scale_double(const struct spy_fn_info *f, json_t *args)
 	return -1;
 }
 
+/* Device data: an address (not NULL) given for a parameter the API description types as void. */
+static int
+device_is(const struct spy_param_info *q, json_t *v)
+{
+	const char *s = json_is_string(v) ? json_string_value(v) : NULL;
+
+	return q->kind == SPY_ARG_PTR && q->elem_size == 0 && s && strncmp(s, "0x", 2) == 0 && strlen(s) > 2 &&
+	       strlen(s) <= 18 && strspn(s + 2, "0123456789abcdefABCDEF") == strlen(s) - 2;
+}
+
+static unsigned long long
+elem_bytes(const char *dt)
+{
+	static const struct {
+		const char *name;
+		unsigned bytes;
+	} sizes[] = {
+		{ "CUDNN_DATA_FLOAT", 4 }, { "CUDNN_DATA_DOUBLE", 8 }, { "CUDNN_DATA_HALF", 2 },
+		{ "CUDNN_DATA_BFLOAT16", 2 }, { "CUDNN_DATA_INT8", 1 }, { "CUDNN_DATA_UINT8", 1 },
+		{ "CUDNN_DATA_INT32", 4 }, { "CUDNN_DATA_INT64", 8 }, { "CUDNN_DATA_INT8x4", 4 },
+		{ "CUDNN_DATA_UINT8x4", 4 }, { "CUDNN_DATA_INT8x32", 32 }, { "CUDNN_DATA_BOOLEAN", 1 },
+		{ "CUDNN_DATA_FP8_E4M3", 1 }, { "CUDNN_DATA_FP8_E5M2", 1 },
+	};
+
+	for (size_t i = 0; dt && i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		if (strcmp(dt, sizes[i].name) == 0)
+			return sizes[i].bytes;
+	return 0;
+}
+
+/* The bytes a tensor or filter descriptor's last Set spans, as the record carries it; 0 when it does not say. */
+static unsigned long long
+desc_span(json_t *v)
+{
+	json_t *set = json_object_get(v, "set"), *a = json_object_get(set, "args");
+	const char *fn = jstr(set, "fn");
+	unsigned long long elem = elem_bytes(jstr(a, "dataType")), span = 1;
+	static const char *const four[][4] = {
+		{ "n", "c", "h", "w" }, { "nStride", "cStride", "hStride", "wStride" }, { "k", "c", "h", "w" },
+	};
+	json_t *dims = NULL, *strides = NULL;
+
+	if (!fn || !elem)
+		return 0;
+	if (strcmp(fn, "cudnnSetTensor4dDescriptor") == 0 || strcmp(fn, "cudnnSetFilter4dDescriptor") == 0 ||
+	    strcmp(fn, "cudnnSetTensor4dDescriptorEx") == 0) {
+		int filter = fn[8] == 'F';
+
+		dims = json_array();
+		strides = strcmp(fn, "cudnnSetTensor4dDescriptorEx") == 0 ? json_array() : NULL;
+		for (int k = 0; k < 4; k++) {
+			json_array_append(dims, json_object_get(a, four[filter ? 2 : 0][k]));
+			if (strides)
+				json_array_append(strides, json_object_get(a, four[1][k]));
+		}
+	} else if (strcmp(fn, "cudnnSetTensorNdDescriptor") == 0) {
+		dims = json_incref(json_object_get(a, "dimA"));
+		strides = json_incref(json_object_get(a, "strideA"));
+	} else if (strcmp(fn, "cudnnSetFilterNdDescriptor") == 0) {
+		dims = json_incref(json_object_get(a, "filterDimA"));
+	}
+	for (size_t k = 0; json_is_array(dims) && k < json_array_size(dims); k++) {
+		long long d = json_integer_value(json_array_get(dims, k));
+		long long st = strides ? json_integer_value(json_array_get(strides, k)) : 0;
+
+		if (!json_is_integer(json_array_get(dims, k)) || d <= 0 || d > (1ll << 31) || st < 0 ||
+		    (strides && !json_is_integer(json_array_get(strides, k))) || span > (1ull << 40)) {
+			span = 0;
+			break;
+		}
+		/* Without strides, packed: the product of the dimensions. */
+		span = strides ? span + (unsigned long long)(d - 1) * (unsigned long long)st : span * (unsigned long long)d;
+	}
+	if (!json_is_array(dims) || !json_array_size(dims))
+		span = 0;
+	json_decref(dims);
+	json_decref(strides);
+	return span && span <= (1ull << 40) / elem ? span * elem : 0;
+}
+
+/*
+ * The bytes device data parameter I needs: the tensor or filter descriptor named after it (x: xDesc, dy: dyDesc,
+ * A: aDesc), or a byte count beside it (workSpace: workSpaceSizeInBytes). 0 when neither says.
+ */
+static unsigned long long
+device_bytes(const struct spy_fn_info *f, int i, json_t *args)
+{
+	const char *name = f->params[i].name;
+	char want[64];
+
+	snprintf(want, sizeof(want), "%c%sDesc", name[0] >= 'A' && name[0] <= 'Z' ? name[0] - 'A' + 'a' : name[0],
+		 name + 1);
+	for (int k = 0; k < f->nparams; k++) {
+		const struct spy_param_info *d = &f->params[k];
+
+		if (d->kind == SPY_ARG_DESC && strcmp(d->name, want) == 0)
+			return desc_span(json_object_get(args, d->name));
+	}
+	/* A workspace or reserve space: the size the program gave with it. */
+	if (i + 1 < f->nparams && strstr(f->params[i + 1].name, "SizeInBytes") &&
+	    (f->params[i + 1].kind == SPY_ARG_UINT || f->params[i + 1].kind == SPY_ARG_INT)) {
+		json_t *n = json_object_get(args, f->params[i + 1].name);
+
+		if (json_is_integer(n) && json_integer_value(n) > 0 && json_integer_value(n) < (1ll << 40))
+			return (unsigned long long)json_integer_value(n);
+	}
+	return 0;
+}
+
 /* Whether one argument is something the program can be given; -1 with why. */
 static int
 arg_ok(const struct spy_fn_info *f, int i, json_t *args, char *why, size_t cap)
@@ -198,6 +307,9 @@ arg_ok(const struct spy_fn_info *f, int i, json_t *args, char *why, size_t cap)
 		if (scale_is(q, v))
 			return scale_double(f, args) >= 0 ? 0 : refuse(why, cap, f->name, "%s: the records do not say "
 								      "whether it is a float or a double", q->name);
+		if (device_is(q, v))
+			return device_bytes(f, i, args) > 0 ? 0 : refuse(why, cap, f->name, "%s is device data whose size "
+								     "the records do not say", q->name);
 		if (!q->elem_size || q->elem == SPY_ARG_STRUCT || q->elem == SPY_ARG_PTR || q->elem == SPY_ARG_DESC ||
 		    q->elem == SPY_ARG_OBJECT || q->elem == SPY_ARG_CUDA || q->elem == SPY_ARG_HANDLE ||
 		    q->elem == SPY_ARG_CALLBACK)
@@ -290,10 +402,18 @@ struct hdesc {
 	int made;		/* the call creates it */
 };
 
+/* A device buffer: one per address the call was given, as large as its largest use needs. */
+struct hdev {
+	char var[48];
+	unsigned long long addr, bytes;
+};
+
 struct hplan {
 	struct hdesc d[REPRO_MAX_DESCS];
 	int n;
 	int handle;		/* a handle is made (an argument of the call or of a step is one, not NULL) */
+	struct hdev dev[REPRO_MAX_BUFS];
+	int ndev;
 };
 
 static struct hdesc *
@@ -590,7 +710,7 @@ write_arrays(FILE *out, const struct spy_fn_info *f, json_t *args, const char *p
 		json_t *v = json_object_get(args, q->name), *vals;
 		long long n;
 
-		if (q->kind != SPY_ARG_PTR || json_is_null(v) || made_here(q))
+		if (q->kind != SPY_ARG_PTR || json_is_null(v) || made_here(q) || device_is(q, v))
 			continue;
 		if (scale_is(q, v)) {
 			fprintf(out, "%s%s %s%s[1] = { ", indent, scale_double(f, args) == 1 ? "double" : "float", pre,
@@ -661,6 +781,17 @@ write_args(FILE *out, const struct hplan *h, const struct spy_fn_info *f, json_t
 					return -1;
 				}
 				fprintf(out, "&%s", d->var);
+			} else if (device_is(q, v)) {
+				unsigned long long addr = strtoull(json_string_value(v) + 2, NULL, 16);
+				int k;
+
+				for (k = 0; k < h->ndev && h->dev[k].addr != addr; k++)
+					;
+				if (k == h->ndev) {
+					complain("repro: %s: %s is device data repro did not allocate", f->name, q->name);
+					return -1;
+				}
+				fputs(h->dev[k].var, out);
 			} else {
 				fprintf(out, "(void *)%s%s", pre, q->name);
 			}
@@ -901,6 +1032,30 @@ repro_host_plan(struct repro_plan *p, void *states)
 		say("repro: %s", why);
 		return -1;
 	}
+	/* Device data: a buffer per address, so that what aliased in the program aliases here. */
+	for (int i = 0; i < f->nparams; i++) {
+		json_t *args = json_object_get(p->record, "args"), *v = json_object_get(args, f->params[i].name);
+		unsigned long long addr, bytes;
+		int k;
+
+		if (!device_is(&f->params[i], v))
+			continue;
+		addr = strtoull(json_string_value(v) + 2, NULL, 16);
+		bytes = device_bytes(f, i, args);
+		for (k = 0; k < h->ndev && h->dev[k].addr != addr; k++)
+			;
+		if (k == h->ndev) {
+			if (h->ndev == REPRO_MAX_BUFS) {
+				say("repro: %s: more than %d device buffers", f->name, REPRO_MAX_BUFS);
+				return -1;
+			}
+			h->ndev++;
+			h->dev[k].addr = addr;
+			snprintf(h->dev[k].var, sizeof(h->dev[k].var), "dev_%s", f->params[i].name);
+		}
+		if (bytes > h->dev[k].bytes)
+			h->dev[k].bytes = bytes;
+	}
 	return plan_descs(p, h, f, json_object_get(p->record, "args"), states, 0);
 }
 
@@ -976,6 +1131,24 @@ repro_host_write(const struct repro_plan *p, FILE *out)
 				return -1;
 		fputs("}\n\n", out);
 	}
+	if (h->ndev) {
+		/* The records hold where the program's device data was and how large, not what it held. */
+		fputs("/* The device data, one buffer per address the program gave, as large as the descriptor (or the\n"
+		      " * size) beside it says, at the recorded offset from a 256-byte boundary, zeroed: the records\n"
+		      " * hold no data. */\n", out);
+		for (int i = 0; i < h->ndev; i++)
+			fprintf(out, "static void *%s, *%s_base;\t/* at 0x%llx in the program, %llu bytes */\n",
+				h->dev[i].var, h->dev[i].var, h->dev[i].addr, h->dev[i].bytes);
+		fputs("\nstatic void\nallocate_device(void)\n{\n", out);
+		for (int i = 0; i < h->ndev; i++)
+			fprintf(out, "\tif (cudaMalloc(&%s_base, %lluu) != cudaSuccess || cudaMemset(%s_base, 0, %lluu) !="
+				" cudaSuccess) {\n"
+				"\t\tfprintf(stderr, \"repro: cudaMalloc of %llu bytes failed: is there a GPU, and its "
+				"driver?\\n\");\n\t\texit(2);\n\t}\n\t%s = (char *)%s_base + %llu;\n",
+				h->dev[i].var, h->dev[i].bytes + 256, h->dev[i].var, h->dev[i].bytes + 256,
+				h->dev[i].bytes + 256, h->dev[i].var, h->dev[i].var, h->dev[i].addr % 256);
+		fputs("}\n\n", out);
+	}
 	fputs("/* The call. */\n", out);
 	if (write_arrays(out, f, args, "out_", "") != 0)
 		return -1;
@@ -995,7 +1168,13 @@ repro_host_write(const struct repro_plan *p, FILE *out)
 	for (int i = h->n - 1; i >= 0; i--)
 		if (!h->d[i].made)
 			fprintf(out, "\tcreate_%s();\n", h->d[i].var);
-	fprintf(out, "\tstatus = run_call();\n\tprint_status(stdout, \"%s\", status);\n", f->name);
+	if (h->ndev)
+		fputs("\tallocate_device();\n", out);
+	fputs("\tstatus = run_call();\n", out);
+	if (h->ndev)
+		fputs("\tif (status == CUDNN_STATUS_SUCCESS && cudaDeviceSynchronize() != cudaSuccess)\n"
+		      "\t\tfprintf(stderr, \"repro: the GPU failed after the call\\n\");\n", out);
+	fprintf(out, "\tprint_status(stdout, \"%s\", status);\n", f->name);
 	fputs("\tif ((int)status == RECORDED_STATUS)\n"
 	      "\t\tprintf(\", the same status as recorded\\n\");\n"
 	      "\telse\n"
@@ -1010,6 +1189,8 @@ repro_host_write(const struct repro_plan *p, FILE *out)
 		if (!destroys)
 			fprintf(out, h->d[i].made ? "\tif (status == CUDNN_STATUS_SUCCESS)\n\t\t%s(%s);\n" :
 				"\t%s(%s);\n", kind_fn(h->d[i].kind, "cudnnDestroy"), h->d[i].var);
+	for (int i = 0; i < h->ndev; i++)
+		fprintf(out, "\tcudaFree(%s_base);\n", h->dev[i].var);
 	if (strcmp(f->name, "cudnnDestroy") != 0)
 		fputs("\tif (handle)\n\t\tcudnnDestroy(handle);\n", out);
 	fputs("\treturn (int)status == RECORDED_STATUS ? 0 : 1;\n}\n", out);

@@ -10,6 +10,7 @@ built with -Wall -Werror, and run against the fake cuDNN and the fake CUDA runti
 its records must show the same call with the same decoded arguments and status (pointers compared by
 their offset from a 256-byte boundary and which of them alias), and the same search before it.
 """
+import glob
 import json
 import os
 import re
@@ -850,6 +851,55 @@ def test_host_failures():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+# Through ctypes, against the fake cuDNN and CUDA runtime: calls outside repro's table on device data, a softmax in
+# place (x and y at one address, 64 bytes past an allocation) and a max pooling.
+DEVICE_PROGRAM = r"""
+import ctypes, sys
+from ctypes import byref, c_void_p, c_float
+lib, rt = ctypes.CDLL(sys.argv[1]), ctypes.CDLL(sys.argv[2])
+h, x, y, p, xd, yd = (c_void_p() for _ in range(6))
+assert lib.cudnnCreate(byref(h)) == 0
+for d in (x, y):
+    assert lib.cudnnCreateTensorDescriptor(byref(d)) == 0
+assert lib.cudnnSetTensor4dDescriptor(x, 0, 0, 2, 3, 4, 5) == 0
+assert lib.cudnnSetTensor4dDescriptor(y, 0, 0, 2, 3, 2, 2) == 0
+assert lib.cudnnCreatePoolingDescriptor(byref(p)) == 0
+assert lib.cudnnSetPooling2dDescriptor(p, 0, 0, 2, 2, 0, 0, 2, 2) == 0
+assert rt.cudaMalloc(byref(xd), 480 + 64) == 0 and rt.cudaMalloc(byref(yd), 96) == 0
+xd = c_void_p(xd.value + 64)
+one, zero = c_float(1), c_float(0.25)
+print(lib.cudnnSoftmaxForward(h, 0, 1, byref(one), x, xd, byref(zero), x, xd))
+print(lib.cudnnPoolingForward(h, p, byref(one), x, xd, byref(zero), y, yd))
+"""
+
+
+def test_host_device():
+    """repro for a failing call outside its table on device data (issue 30): each address the program gave gets a
+    buffer, sized by the descriptor named after the parameter (x: xDesc), at the recorded offset from a 256-byte
+    boundary, one for the addresses that aliased; the repro round-trips under the spy against the fake cuDNN."""
+    include_dir()
+    tmp = tempfile.mkdtemp(prefix="cudnnspy-repro-")
+    try:
+        prog = os.path.join(tmp, "device.py")
+        with open(prog, "w") as f:
+            f.write(DEVICE_PROGRAM)
+        out = os.path.join(tmp, "device")
+        os.makedirs(out)
+        env = {"FAKECUDNN_STATUS": "cudnnSoftmaxForward=2000,cudnnPoolingForward=3000"}
+        cudart = sorted(glob.glob(os.path.join(FAKE_CUDART, "libcudart.so.*[0-9]")))[0]
+        run([sys.executable, prog, os.path.join(FAKE9, "libcudnn.so.9"), cudart],
+            dict(env, LD_PRELOAD=PRELOAD, CUDNNSPY_OUTPUT=out, CUDNNSPY_STDERR="none"))
+        listed = run([CLI, "repro", "--list", out]).stdout
+        check(listed.count("(--failure ") == 2 and "cannot replay" not in listed, "--list: both replayed", listed)
+        text = host_round_trip(tmp, out, 1, "softmax", [FAKE9, FAKE_CUDART], env)
+        check(text.count("static void *dev_") == 1 and "(char *)dev_x_base + 64;" in text and
+              "480 bytes */" in text, "the softmax in place: one buffer, 480 bytes, 64 past a boundary", text[:3000])
+        text = host_round_trip(tmp, out, 2, "pooling", [FAKE9, FAKE_CUDART], env)
+        check(text.count("static void *dev_") == 2 and "96 bytes */" in text, "the pooling: x and y", text[:3000])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def test_host_census():
     """Every failure of the programs that call cuDNN's host side against the real 9.19 (call-every, every
     function of the API description once; decode-all; host-sweep): each that --list says it replays round-trips
@@ -886,7 +936,7 @@ def test_host_census():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-TESTS = {"host-census": test_host_census, "host-failures": test_host_failures, "hostile": test_hostile, "round-trip-legacy": test_round_trip_legacy, "signature": test_signature, "round-trip-graph": test_round_trip_graph, "real-no-gpu": test_real_no_gpu, "usage": test_usage}
+TESTS = {"host-device": test_host_device, "host-census": test_host_census, "host-failures": test_host_failures, "hostile": test_hostile, "round-trip-legacy": test_round_trip_legacy, "signature": test_signature, "round-trip-graph": test_round_trip_graph, "real-no-gpu": test_real_no_gpu, "usage": test_usage}
 
 if __name__ == "__main__":
     try:
