@@ -20,7 +20,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.normpath(os.path.join(HERE, "..", ".."))
 PACKAGES = ("cudnnspy", "cudnnspy-dev")
 # Outside the package's own paths, where a name with "cudnnspy" in it would be something it left behind.
-WATCHED = ("/usr/bin", "/usr/include", "/usr/share/doc", "/usr/share/man", "/usr/lib", "/etc", "/var/lib/dpkg/info")
+WATCHED = ("/usr/bin", "/usr/include", "/usr/share/doc", "/usr/share/man", "/usr/share/bash-completion", "/usr/lib",
+           "/etc", "/var/lib/dpkg/info")
 
 results = {"ok": 0, "fail": 0, "skip": 0}
 
@@ -131,7 +132,8 @@ def test_contents(debs, ma):
     expect = {
         "cudnnspy": ["/usr/bin/cudnnspy", libdir + "/libcudnnspy.so",
                      libdir + "/cudnnspy/dropin9/libcudnn.so.9", libdir + "/cudnnspy/dropin8/libcudnn.so.8",
-                     "/usr/share/man/man1/cudnnspy.1.gz", "/usr/share/doc/cudnnspy/copyright",
+                     "/usr/share/man/man1/cudnnspy.1.gz", "/usr/share/bash-completion/completions/cudnnspy",
+                     "/usr/share/doc/cudnnspy/copyright",
                      # uncompressed: the spy's lines point at conflicts.md#ID
                      "/usr/share/doc/cudnnspy/conflicts.md", "/usr/share/doc/cudnnspy/README.md",
                      "/usr/share/doc/cudnnspy/usage.md", "/usr/share/doc/cudnnspy/examples/host-calls.c",
@@ -203,6 +205,12 @@ def test_installed(ma, work):
                   "expected %s" % page, p.stdout, p.stderr)
         else:
             check("man page %s" % section, os.path.exists(page), "%s is not there (and man-db is not installed)" % page)
+
+    # bash-completion looks the completion up by the command's name, in its completions directory.
+    completion = "/usr/share/bash-completion/completions/cudnnspy"
+    p = run(["bash", "-c", 'source "$1" && complete -p cudnnspy', "bash", completion])
+    check("bash completion", p.returncode == 0 and "-F" in p.stdout and p.stdout.split()[-1] == "cudnnspy",
+          "complete -p cudnnspy after sourcing %s" % completion, p.stdout, p.stderr)
 
     pkg = shutil.which("pkg-config")
     if pkg:
