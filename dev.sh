@@ -7,6 +7,8 @@
 #   ./dev.sh sanitize   the tests again in build-asan (AddressSanitizer+UBSan) and
 #                   build-tsan (ThreadSanitizer: the thread tests)
 #   ./dev.sh fuzz   install clang, run each fuzz target for a while (exit 77 without clang)
+#   ./dev.sh deb    build the Debian packages in build-deb/ (debian/, docs/install.md), then
+#                   install, use and remove them (tests/package/deb-test.py; needs root or sudo)
 # (sanitize and fuzz: docs/reliability.md, "Sanitizers and fuzzing")
 # Packages that cannot be installed (a machine without the archive) are
 # reported and skipped: meson then says which optional parts it left out.
@@ -169,6 +171,30 @@ fuzz() {
 	return "$frc"
 }
 
+# The Debian packages, built with Debian's tools from a copy of the tree's files (tracked and not
+# ignored) in build-deb/src, so that the tree gets no build output and the packages land in build-deb/
+# (dpkg-buildpackage writes them next to the source). The test installs them with apt, runs lintian,
+# the demo from the installed files, and removes them.
+deb_packages="debhelper dpkg-dev lintian binutils man-db meson ninja-build pkg-config python3 libjansson-dev gcc"
+
+deb() {
+	apt_options=--no-install-recommends
+	install_missing $deb_packages
+	apt_options=""
+	out=build-deb
+	rm -rf "$out"
+	mkdir -p "$out/src"
+	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		git ls-files -z -c -o --exclude-standard | tar --null --ignore-failed-read -T - -cf - | tar -x -C "$out/src"
+	else
+		tar --exclude='./build*' --exclude='./obj-*' -cf - . | tar -x -C "$out/src"
+	fi
+	echo "== deb: dpkg-buildpackage in $out/src" >&2
+	(cd "$out/src" && quietly dpkg-buildpackage -us -uc -F)
+	ls "$out"/*.deb >&2
+	tests/package/deb-test.py "$out"
+}
+
 case "${1:-}" in
 demo)
 	install_missing
@@ -191,8 +217,11 @@ sanitize)
 fuzz)
 	fuzz
 	;;
+deb)
+	deb
+	;;
 *)
-	echo "usage: $0 demo|test|sanitize|fuzz" >&2
+	echo "usage: $0 demo|test|sanitize|fuzz|deb" >&2
 	exit 2
 	;;
 esac

@@ -9,7 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* In the source tree, the generator's prototypes (no cuDNN headers needed); installed under
+ * share/doc/cudnnspy/examples, where those are not, cuDNN's own header:
+ *   cc -I$CUDA_HOME/include host-calls.c -L$CUDA_HOME/lib64 -lcudnn */
+#if defined(__has_include)
+#if __has_include("g_prototypes.h")
 #include "g_prototypes.h"
+#else
+#include <cudnn.h>
+#endif
+#else
+#include "g_prototypes.h"
+#endif
 
 int
 main(int argc, char **argv)
