@@ -169,6 +169,14 @@ fuzz() {
 	return "$frc"
 }
 
+# report-viewer (tests/report/viewer.py) opens a trace in speedscope in headless Chromium; npm fetches speedscope.
+viewer_tools() {
+	apt_options=--no-install-recommends
+	install_missing chromium
+	command -v npm >/dev/null 2>&1 || install_missing npm
+	apt_options=""
+}
+
 case "${1:-}" in
 demo)
 	install_missing
@@ -177,6 +185,7 @@ demo)
 	;;
 test)
 	install_missing
+	viewer_tools
 	configure -Dwerror=true
 	rc=0
 	meson test -C "$build" --print-errorlogs || rc=1
