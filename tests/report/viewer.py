@@ -77,14 +77,17 @@ def speedscope_site(cache):
     try:
         log("$ npm pack %s --pack-destination %s" % (SPEEDSCOPE, work))
         try:
-            p = subprocess.run([npm, "pack", SPEEDSCOPE, "--pack-destination", work, "--silent", "--no-fund",
+            p = subprocess.run([npm, "pack", SPEEDSCOPE, "--pack-destination", work, "--loglevel=error", "--no-fund",
                                 "--no-audit"], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               # npm's own cache beside ours, not in $HOME.
+                               env=dict(os.environ, npm_config_cache=os.path.join(cache, "npm")),
                                universal_newlines=True, timeout=300)
         except subprocess.TimeoutExpired:
             raise Skip("npm pack %s took over 300 s (no registry reachable?)" % SPEEDSCOPE)
         tgz = os.path.join(work, SPEEDSCOPE.replace("@", "-") + ".tgz")
         if p.returncode != 0 or not os.path.isfile(tgz):
-            raise Skip("npm could not fetch %s (exit %d): %s" % (SPEEDSCOPE, p.returncode, p.stderr.strip()[-600:]))
+            raise Skip("npm could not fetch %s (exit %d): %s" % (SPEEDSCOPE, p.returncode,
+                                                                 " / ".join(p.stderr.strip().splitlines()[:3])[:600]))
         with open(tgz, "rb") as f:
             got = base64.b64encode(hashlib.sha512(f.read()).digest()).decode()
         check(got == SPEEDSCOPE_SHA512, "%s from npm has the pinned sha512 (%s), not %s" % (SPEEDSCOPE,
@@ -610,6 +613,8 @@ def main():
     try:
         log("== viewer: %s" % __doc__.split("\n")[0])
         exe = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+        if os.environ.get("CHROMIUM"):
+            check(os.access(exe, os.X_OK), "CHROMIUM=%s is a program" % exe)
         if not exe:
             raise Skip("Chromium is not installed (Debian: apt-get install chromium; dev.sh test installs it)")
         site = speedscope_site(os.path.abspath(opts["--cache"]))
