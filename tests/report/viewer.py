@@ -7,12 +7,13 @@ usage: viewer.py --cache DIR --artifacts DIR               (meson passes these a
 Exit 0 pass, 1 fail, 77 skip. Three processes run under the spy against the fake cuDNN (two of eight threads,
 one of them failing, and one single-threaded), `cudnnspy report --chrome` writes their trace, and the test
 
-- checks that the trace keeps to the Trace Event Format (the fields, phases and metadata events it defines);
 - serves speedscope's static site and the trace on 127.0.0.1 (http.server, a free port) and opens
   index.html#profileURL=trace.json in headless Chromium, driven over the DevTools protocol (a websocket client
   here, in the standard library);
-- checks what speedscope shows: that it imported the file as a Trace Event Format profile with no error, alert,
-  exception or console warning; the toolbar's profile name and count; the profile list (one per thread: its
+- checks, first, that speedscope imported the file as a Trace Event Format profile with no error, alert,
+  exception or console warning;
+- checks that the trace keeps to the Trace Event Format (the fields, phases and metadata events it defines);
+- checks what speedscope shows: the toolbar's profile name and count; the profile list (one per thread: its
   name, made of the process and thread names of the metadata events, and the time it shows); and the profiles
   as speedscope itself exports them (its Export button): the calls opened on each, their functions, one per
   complete event of that thread;
@@ -485,12 +486,28 @@ def import_errors(page):
     return errs
 
 
-def check_viewer(browser, port, name, trace, artifacts):
-    want = expected_profiles(trace)
-    check(want, "the trace has complete events")
+def opened_cleanly(browser, port, name, artifacts):
+    """speedscope on /NAME, whatever the file holds: what it says of the file comes before the checks here."""
     page = open_trace(browser, port, name)
     errs = import_errors(page)
-    check(not errs, "speedscope imported %s cleanly" % name, "\n".join(errs))
+    if errs:
+        page.screenshot(os.path.join(artifacts, "speedscope.png"))
+    check(not errs, "speedscope imports %s cleanly" % name, "\n".join(errs))
+    return page
+
+
+def read_trace(path):
+    with open(path, "rb") as f:
+        try:
+            return json.loads(f.read().decode("utf-8"))
+        except ValueError as e:
+            raise Failed("%s is not JSON: %s" % (path, e))
+
+
+def check_viewer(page, trace, artifacts):
+    """What speedscope shows of TRACE, opened in PAGE."""
+    want = expected_profiles(trace)
+    check(want, "the trace has complete events")
     # The toolbar: the first profile's name, and how many there are.
     title = page.js("""(() => {
         const s = [...document.querySelectorAll("span")].find(e => /^%s$/.test(e.textContent.trim()));
@@ -548,6 +565,13 @@ def check_viewer(browser, port, name, trace, artifacts):
     page.js("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
     shot = os.path.join(artifacts, "speedscope.png")
     page.screenshot(shot)
+    with open(shot, "rb") as f:
+        head = f.read(24)
+    check(head[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack("!II", head[16:24]) == (WIDTH, HEIGHT),
+          "a %dx%d PNG screenshot" % (WIDTH, HEIGHT), head)
+    # The flame chart is drawn with WebGL (SwiftShader here): speedscope says when it has a context.
+    check(any(t == "log" and s.startswith("WebGL initialized") for t, s in page.console), "speedscope has WebGL",
+          page.console)
     log("screenshot: %s" % shot)
     errs = import_errors(page)
     check(not errs, "no error while it was used", "\n".join(errs))
@@ -623,43 +647,35 @@ def main():
         root = os.path.join(d, "www")
         shutil.copytree(site, root)
         if "--trace" in opts:
-            # By hand: speedscope is opened on the file whatever it holds, so that a file it cannot import is seen
-            # to fail in the viewer, not only in the format's checks here.
+            # By hand: any file, speedscope's verdict first.
             shutil.copy(opts["--trace"], os.path.join(root, "trace.json"))
             server = Server(root)
             browser = Browser(exe, d)
-            page = open_trace(browser, server.port, "trace.json")
-            errs = import_errors(page)
-            page.screenshot(os.path.join(artifacts, "speedscope.png"))
-            check(not errs, "speedscope imports %s cleanly" % opts["--trace"], "\n".join(errs))
-            with open(opts["--trace"], "rb") as f:
-                try:
-                    trace = json.loads(f.read().decode("utf-8"))
-                except ValueError as e:
-                    raise Failed("%s is not JSON: %s" % (opts["--trace"], e))
+            page = opened_cleanly(browser, server.port, "trace.json", artifacts)
+            trace = read_trace(opts["--trace"])
             check_format(trace)
-            check_viewer(browser, server.port, "trace.json", trace, artifacts)
+            check_viewer(page, trace, artifacts)
         else:
             if not tr.EXE or not os.access(tr.EXE, os.X_OK):
                 raise Failed("REPORT_EXE is not set or not executable")
             trace_path, threads = run_job(d)
             shutil.copy(trace_path, os.path.join(root, "trace.json"))
             shutil.copy(trace_path, os.path.join(artifacts, "trace.json"))
-            with open(trace_path) as f:
-                trace = json.load(f)
             with open(trace_path, "rb") as f:
                 data = f.read()
             # Broken: cut in the middle of the events.
             with open(os.path.join(root, "truncated.json"), "wb") as f:
                 f.write(data[:len(data) // 2])
+            server = Server(root)
+            browser = Browser(exe, d)
+            page = opened_cleanly(browser, server.port, "trace.json", artifacts)
+            trace = read_trace(trace_path)
             check_format(trace)
             log("the trace keeps to the Trace Event Format: %d events" % len(trace["traceEvents"]))
             want = expected_profiles(trace)
             check(len({pid for pid, _ in (w["key"] for w in want)}) == 3 and len(want) == sum(
                 len(t) for t in threads.values()), "a profile per thread of the three processes", want)
-            server = Server(root)
-            browser = Browser(exe, d)
-            total = check_viewer(browser, server.port, "trace.json", trace, artifacts)
+            total = check_viewer(page, trace, artifacts)
             check(total == sum(1 for e in trace["traceEvents"] if e["ph"] == "X"), "every complete event shown")
             check_refused(browser, server.port, "truncated.json")
     except Skip as e:
