@@ -32,6 +32,14 @@ install_missing() {
 	fi
 }
 
+# report-viewer (tests/report/viewer.py) opens a trace in speedscope in headless Chromium; npm fetches speedscope.
+viewer_tools() {
+	apt_options=--no-install-recommends
+	install_missing chromium
+	command -v npm >/dev/null 2>&1 || install_missing npm
+	apt_options=""
+}
+
 # Quiet when all is well; the whole output when a step fails.
 quietly() {
 	log=$(mktemp)
@@ -167,14 +175,6 @@ fuzz() {
 		meson test -C "$build" --print-errorlogs fuzz-report-short || frc=1
 	fi
 	return "$frc"
-}
-
-# report-viewer (tests/report/viewer.py) opens a trace in speedscope in headless Chromium; npm fetches speedscope.
-viewer_tools() {
-	apt_options=--no-install-recommends
-	install_missing chromium
-	command -v npm >/dev/null 2>&1 || install_missing npm
-	apt_options=""
 }
 
 case "${1:-}" in
