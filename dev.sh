@@ -34,6 +34,14 @@ install_missing() {
 	fi
 }
 
+# report-viewer (tests/report/viewer.py) opens a trace in speedscope in headless Chromium; npm fetches speedscope.
+viewer_tools() {
+	apt_options=--no-install-recommends
+	install_missing chromium
+	command -v npm >/dev/null 2>&1 || install_missing npm
+	apt_options=""
+}
+
 # Quiet when all is well; the whole output when a step fails.
 quietly() {
 	log=$(mktemp)
@@ -203,6 +211,7 @@ demo)
 	;;
 test)
 	install_missing
+	viewer_tools
 	configure -Dwerror=true
 	rc=0
 	meson test -C "$build" --print-errorlogs || rc=1
