@@ -60,7 +60,7 @@ def test(root):
               os.path.join(includedir, "cudnnspy.h"), os.path.join(libdir, "pkgconfig", "cudnnspy.pc"),
               os.path.join(mandir, "man1", "cudnnspy.1"), os.path.join(mandir, "man3", "cudnnspy.3")]
     for page in ("README.md", "output-format.md", "usage.md", "troubleshooting.md", "examples/host-calls.c",
-                 "examples/failures.c", "examples/pytorch_conv.py"):
+                 "examples/failures.c", "examples/pytorch_conv.py", "images/report-chrome-speedscope.png"):
         expect.append(os.path.join(datadir, "doc", "cudnnspy", page))
     missing = [f for f in expect if not os.path.exists(f)]
     check(not missing, "installed files missing", *missing)
