@@ -141,6 +141,28 @@ scale_is(const struct spy_param_info *q, json_t *v)
 	       jstr(v, "ptr") && json_object_get(v, "value") && !json_object_get(v, "values");
 }
 
+/*
+ * The padding fill of an RNN or sequence data Set, as the spy keeps it in a "set": the value alone, of the
+ * Set's data type. "float" or "double" for the C type, NULL when it is not one or of another type.
+ */
+static const char *
+fill_type(const struct spy_fn_info *f, const struct spy_param_info *q, json_t *args)
+{
+	json_t *v = json_object_get(args, q->name);
+	const char *dt = jstr(args, "dataType");
+
+	/* A failure record shows it as {"ptr", "value"}. */
+	if (json_is_object(v) && jstr(v, "ptr"))
+		v = json_object_get(v, "value");
+	if (q->kind != SPY_ARG_PTR || q->elem_size != 0 || strcmp(q->name, "paddingFill") != 0 || !dt ||
+	    !(json_is_number(v) || (json_is_string(v) && strspn(json_string_value(v), "-naif") ==
+				     strlen(json_string_value(v)))))
+		return NULL;
+	(void)f;
+	return strcmp(dt, "CUDNN_DATA_FLOAT") == 0 ? "float" : strcmp(dt, "CUDNN_DATA_DOUBLE") == 0 ? "double" :
+	       NULL;
+}
+
 static int
 scale_double(const struct spy_fn_info *f, json_t *args)
 {
@@ -167,7 +189,8 @@ device_is(const struct spy_param_info *q, json_t *v)
 {
 	const char *s = json_is_string(v) ? json_string_value(v) : NULL;
 
-	return q->kind == SPY_ARG_PTR && q->elem_size == 0 && s && strncmp(s, "0x", 2) == 0 && strlen(s) > 2 &&
+	return q->kind == SPY_ARG_PTR && q->dir == SPY_DIR_IN && q->elem_size == 0 && s && strncmp(s, "0x", 2) == 0 &&
+	       strlen(s) > 2 &&
 	       strlen(s) <= 18 && strspn(s + 2, "0123456789abcdefABCDEF") == strlen(s) - 2;
 }
 
@@ -259,15 +282,45 @@ device_bytes(const struct spy_fn_info *f, int i, json_t *args)
 		if (d->kind == SPY_ARG_DESC && strcmp(d->name, want) == 0)
 			return desc_span(json_object_get(args, d->name));
 	}
-	/* A workspace or reserve space: the size the program gave with it. */
-	if (i + 1 < f->nparams && strstr(f->params[i + 1].name, "SizeInBytes") &&
-	    (f->params[i + 1].kind == SPY_ARG_UINT || f->params[i + 1].kind == SPY_ARG_INT)) {
-		json_t *n = json_object_get(args, f->params[i + 1].name);
+	/* A workspace, reserve or weight space: the size the program gave with it (workSpaceSizeInBytes,
+	 * weightSpaceSize), or the byte count just after it. */
+	for (int k = 0; k < f->nparams; k++) {
+		const struct spy_param_info *c = &f->params[k];
+		size_t len = strlen(name);
+		json_t *n = json_object_get(args, c->name);
 
-		if (json_is_integer(n) && json_integer_value(n) > 0 && json_integer_value(n) < (1ll << 40))
+		if ((c->kind != SPY_ARG_UINT && c->kind != SPY_ARG_INT) || !json_is_integer(n) ||
+		    json_integer_value(n) <= 0 || json_integer_value(n) >= (1ll << 40))
+			continue;
+		if ((strncmp(c->name, name, len) == 0 && (strcmp(c->name + len, "Size") == 0 ||
+							   strcmp(c->name + len, "SizeInBytes") == 0)) ||
+		    (k == i + 1 && strstr(c->name, "SizeInBytes")))
 			return (unsigned long long)json_integer_value(n);
 	}
 	return 0;
+}
+
+/*
+ * How many elements an output array must hold: its count, or, where that is what the call returns
+ * (perfResults[returnedAlgoCount]), the count the program asked for (requestedAlgoCount).
+ */
+static long long
+out_count(const struct spy_fn_info *f, const struct spy_param_info *q, json_t *args)
+{
+	long long n = count_of(f, q, args);
+	const char *c = q->count >= 0 && q->count < f->nparams ? f->params[q->count].name : NULL;
+	char want[64];
+
+	if (n >= 0 || !c || strncmp(c, "returned", 8) != 0)
+		return n;
+	snprintf(want, sizeof(want), "requested%s", c + 8);
+	for (int k = 0; k < f->nparams; k++) {
+		json_t *v = json_object_get(args, f->params[k].name);
+
+		if (strcmp(f->params[k].name, want) == 0 && json_is_integer(v))
+			return (long long)json_integer_value(v);
+	}
+	return -1;
 }
 
 /* Whether one argument is something the program can be given; -1 with why. */
@@ -307,9 +360,17 @@ arg_ok(const struct spy_fn_info *f, int i, json_t *args, char *why, size_t cap)
 		if (scale_is(q, v))
 			return scale_double(f, args) >= 0 ? 0 : refuse(why, cap, f->name, "%s: the records do not say "
 								      "whether it is a float or a double", q->name);
+		if (fill_type(f, q, args))
+			return 0;
 		if (device_is(q, v))
 			return device_bytes(f, i, args) > 0 ? 0 : refuse(why, cap, f->name, "%s is device data whose size "
 								     "the records do not say", q->name);
+		/* What the call writes into the program's memory: an array of a described struct, or addresses. */
+		if (q->dir == SPY_DIR_OUT && ((q->elem == SPY_ARG_STRUCT && q->struct_id >= 0) || q->elem == SPY_ARG_PTR)) {
+			n = out_count(f, q, args);
+			return n >= 0 && n <= MAX_ARRAY ? 0 : refuse(why, cap, f->name, "%s: a count the records do "
+								     "not hold, or over 4096", q->name);
+		}
 		if (!q->elem_size || q->elem == SPY_ARG_STRUCT || q->elem == SPY_ARG_PTR || q->elem == SPY_ARG_DESC ||
 		    q->elem == SPY_ARG_OBJECT || q->elem == SPY_ARG_CUDA || q->elem == SPY_ARG_HANDLE ||
 		    q->elem == SPY_ARG_CALLBACK)
@@ -652,6 +713,10 @@ static const char *
 elem_ctype(const struct spy_param_info *q)
 {
 	switch (q->elem) {
+	case SPY_ARG_STRUCT:
+		return q->struct_id >= 0 ? spy_struct_info[q->struct_id].name : "char";
+	case SPY_ARG_PTR:
+		return "void *";
 	case SPY_ARG_DOUBLE:
 		return q->elem_size == 4 ? "float" : "double";
 	case SPY_ARG_UINT:
@@ -712,15 +777,16 @@ write_arrays(FILE *out, const struct spy_fn_info *f, json_t *args, const char *p
 
 		if (q->kind != SPY_ARG_PTR || json_is_null(v) || made_here(q) || device_is(q, v))
 			continue;
-		if (scale_is(q, v)) {
-			fprintf(out, "%s%s %s%s[1] = { ", indent, scale_double(f, args) == 1 ? "double" : "float", pre,
-				q->name);
-			if (c_scalar(out, SPY_ARG_DOUBLE, -1, json_object_get(v, "value"), f->name, q->name) != 0)
+		if (scale_is(q, v) || fill_type(f, q, args)) {
+			fprintf(out, "%s%s %s%s[1] = { ", indent, fill_type(f, q, args) ? fill_type(f, q, args) :
+				scale_double(f, args) == 1 ? "double" : "float", pre, q->name);
+			if (c_scalar(out, SPY_ARG_DOUBLE, -1, json_is_object(v) ? json_object_get(v, "value") : v, f->name,
+				     q->name) != 0)
 				return -1;
 			fputs(" };\n", out);
 			continue;
 		}
-		n = count_of(f, q, args);
+		n = q->dir == SPY_DIR_OUT ? out_count(f, q, args) : count_of(f, q, args);
 		if (n < 1)
 			n = 1;
 		if (q->dir == SPY_DIR_OUT) {
@@ -941,7 +1007,8 @@ write_outputs(FILE *out, const struct spy_fn_info *f, json_t *args)
 		long long n = count_of(f, q, args);
 		char *text;
 
-		if (!is_output(q, v))
+		/* Structs and addresses are the call's to fill: the status says what it did with them. */
+		if (!is_output(q, v) || q->elem == SPY_ARG_STRUCT || q->elem == SPY_ARG_PTR)
 			continue;
 		n = n < 1 ? 1 : n > 16 ? 16 : n;
 		rec = json_object_get(v, "values") ? json_object_get(v, "values") : json_object_get(v, "value");
