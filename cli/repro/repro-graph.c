@@ -520,33 +520,13 @@ write_set(FILE *out, const struct repro_plan *p, json_t *c, const char *var, con
 			 type ? type : "no type");
 		return -1;
 	}
-	if (json_is_string(arr) && json_integer_value(count) < 0) {
-		/* A negative count, which cuDNN refuses before it reads the array: an array of nothing in particular. */
-		fputs("\t{\n\t\tstatic char values[64];\n\n\t", out);
-		comment_call(out, c);
-		fprintf(out, "\t\tstatus = cudnnBackendSetAttribute(%s, %s, %s, %lld, values);\n", var, name, type,
-			(long long)json_integer_value(count));
-		if (check) {
-			fputs("\t", out);
-			checked(out, c, " (%s)", id);
-		}
-		fputs("\t}\n", out);
-		return 0;
-	}
 	if (json_is_null(arr)) {
 		/* The program passed no array: so does the repro. */
-		fputs("\t{\n\t", out);
-		comment_call(out, c);
-		fprintf(out, "\t\tstatus = cudnnBackendSetAttribute(%s, %s, %s, %lld, NULL);\n", var, name, type,
-			(long long)json_integer_value(count));
-		if (check) {
-			fputs("\t", out);
-			checked(out, c, " (%s)", id);
-		}
-		fputs("\t}\n", out);
-		return 0;
-	}
-	if (attr_types[t].kind == 'c') {
+		fputs("\t{\n", out);
+	} else if (json_integer_value(count) < 0) {
+		/* A negative count, which cuDNN refuses before it reads the array: an array of nothing in particular. */
+		fputs("\t{\n\t\tstatic char values[64];\n\n", out);
+	} else if (attr_types[t].kind == 'c') {
 		const char *s = jstr(arr, "string");
 
 		if (!s || json_object_get(arr, "cut")) {
@@ -580,8 +560,8 @@ write_set(FILE *out, const struct repro_plan *p, json_t *c, const char *var, con
 	}
 	fputs("\t", out);
 	comment_call(out, c);
-	fprintf(out, "\t\tstatus = cudnnBackendSetAttribute(%s, %s, %s, %lld, values);\n", var, name, type,
-		(long long)json_integer_value(count));
+	fprintf(out, "\t\tstatus = cudnnBackendSetAttribute(%s, %s, %s, %lld, %s);\n", var, name, type,
+		(long long)json_integer_value(count), json_is_null(arr) ? "NULL" : "values");
 	if (check) {
 		fputs("\t", out);
 		checked(out, c, " (%s)", id);
