@@ -10,6 +10,8 @@ import re
 import subprocess
 import sys
 
+from clitest import check, main, registry
+
 E = os.environ
 CLI = E.get("CLI_EXE", "")
 TABLE = E.get("OPTIONS_DEF", "")
@@ -21,20 +23,7 @@ PARSERS = {"run": "cli/main.c", "report": "cli/report/report.c", "repro": "cli/r
            "dump": "cli/decode/dump.c", "scan": "cli/scan/scan.c"}
 
 SCENARIOS = {}
-
-
-def scenario(fn):
-    SCENARIOS[fn.__name__.replace("_", "-")] = fn
-    return fn
-
-
-class Failed(Exception):
-    pass
-
-
-def check(cond, what, *context):
-    if not cond:
-        raise Failed(what + "".join("\n--- %s" % c for c in context))
+scenario = registry(SCENARIOS)
 
 
 def table():
@@ -184,18 +173,5 @@ def completion():
         os.rmdir(d)
 
 
-def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
-        print("usage: test_options.py {%s}" % ",".join(sorted(SCENARIOS)))
-        return 2
-    try:
-        SCENARIOS[sys.argv[1]]()
-    except Failed as e:
-        print("FAIL: %s" % e)
-        return 1
-    print("PASS")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(SCENARIOS))

@@ -15,6 +15,8 @@ import sys
 import termios
 import threading
 
+from clitest import Skip, check, main, registry
+
 E = os.environ
 CLI = E.get("CLI_EXE", "")
 FIXTURES = E.get("REPORT_FIXTURES", "")
@@ -23,24 +25,7 @@ LINE = re.compile(r"cudnnspy: (report|dump): (\d+) of (\d+) files, [\d.]+ [kMGT]
                   r"[\d.]+ [kMGT]?B/s, (\d+ s|[\d:]+|\?) left")
 
 SCENARIOS = {}
-
-
-def scenario(fn):
-    SCENARIOS[fn.__name__.replace("_", "-")] = fn
-    return fn
-
-
-class Failed(Exception):
-    pass
-
-
-class Skip(Exception):
-    pass
-
-
-def check(cond, what, *context):
-    if not cond:
-        raise Failed(what + "".join("\n--- %s" % c for c in context))
+scenario = registry(SCENARIOS)
 
 
 def env(knob=True):
@@ -175,21 +160,5 @@ def progress_dump():
           repr(tty[:500]))
 
 
-def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
-        print("usage: test_progress.py {%s}" % ",".join(sorted(SCENARIOS)))
-        return 2
-    try:
-        SCENARIOS[sys.argv[1]]()
-    except Skip as e:
-        print("SKIP: %s" % e)
-        return 77
-    except Failed as e:
-        print("FAIL: %s" % e)
-        return 1
-    print("PASS")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(SCENARIOS))
