@@ -932,6 +932,17 @@ synth_desc(json_t *out, json_t *done, json_t *d, int double_scale, int depth)
 	return 0;
 }
 
+/* Whether the descriptors hold double data anywhere: then the operations' scaling factors are doubles. */
+static int
+holds_double(json_t *v)
+{
+	char *text = v ? json_dumps(v, JSON_COMPACT) : NULL;
+	int yes = text && strstr(text, "\"CUDNN_DATA_DOUBLE\"") != NULL;
+
+	free(text);
+	return yes;
+}
+
 /* The greatest N of the backend#N ids in the record: new ids go after it. */
 static long long
 max_id(json_t *v, long long m)
@@ -966,11 +977,8 @@ repro_graph_rebuild(void *target_v, void *graph_v)
 	json_t *engine = json_object_get(plan, "engine"), *ws = json_object_get(plan, "workspace");
 	long long next = max_id(target, max_id(graph, 0)) + 1, addr = 0x10000000;
 	char eng[32], cfg[32], id[32];
-	char *text = graph ? json_dumps(graph, JSON_COMPACT) : NULL;
-	int double_scale = text && strstr(text, "\"CUDNN_DATA_DOUBLE\"") != NULL;
+	int double_scale = holds_double(graph);
 	size_t i;
-
-	free(text);
 
 	if (!plan_id || !pack || !graph_id || !json_is_array(ops) || !json_is_integer(engine) ||
 	    !json_is_array(knobs)) {
@@ -1107,10 +1115,8 @@ repro_graph_rebuild_desc(void *target_v)
 {
 	json_t *target = target_v, *d = json_object_get(json_object_get(target, "args"), "descriptor");
 	json_t *out = json_array(), *done = json_object();
-	char *text = json_dumps(d, JSON_COMPACT);
-	int double_scale = text && strstr(text, "\"CUDNN_DATA_DOUBLE\"") != NULL;
+	int double_scale = holds_double(d);
 
-	free(text);
 	if (!jstr(d, "type") || !json_is_object(json_object_get(d, "attrs"))) {
 		complain("repro: %s: the records hold neither the backend calls on its descriptor (trace cudnnBackend*)"
 			 " nor the descriptor's type and attributes", jstr(target, "fn"));
