@@ -750,55 +750,33 @@ make_plan(struct reader *r, json_t *rec, const struct repro_fn *f)
 			return -1;
 		}
 	}
-	if (strcmp(f->name, "cudnnBackendSetAttribute") == 0 || strcmp(f->name, "cudnnBackendGetAttribute") == 0) {
-		const char *on = jstr(json_object_get(args, "descriptor"), "id");
+	if (strcmp(f->name, "cudnnBackendExecute") == 0 || (repro_graph_on_desc(f->name) &&
+							      strcmp(f->name, "cudnnBackendFinalize") != 0)) {
+		/* An execution's plan, or the descriptor a failed SetAttribute or GetAttribute was on. */
+		int execute = strcmp(f->name, "cudnnBackendExecute") == 0;
+		const char *on = jstr(json_object_get(args, execute ? "executionPlan" : "descriptor"), "id");
 		json_t *c, *calls = r->backend, *made = NULL;
 		size_t i;
 		int traced = 0;
 
-		/* The descriptor's creation traced: replay the program's calls; else make it again from the record. */
+		if (execute)
+			p->handle_null = json_is_null(json_object_get(args, "handle"));
+		/* Its creation traced: replay the program's calls; else make them up from the records. */
 		json_array_foreach(calls, i, c)
 			traced |= strcmp(jstr(c, "fn"), "cudnnBackendCreateDescriptor") == 0 && on &&
 				  jstr(json_object_get(json_object_get(c, "args"), "descriptor"), "value") &&
 				  strcmp(jstr(json_object_get(json_object_get(c, "args"), "descriptor"), "value"), on) == 0;
 		if (!traced) {
-			made = repro_graph_rebuild_desc(rec);
-			if (!made) {
-				r->error = 1;
-				return -1;
-			}
-			calls = made;
-			p->graph_rebuilt = 2;
-		}
-		if (repro_graph_plan(p, calls, rec) != 0) {
-			json_decref(made);
-			r->error = 1;
-			return -1;
-		}
-		json_decref(made);
-	}
-	if (strcmp(f->name, "cudnnBackendExecute") == 0) {
-		const char *plan = jstr(json_object_get(args, "executionPlan"), "id");
-		json_t *c, *calls = r->backend, *made = NULL;
-		size_t i;
-		int traced = 0;
-
-		p->handle_null = json_is_null(json_object_get(args, "handle"));
-		/* The plan's creation traced: replay the program's calls; else make them up from the records. */
-		json_array_foreach(calls, i, c)
-			traced |= strcmp(jstr(c, "fn"), "cudnnBackendCreateDescriptor") == 0 && plan &&
-				  jstr(json_object_get(json_object_get(c, "args"), "descriptor"), "value") &&
-				  strcmp(jstr(json_object_get(json_object_get(c, "args"), "descriptor"), "value"), plan) == 0;
-		if (!traced) {
 			const char *graph = jstr(json_object_get(args, "executionPlan"), "graph");
 
-			made = repro_graph_rebuild(rec, graph ? json_object_get(r->graphs, graph) : NULL);
+			made = !execute ? repro_graph_rebuild_desc(rec) :
+			       repro_graph_rebuild(rec, graph ? json_object_get(r->graphs, graph) : NULL);
 			if (!made) {
 				r->error = 1;
 				return -1;
 			}
 			calls = made;
-			p->graph_rebuilt = 1;
+			p->graph_rebuilt = execute ? 1 : 2;
 		}
 		if (repro_graph_plan(p, calls, rec) != 0) {
 			json_decref(made);
