@@ -538,21 +538,21 @@ fill_sources_same(const struct slot *s)
 	return 1;
 }
 
+static void describe(struct spy_line *l, const void *ptr, const char *kind, int state, unsigned mode, int nested);
+
 /*
  * The filling call as a Set is shown, ",\"filled\":{\"fn\":...,\"args\":{...}}": the descriptors it filled by
- * their ids, those it filled them from whole, as they still are. Nothing when that no longer holds.
+ * their ids, those it filled them from whole (one level: a source's own filling call is not shown), as they still
+ * are. Nothing when that no longer holds.
  */
-static __thread int describing_fill;
-
 static void
 filled_call(struct spy_line *l, const struct slot *s, unsigned mode)
 {
 	const struct spy_fn_info *f = &spy_fn_info[s->filled_fn - 1];
 	size_t mark = l->len;
 
-	if (describing_fill || !fill_sources_same(s))
+	if (!fill_sources_same(s))
 		return;
-	describing_fill = 1;
 	spy_line_lit(l, ",\"filled\":{\"fn\":");
 	spy_line_name(l, f->name);
 	spy_line_lit(l, ",\"args\":{");
@@ -563,13 +563,12 @@ filled_call(struct spy_line *l, const struct slot *s, unsigned mode)
 			spy_line_char(l, ',');
 		spy_line_key(l, p->name);
 		if (p->kind == SPY_ARG_DESC)
-			spy_obj_describe(l, s->args[i].p, p->desc_kind, !(i >= s->fill_first && i <= s->fill_last),
-					 mode & ~(unsigned)SPY_ARGS_BRIEF);
+			describe(l, s->args[i].p, p->desc_kind, !(i >= s->fill_first && i <= s->fill_last),
+				 mode & ~(unsigned)SPY_ARGS_BRIEF, 1);
 		else
 			print_arg(l, p, &s->args[i], -1, SPY_ARGS_STORED);
 	}
 	spy_line_lit(l, "}}");
-	describing_fill = 0;
 	if (l->overflow)
 		l->len = mark;
 }
@@ -723,11 +722,9 @@ snapshot(const struct slot *s, struct slot *copy)
 	return 1;
 }
 
-/* Set while spy_obj_stamp reads a filled descriptor's sources: one level, whatever fills what. */
-static __thread int stamping_sources;
-
-int
-spy_obj_stamp(const void *ptr, uint64_t *stamp)
+/* SOURCES: a filled descriptor's version takes in its sources' (one level, whatever fills what). */
+static int
+stamp_of(const void *ptr, uint64_t *stamp, int sources)
 {
 	const struct slot *s = ptr ? find(ptr) : NULL;
 	unsigned seq;
@@ -755,7 +752,7 @@ spy_obj_stamp(const void *ptr, uint64_t *stamp)
 	 */
 	names = s->names;
 	/* A filling call kept in the text shows its sources as they are now: their versions are part of this one. */
-	if (s->filled_fn && s->fill_first >= 0 && !stamping_sources) {
+	if (s->filled_fn && s->fill_first >= 0 && sources) {
 		const struct spy_fn_info *f = &spy_fn_info[s->filled_fn - 1];
 		const void *src[AUX_ARGS] = { NULL };
 
@@ -764,18 +761,14 @@ spy_obj_stamp(const void *ptr, uint64_t *stamp)
 				src[i] = s->args[i].p;
 		if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq)
 			return 0;
-		stamping_sources = 1;
 		for (int i = 0; i < AUX_ARGS; i++) {
 			uint64_t st;
 
-			if (src[i] && !spy_obj_stamp(src[i], &st)) {
-				stamping_sources = 0;
+			if (src[i] && !stamp_of(src[i], &st, 0))
 				return 0;
-			}
 			if (src[i])
 				*stamp = (*stamp ^ st) * 0x9E3779B97F4A7C15ull;
 		}
-		stamping_sources = 0;
 	}
 	if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq)
 		return 0;
@@ -783,6 +776,12 @@ spy_obj_stamp(const void *ptr, uint64_t *stamp)
 	if (names)
 		*stamp ^= spy_obj_renumbered() * 0xc2b2ae3d27d4eb4full;
 	return 1;
+}
+
+int
+spy_obj_stamp(const void *ptr, uint64_t *stamp)
+{
+	return stamp_of(ptr, stamp, 1);
 }
 
 int
@@ -947,6 +946,12 @@ id_text(struct spy_line *l, const struct slot *s)
 void
 spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int state, unsigned mode)
 {
+	describe(l, ptr, kind, state, mode, 0);
+}
+
+static void
+describe(struct spy_line *l, const void *ptr, const char *kind, int state, unsigned mode, int nested)
+{
 	int text = (mode & SPY_ARGS_TEXT) != 0;
 	const struct spy_arg_printer *ap = arg_printer();
 	struct slot copy, *s;
@@ -1046,7 +1051,8 @@ spy_obj_describe(struct spy_line *l, const void *ptr, const char *kind, int stat
 	} else if (copy.filled_fn) {
 		spy_line_lit(l, ",\"filled_by\":");
 		spy_line_name(l, spy_fn_info[copy.filled_fn - 1].name);
-		filled_call(l, &copy, mode);
+		if (!nested)
+			filled_call(l, &copy, mode);
 	} else if (copy.from_create && !backend) {
 		/* Created and never set: it holds what cuDNN gives a new descriptor, which the spy does not guess. */
 		spy_line_lit(l, ",\"unset\":true");
