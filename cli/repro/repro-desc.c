@@ -12,6 +12,9 @@
  *   tensor, filter   TYPE FORMAT DIMS  |  TYPE DIMS strides STRIDES
  *   convolution      pad P stride S dilation D MODE COMPUTE (no dilation: older N-d summaries)
  *   activation       MODE [coef C] [propagate_nan|not_propagate_nan]
+ *
+ * And what a tensor or filter shape Set spans (repro_shape_of), for the
+ * buffers of both planners (repro.c, repro-host.c).
  */
 #include "repro.h"
 
@@ -228,4 +231,113 @@ out:
 	json_decref(f);
 	json_decref(dil);
 	return res;
+}
+
+static long long
+int_of(json_t *args, const char *name, int *ok)
+{
+	json_t *v = json_object_get(args, name);
+
+	if (!json_is_integer(v)) {
+		*ok = 0;
+		return 0;
+	}
+	return json_integer_value(v);
+}
+
+/* The values of an array argument, at least n of them. */
+static json_t *
+values_of(json_t *args, const char *name, long long n)
+{
+	json_t *v = json_object_get(args, name);
+
+	/* {"ptr", "values"} in call records; a plain list in a failure record's "set". */
+	if (!json_is_array(v))
+		v = json_object_get(v, "values");
+	return json_is_array(v) && n >= 0 && (long long)json_array_size(v) >= n ? v : NULL;
+}
+
+/* Elements past which a repro does not allocate. */
+#define SHAPE_MAX (1ull << 40)
+
+int
+repro_shape_of(void *set_v, struct repro_shape *sh, char *why, size_t cap)
+{
+	json_t *set = set_v, *a = json_object_get(set, "args");
+	const char *fn = json_string_value(json_object_get(set, "fn"));
+	unsigned long long span = 1;
+	long long strides[8];
+	int nd = 0, ok = 1, strided = 0;
+
+	memset(sh, 0, sizeof(*sh));
+	if (!fn)
+		return 1;
+	sh->dtype = json_string_value(json_object_get(a, "dataType"));
+	if (strcmp(fn, "cudnnSetTensor4dDescriptor") == 0 || strcmp(fn, "cudnnSetFilter4dDescriptor") == 0 ||
+	    strcmp(fn, "cudnnSetTensor4dDescriptorEx") == 0) {
+		static const char *const t[4] = { "n", "c", "h", "w" }, *const f[4] = { "k", "c", "h", "w" };
+		static const char *const s[4] = { "nStride", "cStride", "hStride", "wStride" };
+		int filter = strcmp(fn, "cudnnSetFilter4dDescriptor") == 0;
+
+		nd = 4;
+		strided = strcmp(fn, "cudnnSetTensor4dDescriptorEx") == 0;
+		for (int i = 0; i < 4; i++) {
+			sh->dims[i] = int_of(a, filter ? f[i] : t[i], &ok);
+			if (strided)
+				strides[i] = int_of(a, s[i], &ok);
+		}
+	} else if (strcmp(fn, "cudnnSetTensorNdDescriptor") == 0 || strcmp(fn, "cudnnSetTensorNdDescriptorEx") == 0 ||
+		   strcmp(fn, "cudnnSetFilterNdDescriptor") == 0) {
+		json_t *dv, *sv = NULL;
+
+		nd = (int)int_of(a, "nbDims", &ok);
+		if (!ok || nd < 1 || nd > 8) {
+			snprintf(why, cap, "%s has an nbDims out of 1..8", fn);
+			return -1;
+		}
+		dv = values_of(a, strcmp(fn, "cudnnSetFilterNdDescriptor") == 0 ? "filterDimA" : "dimA", nd);
+		strided = strcmp(fn, "cudnnSetTensorNdDescriptor") == 0;
+		if (strided)
+			sv = values_of(a, "strideA", nd);
+		if (!dv || (strided && !sv)) {
+			snprintf(why, cap, "%s without all its dimensions in the records", fn);
+			return -1;
+		}
+		for (int i = 0; i < nd; i++) {
+			json_t *x = json_array_get(dv, (size_t)i), *y = sv ? json_array_get(sv, (size_t)i) : NULL;
+
+			if (!json_is_integer(x) || (sv && !json_is_integer(y)))
+				ok = 0;
+			sh->dims[i] = json_integer_value(x);
+			strides[i] = y ? json_integer_value(y) : 0;
+		}
+	} else {
+		return 1;
+	}
+	if (!ok) {
+		snprintf(why, cap, "%s without all its arguments in the records", fn);
+		return -1;
+	}
+	sh->nd = nd;
+	/* Elements spanned: the product, or with strides the last element's offset plus one. */
+	if (strided) {
+		for (int i = 0; i < nd; i++) {
+			if (sh->dims[i] <= 0 || strides[i] < 0) {
+				span = 0;
+				break;
+			}
+			span += (unsigned long long)(sh->dims[i] - 1) * (unsigned long long)strides[i];
+			if (span > SHAPE_MAX)
+				break;
+		}
+	} else {
+		for (int i = 0; i < nd && span <= SHAPE_MAX; i++)
+			span = sh->dims[i] > 0 ? span * (unsigned long long)sh->dims[i] : 0;
+	}
+	if (span > SHAPE_MAX) {
+		snprintf(why, cap, "%s spans more than 2^40 elements", fn);
+		return -1;
+	}
+	sh->elems = span;
+	return 0;
 }

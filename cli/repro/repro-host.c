@@ -194,74 +194,18 @@ device_is(const struct spy_param_info *q, json_t *v)
 	       strlen(s) <= 18 && strspn(s + 2, "0123456789abcdefABCDEF") == strlen(s) - 2;
 }
 
-static unsigned long long
-elem_bytes(const char *dt)
-{
-	static const struct {
-		const char *name;
-		unsigned bytes;
-	} sizes[] = {
-		{ "CUDNN_DATA_FLOAT", 4 }, { "CUDNN_DATA_DOUBLE", 8 }, { "CUDNN_DATA_HALF", 2 },
-		{ "CUDNN_DATA_BFLOAT16", 2 }, { "CUDNN_DATA_INT8", 1 }, { "CUDNN_DATA_UINT8", 1 },
-		{ "CUDNN_DATA_INT32", 4 }, { "CUDNN_DATA_INT64", 8 }, { "CUDNN_DATA_INT8x4", 4 },
-		{ "CUDNN_DATA_UINT8x4", 4 }, { "CUDNN_DATA_INT8x32", 32 }, { "CUDNN_DATA_BOOLEAN", 1 },
-		{ "CUDNN_DATA_FP8_E4M3", 1 }, { "CUDNN_DATA_FP8_E5M2", 1 },
-	};
-
-	for (size_t i = 0; dt && i < sizeof(sizes) / sizeof(sizes[0]); i++)
-		if (strcmp(dt, sizes[i].name) == 0)
-			return sizes[i].bytes;
-	return 0;
-}
-
 /* The bytes a tensor or filter descriptor's last Set spans, as the record carries it; 0 when it does not say. */
 static unsigned long long
 desc_span(json_t *v)
 {
-	json_t *set = json_object_get(v, "set"), *a = json_object_get(set, "args");
-	const char *fn = jstr(set, "fn");
-	unsigned long long elem = elem_bytes(jstr(a, "dataType")), span = 1;
-	static const char *const four[][4] = {
-		{ "n", "c", "h", "w" }, { "nStride", "cStride", "hStride", "wStride" }, { "k", "c", "h", "w" },
-	};
-	json_t *dims = NULL, *strides = NULL;
+	struct repro_shape sh;
+	char why[256];
+	unsigned long long elem;
 
-	if (!fn || !elem)
+	if (repro_shape_of(json_object_get(v, "set"), &sh, why, sizeof(why)) != 0)
 		return 0;
-	if (strcmp(fn, "cudnnSetTensor4dDescriptor") == 0 || strcmp(fn, "cudnnSetFilter4dDescriptor") == 0 ||
-	    strcmp(fn, "cudnnSetTensor4dDescriptorEx") == 0) {
-		int filter = fn[8] == 'F';
-
-		dims = json_array();
-		strides = strcmp(fn, "cudnnSetTensor4dDescriptorEx") == 0 ? json_array() : NULL;
-		for (int k = 0; k < 4; k++) {
-			json_array_append(dims, json_object_get(a, four[filter ? 2 : 0][k]));
-			if (strides)
-				json_array_append(strides, json_object_get(a, four[1][k]));
-		}
-	} else if (strcmp(fn, "cudnnSetTensorNdDescriptor") == 0) {
-		dims = json_incref(json_object_get(a, "dimA"));
-		strides = json_incref(json_object_get(a, "strideA"));
-	} else if (strcmp(fn, "cudnnSetFilterNdDescriptor") == 0) {
-		dims = json_incref(json_object_get(a, "filterDimA"));
-	}
-	for (size_t k = 0; json_is_array(dims) && k < json_array_size(dims); k++) {
-		long long d = json_integer_value(json_array_get(dims, k));
-		long long st = strides ? json_integer_value(json_array_get(strides, k)) : 0;
-
-		if (!json_is_integer(json_array_get(dims, k)) || d <= 0 || d > (1ll << 31) || st < 0 ||
-		    (strides && !json_is_integer(json_array_get(strides, k))) || span > (1ull << 40)) {
-			span = 0;
-			break;
-		}
-		/* Without strides, packed: the product of the dimensions. */
-		span = strides ? span + (unsigned long long)(d - 1) * (unsigned long long)st : span * (unsigned long long)d;
-	}
-	if (!json_is_array(dims) || !json_array_size(dims))
-		span = 0;
-	json_decref(dims);
-	json_decref(strides);
-	return span && span <= (1ull << 40) / elem ? span * elem : 0;
+	elem = repro_elem_size(sh.dtype);
+	return sh.elems && elem && sh.elems <= (1ull << 40) / elem ? sh.elems * elem : 0;
 }
 
 /*

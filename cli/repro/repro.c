@@ -369,103 +369,25 @@ parse_ptr(json_t *v, unsigned long long *addr)
 	return errno || *end || end == s + 2 ? -1 : 0;
 }
 
-static long long
-int_of(json_t *args, const char *name, int *ok)
-{
-	json_t *v = json_object_get(args, name);
-
-	if (!json_is_integer(v)) {
-		*ok = 0;
-		return 0;
-	}
-	return json_integer_value(v);
-}
-
-/* The values of an array argument, at least n of them. */
-static json_t *
-values_of(json_t *args, const char *name, long long n)
-{
-	json_t *v = json_object_get(args, name);
-
-	/* {"ptr", "values"} in call records; a plain list in a failure record's "set". */
-	if (!json_is_array(v))
-		v = json_object_get(v, "values");
-	return json_is_array(v) && n >= 0 && (long long)json_array_size(v) >= n ? v : NULL;
-}
-
 /* What the shape Set says of a tensor or filter: data type, elements spanned, dims for comments. */
 static int
 shape_of(struct reader *r, struct repro_desc *d, json_t *set)
 {
-	const char *fn = jstr(set, "fn");
-	json_t *a = json_object_get(set, "args");
-	unsigned long long span = 1;
-	long long dims[8], strides[8];
-	int nd = 0, ok = 1, strided = 0;
+	struct repro_shape sh;
+	char why[256];
 	size_t pos = 0;
+	int rc = repro_shape_of(set, &sh, why, sizeof(why));
 
-	d->dtype = jstr(a, "dataType");
-	if (strcmp(fn, "cudnnSetTensor4dDescriptor") == 0 || strcmp(fn, "cudnnSetFilter4dDescriptor") == 0 ||
-	    strcmp(fn, "cudnnSetTensor4dDescriptorEx") == 0) {
-		static const char *const t[4] = { "n", "c", "h", "w" }, *const f[4] = { "k", "c", "h", "w" };
-		static const char *const s[4] = { "nStride", "cStride", "hStride", "wStride" };
-		int filter = strcmp(fn, "cudnnSetFilter4dDescriptor") == 0;
-
-		nd = 4;
-		strided = strcmp(fn, "cudnnSetTensor4dDescriptorEx") == 0;
-		for (int i = 0; i < 4; i++) {
-			dims[i] = int_of(a, filter ? f[i] : t[i], &ok);
-			if (strided)
-				strides[i] = int_of(a, s[i], &ok);
-		}
-	} else if (strcmp(fn, "cudnnSetTensorNdDescriptor") == 0 || strcmp(fn, "cudnnSetTensorNdDescriptorEx") == 0 ||
-		   strcmp(fn, "cudnnSetFilterNdDescriptor") == 0) {
-		json_t *dv, *sv = NULL;
-
-		nd = (int)int_of(a, "nbDims", &ok);
-		if (!ok || nd < 1 || nd > 8)
-			return plan_error(r, "%s: %s has an nbDims out of 1..8", d->id, fn);
-		dv = values_of(a, strcmp(fn, "cudnnSetFilterNdDescriptor") == 0 ? "filterDimA" : "dimA", nd);
-		strided = strcmp(fn, "cudnnSetTensorNdDescriptor") == 0;
-		if (strided)
-			sv = values_of(a, "strideA", nd);
-		if (!dv || (strided && !sv))
-			return plan_error(r, "%s: %s without all its dimensions in the records", d->id, fn);
-		for (int i = 0; i < nd; i++) {
-			json_t *x = json_array_get(dv, (size_t)i), *y = sv ? json_array_get(sv, (size_t)i) : NULL;
-
-			if (!json_is_integer(x) || (sv && !json_is_integer(y)))
-				ok = 0;
-			dims[i] = json_integer_value(x);
-			strides[i] = y ? json_integer_value(y) : 0;
-		}
-	} else {
+	/* Any Set's data type counts (an N-d convolution's says whether its scaling factors are doubles). */
+	d->dtype = sh.dtype;
+	if (rc > 0)
 		return 0;
-	}
-	if (!ok)
-		return plan_error(r, "%s: %s without all its arguments in the records", d->id, fn);
-	/* Elements spanned: the product, or with strides the last element's offset plus one. */
-	if (strided) {
-		span = 1;
-		for (int i = 0; i < nd; i++) {
-			if (dims[i] <= 0 || strides[i] < 0) {
-				span = 0;
-				break;
-			}
-			span += (unsigned long long)(dims[i] - 1) * (unsigned long long)strides[i];
-			if (span > MAX_BYTES)
-				break;
-		}
-	} else {
-		for (int i = 0; i < nd && span <= MAX_BYTES; i++)
-			span = dims[i] > 0 ? span * (unsigned long long)dims[i] : 0;
-	}
-	if (span > MAX_BYTES)
-		return plan_error(r, "%s: %s spans more than 2^40 elements", d->id, fn);
-	d->elems = span;
-	d->bytes = span * repro_elem_size(d->dtype);
-	for (int i = 0; i < nd && pos < sizeof(d->shape); i++)
-		pos += (size_t)snprintf(d->shape + pos, sizeof(d->shape) - pos, "%s%lld", i ? "x" : "", dims[i]);
+	if (rc < 0)
+		return plan_error(r, "%s: %s", d->id, why);
+	d->elems = sh.elems;
+	d->bytes = sh.elems * repro_elem_size(d->dtype);
+	for (int i = 0; i < sh.nd && pos < sizeof(d->shape); i++)
+		pos += (size_t)snprintf(d->shape + pos, sizeof(d->shape) - pos, "%s%lld", i ? "x" : "", sh.dims[i]);
 	return 0;
 }
 

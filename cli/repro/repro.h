@@ -8,8 +8,9 @@
  *                  what it needs into a struct repro_plan;
  *   repro-write.c  writes the C file from the plan;
  *   repro-host.c   any other call, from the API description alone: one whose
- *                  arguments the records hold whole (no device data).
- * Only repro.c, repro-write.c, repro-graph.c and repro-host.c see jansson.
+ *                  arguments the records hold whole, device data sized by
+ *                  the descriptor or count beside it.
+ * Only repro.c, repro-write.c, repro-graph.c, repro-host.c and repro-desc.c see jansson.
  */
 #ifndef CUDNNSPY_REPRO_H
 #define CUDNNSPY_REPRO_H
@@ -164,6 +165,18 @@ repro_add_buffer(struct repro_plan *p, const char *param, unsigned long long add
  */
 int
 repro_graph_plan(struct repro_plan *p, void *calls, void *target);
+
+/* What a tensor or filter shape Set says (repro-desc.c): its data type, the elements it spans, its dims. */
+struct repro_shape {
+	const char *dtype;
+	unsigned long long elems;
+	long long dims[8];
+	int nd;
+};
+
+/* SET (json_t, {"fn", "args"}): 1 when it is no shape Set, 0 with *SH, -1 with WHY when the record lacks it. */
+int
+repro_shape_of(void *set, struct repro_shape *sh, char *why, size_t cap);
 
 /*
  * repro-graph.c: for an execution whose backend calls were not traced, the
