@@ -84,7 +84,7 @@ struct reader {
 	const char *want_sig;
 	long long sig_call;	/* the first convolution (not a failure) with that signature */
 	long long sig_other;	/* the first search or query with it */
-	int pick_default, list, quiet;
+	int pick_default, list;
 	/* Counters across files. */
 	long long calls, failures;
 	/* Per file. */
@@ -345,8 +345,6 @@ plan_error(struct reader *r, const char *fmt, const char *a, const char *b)
 	char what[512];
 
 	r->error = 1;
-	if (r->quiet)
-		return -1;
 	snprintf(what, sizeof(what), fmt, a, b);
 	complain("repro: %s, line %lld: %s", r->file, r->line_no, what);
 	return -1;
@@ -724,12 +722,33 @@ plan_free(struct repro_plan *p)
 	memset(p, 0, sizeof(*p));
 }
 
+/*
+ * A plan of the call made on the side, into SCRATCH (plan_free it after), the reader as it was before; what
+ * stopped it into WHY, nothing on stderr. 0 when it was made.
+ */
+static int
+plan_trial(struct reader *r, json_t *rec, const struct repro_fn *f, struct repro_plan *scratch, char *why,
+	   size_t cap)
+{
+	struct repro_plan *keep = r->plan;
+	int error = r->error, rc;
+
+	memset(scratch, 0, sizeof(*scratch));
+	r->plan = scratch;
+	complain_into(why, cap);
+	rc = make_plan(r, rec, f);
+	complain_into(NULL, 0);
+	r->plan = keep;
+	r->error = error;
+	return rc;
+}
+
 /* Whether the call computes the signature --signature asks for. */
 static int
 signature_matches(struct reader *r, json_t *rec, const struct repro_fn *f)
 {
-	struct repro_plan scratch, *keep = r->plan;
-	char sig[2048];
+	struct repro_plan scratch;
+	char sig[2048], why[256];
 	int ok;
 
 	if (strcmp(f->name, "cudnnBackendExecute") == 0) {
@@ -737,14 +756,8 @@ signature_matches(struct reader *r, json_t *rec, const struct repro_fn *f)
 
 		return s && repro_signature_matches(s, r->want_sig);
 	}
-	memset(&scratch, 0, sizeof(scratch));
-	r->plan = &scratch;
-	r->quiet = 1;
-	ok = make_plan(r, rec, f) == 0 && repro_signature(&scratch, sig, sizeof(sig)) == 0 &&
+	ok = plan_trial(r, rec, f, &scratch, why, sizeof(why)) == 0 && repro_signature(&scratch, sig, sizeof(sig)) == 0 &&
 	     repro_signature_matches(sig, r->want_sig);
-	r->plan = keep;
-	r->quiet = 0;
-	r->error = 0;
 	plan_free(&scratch);
 	return ok;
 }
@@ -968,18 +981,11 @@ take(struct reader *r, json_t *rec)
 	}
 	if (r->list && failure && f) {
 		/* A call of the table is listed as replayable only once its plan is made; else with why. */
-		struct repro_plan scratch, *keep = r->plan;
+		struct repro_plan scratch;
 		char why[512];
-		int error = r->error, ok;
+		int ok = plan_trial(r, rec, f, &scratch, why, sizeof(why)) == 0;
 
-		memset(&scratch, 0, sizeof(scratch));
-		r->plan = &scratch;
-		complain_into(why, sizeof(why));
-		ok = make_plan(r, rec, f) == 0;
-		complain_into(NULL, 0);
 		plan_free(&scratch);
-		r->plan = keep;
-		r->error = error;
 		if (!ok) {
 			/* Its place in the records is this list's own: what is left is why. */
 			const char *at = strstr(why, ": line ") ? NULL : strstr(why, ", line ");
