@@ -43,6 +43,7 @@ union spy_arg {
 #define SPY_FLIGHT_MAX 256
 
 struct spy_buf;
+struct spy_stack_cache;
 
 /* Where an exported call from one return address went (route.c): a small cache per thread, no lock. */
 #define SPY_ROUTE_CACHE 64
@@ -73,6 +74,8 @@ struct spy_thread {
 	unsigned home;		/* the mapped file (spy_sink_state_gen) the counters are in; 0: in memory */
 	struct spy_counts n[_SPY_FN_COUNT];
 	struct spy_route_entry route[SPY_ROUTE_CACHE];
+	unsigned life;		/* bumped each time a thread claims this state: what stack.c kept is another thread's */
+	struct spy_stack_cache *stacks;	/* stacks seen before (stack.c); NULL until a first one is kept */
 };
 
 struct spy_tls {

@@ -12,6 +12,7 @@
  * searches the object's whole dynamic symbol table for every frame, only
  * when the map cannot answer.
  */
+#include "cfi.h"
 #include "core.h"
 #include "modules.h"
 #include "stack.h"
@@ -20,13 +21,26 @@
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 typedef int (*unw_backtrace_fn)(void **, int);
+/* libgcc's unwinder, which glibc's backtrace() also uses: asked for each frame's CFA too (see keep()). */
+struct _Unwind_Context;
+typedef int (*uw_trace_fn)(struct _Unwind_Context *, void *);
+typedef int (*uw_backtrace_fn)(uw_trace_fn, void *);
+typedef uintptr_t (*uw_get_fn)(struct _Unwind_Context *);
+struct uw_bases {
+	void *tbase, *dbase, *func;
+};
+typedef const void *(*uw_find_fde_fn)(void *, struct uw_bases *);
 
 static unw_backtrace_fn unw_backtrace_p;
+static uw_backtrace_fn uw_backtrace_p;
+static uw_get_fn uw_get_ip_p, uw_get_cfa_p;
+static uw_find_fde_fn uw_find_fde_p;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void
@@ -37,7 +51,19 @@ load_unwinder(void)
 
 	if (h)
 		unw_backtrace_p = (unw_backtrace_fn)spy_dlsym(h, "unw_backtrace");
+	if (unw_backtrace_p)
+		return;
 #endif
+	/* What backtrace() would open on its first call anyway; local, so that nothing of it enters the global scope. */
+	void *g = spy_dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (!g)
+		return;
+	uw_get_ip_p = (uw_get_fn)spy_dlsym(g, "_Unwind_GetIP");
+	uw_get_cfa_p = (uw_get_fn)spy_dlsym(g, "_Unwind_GetCFA");
+	uw_find_fde_p = (uw_find_fde_fn)spy_dlsym(g, "_Unwind_Find_FDE");
+	if (uw_get_ip_p && uw_get_cfa_p)
+		uw_backtrace_p = (uw_backtrace_fn)spy_dlsym(g, "_Unwind_Backtrace");
 }
 
 /* The modules of N frames: from the map, else from dladdr frame by frame. */
@@ -58,16 +84,131 @@ modules_of(void *const *ips, int n, struct spy_module *mods)
 	}
 }
 
-int
-spy_stack_capture(void **ips, int max)
-{
-	void *raw[SPY_STACK_MAX + 16];
-	struct spy_module mods[SPY_STACK_MAX + 16];
-	uintptr_t self = (uintptr_t)spy_self_base();
-	int n, out = 0;
+#define RAW_MAX (SPY_STACK_MAX + 16)
 
-	pthread_once(&once, load_unwinder);
-	n = unw_backtrace_p ? unw_backtrace_p(raw, SPY_STACK_MAX + 16) : backtrace(raw, SPY_STACK_MAX + 16);
+/*
+ * Stacks a thread has failed from before. Unwinding costs about 2,000 instructions a frame (the unwinder finds
+ * each frame's FDE and runs its CFI), and a program that fails once usually fails again from the same line. On
+ * x86-64 a call leaves its return address at its callee's CFA - 8, and the unwinder says each frame's CFA: a
+ * stack seen before is the same stack again when spy_stack_capture's own CFA is the same and every return
+ * address is still in its slot, provided each frame's CFA is its stack pointer plus a constant of its code
+ * (cfi.c): then, from the innermost, a slot holding the return address it held means the same code, so the
+ * same CFA for the next slot. A stack with a frame pointer, alloca or a realigned frame between is unwound
+ * every time: such a frame could move the slots above it while stale return addresses of an earlier call
+ * stay in the old ones.
+ */
+#define CACHE_WAYS 4
+struct stack_way {
+	uintptr_t cfa;			/* spy_stack_capture's CFA when kept; 0: empty */
+	int nraw, nout, max;
+	uintptr_t ip[RAW_MAX];		/* the unwinder's frames (0 is spy_stack_capture's own) */
+	uintptr_t slot[RAW_MAX];	/* where frame i's return address lies */
+	void *out[SPY_STACK_MAX];	/* what spy_stack_capture returned for it */
+};
+struct spy_stack_cache {
+	unsigned life;			/* the spy_thread's life it belongs to */
+	unsigned next;			/* the way the next new stack takes */
+	int busy;			/* keeping one now: a signal handler's failure on this thread leaves it alone */
+	struct stack_way way[CACHE_WAYS];
+};
+
+struct walk {
+	int n;
+	int keepable;
+	uintptr_t ip[RAW_MAX], slot[RAW_MAX];
+};
+
+static int
+one_frame(struct _Unwind_Context *ctx, void *arg)
+{
+	struct walk *w = arg;
+	uintptr_t ip, cfa;
+
+	if (w->n >= RAW_MAX)
+		return 5;	/* _URC_END_OF_STACK: enough */
+	ip = uw_get_ip_p(ctx);
+	if (!ip)
+		return 5;
+	cfa = uw_get_cfa_p(ctx);
+	/* A signal frame, or code whose return address is elsewhere: this stack cannot be checked by its slots. */
+	if (!cfa || *(const uintptr_t *)(cfa - sizeof(uintptr_t)) != ip)
+		w->keepable = 0;
+	w->ip[w->n] = ip;
+	w->slot[w->n] = cfa - sizeof(uintptr_t);
+	w->n++;
+	return 0;
+}
+
+/*
+ * Frame i's return address lies at the CFA of frame i - 1: frames 1 to n - 2 must each keep theirs at a
+ * constant distance from the one inside it (cfi.c). The outermost needs not (the thread's start marks its
+ * return address undefined).
+ */
+static int
+plain_frames(const struct walk *w)
+{
+	if (!uw_find_fde_p)
+		return 0;
+	for (int i = 1; i < w->n - 1; i++) {
+		struct uw_bases bases;
+
+		/* A return address points after the call: one byte back is inside the caller. */
+		if (!spy_cfi_plain(uw_find_fde_p((void *)(w->ip[i] - 1), &bases)))
+			return 0;
+	}
+	return 1;
+}
+
+static struct spy_stack_cache *
+cache_of(struct spy_thread *th)
+{
+	struct spy_stack_cache *c;
+
+	if (!th)
+		return NULL;
+	c = th->stacks;
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			return NULL;
+		c->life = th->life;
+		th->stacks = c;
+	}
+	if (c->life != th->life) {
+		memset(c, 0, sizeof(*c));
+		c->life = th->life;
+	}
+	return c->busy ? NULL : c;
+}
+
+static int
+seen(const struct spy_stack_cache *c, uintptr_t cfa, int max, void **ips)
+{
+	for (int k = 0; k < CACHE_WAYS; k++) {
+		const struct stack_way *w = &c->way[k];
+		int i;
+
+		if (w->cfa != cfa || w->max != max)
+			continue;
+		/* Frame 0 is this function's call of the unwinder, not made now: the rest are live. */
+		for (i = 1; i < w->nraw && *(const uintptr_t *)w->slot[i] == w->ip[i]; i++)
+			;
+		if (i < w->nraw)
+			continue;
+		memcpy(ips, w->out, (size_t)w->nout * sizeof(ips[0]));
+		return w->nout;
+	}
+	return -1;
+}
+
+/* The spy's frames and a sanitizer's interceptor left out: the caller's stack. */
+static int
+filter(void *const *raw, int n, void **ips, int max)
+{
+	struct spy_module mods[RAW_MAX];
+	uintptr_t self = (uintptr_t)spy_self_base();
+	int out = 0;
+
 	modules_of(raw, n, mods);
 	for (int i = 0; i < n && out < max; i++) {
 		if (mods[i].name && mods[i].base == self)
@@ -77,6 +218,50 @@ spy_stack_capture(void **ips, int max)
 			continue;
 		ips[out++] = raw[i];
 	}
+	return out;
+}
+
+/* Not inlined: its CFA is the key of what it keeps, and the unwinder's frame 1 must be its caller's. */
+__attribute__((noinline)) int
+spy_stack_capture(void **ips, int max)
+{
+	void *raw[RAW_MAX];
+	uintptr_t cfa = (uintptr_t)__builtin_dwarf_cfa();
+	struct spy_stack_cache *c;
+	struct walk w;
+	int n, out;
+
+	if (max > SPY_STACK_MAX)
+		max = SPY_STACK_MAX;
+	pthread_once(&once, load_unwinder);
+	if (!uw_backtrace_p) {
+		n = unw_backtrace_p ? unw_backtrace_p(raw, RAW_MAX) : backtrace(raw, RAW_MAX);
+		return filter(raw, n, ips, max);
+	}
+	c = cache_of(spy_tls.thread);
+	if (c && (out = seen(c, cfa, max, ips)) >= 0)
+		return out;
+	if (c)
+		c->busy = 1;
+	w.n = 0;
+	w.keepable = 1;
+	uw_backtrace_p(one_frame, &w);
+	for (int i = 0; i < w.n; i++)
+		raw[i] = (void *)w.ip[i];
+	out = filter(raw, w.n, ips, max);
+	if (c && w.keepable && w.n > 1 && w.slot[1] + sizeof(uintptr_t) == cfa && plain_frames(&w)) {
+		struct stack_way *k = &c->way[c->next++ % CACHE_WAYS];
+
+		k->nraw = w.n;
+		k->nout = out;
+		k->max = max;
+		memcpy(k->ip, w.ip, (size_t)w.n * sizeof(w.ip[0]));
+		memcpy(k->slot, w.slot, (size_t)w.n * sizeof(w.slot[0]));
+		memcpy(k->out, ips, (size_t)out * sizeof(ips[0]));
+		k->cfa = cfa;
+	}
+	if (c)
+		c->busy = 0;
 	return out;
 }
 

@@ -71,8 +71,10 @@ claim(void)
 		int free_ = 0;
 
 		if (th != &fallback &&
-		    __atomic_compare_exchange_n(&th->in_use, &free_, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		    __atomic_compare_exchange_n(&th->in_use, &free_, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+			th->life++;
 			return th;
+		}
 	}
 	return NULL;
 }

@@ -209,6 +209,34 @@ def stack_names():
 
 
 @scenario
+def stack_seen():
+    """Failures from stacks alike to the spy's cache of stacks seen before: two paths through one call site,
+    recursion of changing depth, frames that allocate so that the innermost stack pointer stays while an outer
+    return address moves (a stale copy of the old one left where it was), and a signal handler. Each record's
+    stack names the function the program says made the failure, in the order made."""
+    env = {"LD_LIBRARY_PATH": FAKE9, "FAKECUDNN_STATUS": "cudnnSetTensor4dDescriptor=2000"}
+    plain = run([prog("stack-seen")], env)
+    p = run([prog("stack-seen")], dict(env, LD_PRELOAD=PRELOAD, CUDNNSPY_STDERR="none"))
+    same_output(plain, p, "under preload")
+    said = p.stdout.split()
+    fails = events(p.records, "failure", "cudnnSetTensor4dDescriptor")
+    check(len(fails) == len(said) == 22, "22 failures recorded", "%d records, %d said" % (len(fails), len(said)))
+    depth = {"deep1": 1, "deep2": 2, "deep3": 3}
+    for i, (who, rec) in enumerate(zip(said, sorted(fails, key=lambda r: r["t_ns"]))):
+        names = [f["symbol"] for f in rec["stack"]]
+        check(names[:1] == ["leaf"], "failure %d: made in leaf" % i, repr(names))
+        if who in depth:
+            want = ["leaf"] + ["deep"] * depth[who] + ["main"]
+            check(names[:len(want)] == want, "failure %d: %s" % (i, who), repr(names))
+        elif who.startswith("pad"):
+            check(names[:4] == ["leaf", "mid", who, "main"], "failure %d: %s" % (i, who), repr(names))
+        elif who == "on_alarm":
+            check("on_alarm" in names[:3] and "main" in names, "failure %d: in the handler" % i, repr(names))
+        else:
+            check(names[:3] == ["leaf", who, "main"], "failure %d: %s" % (i, who), repr(names))
+
+
+@scenario
 def failed_set_real():
     """A Set that fails after cuDNN changed the descriptor anyway (9.19 writes the data type of a refused
     cudnnSetTensor4dDescriptorEx) leaves no stale state: the spy no longer claims the earlier Set, says which Set
