@@ -123,13 +123,14 @@ refresh(void)
 {
 	struct counts c = { 0, 0, 0 };
 	struct build b = { 1, 0, 0 };
-	long page = sysconf(_SC_PAGESIZE);
+	long page;
 
 	dl_iterate_phdr(counts_cb, &c);
 	if (!c.ok || broken)
 		return -1;
 	if (built && c.adds == seen_adds && c.subs == seen_subs)
 		return 0;
+	page = sysconf(_SC_PAGESIZE);
 	b.page = page > 0 ? (uintptr_t)page : 4096;
 	nranges = 0;
 	dl_iterate_phdr(build_cb, &b);

@@ -58,6 +58,7 @@ struct load {
 	enum spy_load_result result;
 	int emitted;
 	unsigned count;		/* the same attempt made again (cuDNN opens its sub-libraries often) */
+	unsigned looked;	/* 1 + objects_gen when its name was last looked for among the entries */
 };
 
 /*
@@ -66,6 +67,8 @@ struct load {
  */
 static pthread_mutex_t lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static struct load loads[MAX_LOADS];
+/* Bumped when the objects mapped changed (scan_cb): a pending load's name is looked for again only then. */
+static unsigned objects_gen;
 static int nloads, device_checked;
 static struct entry entries[MAX_ENTRIES];
 static int nentries;
@@ -218,6 +221,7 @@ scan_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		if (!sc->changed && info->dlpi_adds == seen_adds && info->dlpi_subs == seen_subs)
 			return 1;
 		sc->changed = 1;
+		objects_gen++;
 		seen_adds = info->dlpi_adds;
 		seen_subs = info->dlpi_subs;
 	}
@@ -772,6 +776,10 @@ settle_loads(int final)
 		if (l->emitted)
 			continue;
 		if (l->result == SPY_LOAD_PENDING) {
+			/* Not found before, and no object mapped since: not there now either. */
+			if (!final && l->looked == 1 + objects_gen)
+				continue;
+			l->looked = 1 + objects_gen;
 			for (int k = 0; k < nentries; k++) {
 				if (strcmp(base_of(entries[k].path), l->name) == 0 || strcmp(entries[k].soname, l->name) == 0) {
 					l->result = SPY_LOAD_LOADED;
@@ -827,6 +835,9 @@ check_device(const struct entry *answer)
 	int dev = 0, major = 0, minor = 0, created = 0;
 	void *h;
 
+	/* Once: every failure comes here. */
+	if (device_checked)
+		return;
 	for (struct spy_thread *th = spy_thread_list(); th; th = th->next) {
 		const struct spy_counts *n = __atomic_load_n(&th->copy_n[0], __ATOMIC_ACQUIRE);
 

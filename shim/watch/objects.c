@@ -102,6 +102,8 @@ describe_backend(struct spy_line *l, const void *ptr, unsigned mode)
 }
 static const char *kinds[MAX_KINDS];
 static unsigned kind_count, kind_next[MAX_KINDS];
+/* The index of "backend", once added: stamp_of asks on every traced call, and a strcmp costs more than the rest. */
+static unsigned backend_kind = ~0u;
 static int full_said;
 
 static unsigned
@@ -124,6 +126,8 @@ kind_index(const char *kind)
 		;
 	if (i == n && n < MAX_KINDS) {
 		__atomic_store_n(&kinds[n], kind, __ATOMIC_RELAXED);
+		if (strcmp(kind, "backend") == 0)
+			__atomic_store_n(&backend_kind, n, __ATOMIC_RELAXED);
 		__atomic_store_n(&kind_count, n + 1, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&add_lock);
@@ -464,6 +468,10 @@ spy_obj_set_failed(const void *ptr, unsigned fn)
 	 * cudnnSetTensor4dDescriptorEx): what the spy remembers is no longer
 	 * known to hold, so it is forgotten rather than shown stale.
 	 */
+	/* Forgotten already by the same refusal (a loop failing one call): its text, and so its stamp, stay. */
+	if (!aux_setter(f) && !(f->nparams == 2 && !f->params[1].is_array && f->params[1].kind != SPY_ARG_PTR) &&
+	    s->set_fn == 0 && s->failed_fn == fn + 1)
+		return;
 	write_begin(s);
 	if (aux_setter(f)) {
 		if (s->aux_fn == fn + 1)
@@ -740,7 +748,7 @@ stamp_of(const void *ptr, uint64_t *stamp, int sources)
 	 * A backend descriptor's text is backend.c's, which changes without a Set here; what this file adds to it
 	 * changes only when the address is taken again, and so does backend.c's version.
 	 */
-	if (strcmp(kinds[s->kind], "backend") == 0) {
+	if (s->kind == __atomic_load_n(&backend_kind, __ATOMIC_RELAXED)) {
 		int (*fn)(const void *, uint64_t *) = __atomic_load_n(&backend_stamper, __ATOMIC_ACQUIRE);
 
 		return fn && fn(ptr, stamp);

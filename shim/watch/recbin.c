@@ -546,11 +546,14 @@ pack(struct spy_thread *th, const struct spy_call *c, long status, const union s
 			return 0;
 		goto stack;
 	}
+	/* A successful GetAttribute's array (parameter 5) is packed apart; asked once, not at every parameter. */
+	int array_at = packable[c->id] == GETATTR && args[4].p && !fail ? 5 : -1;
+
 	for (int i = 0; i < f->nparams; i++) {
 		const struct spy_param_info *p = &f->params[i];
 		long id;
 
-		if (packable[c->id] == GETATTR && i == 5 && args[4].p && !fail) {
+		if (i == array_at) {
 			if (!(n = getattr_array(th, b, args, body, n, &used)))
 				return 0;
 			continue;
@@ -643,11 +646,18 @@ stack:
 	if (wlen)
 		put_text(l, fail->why, wlen);
 	spy_line_mem(l, (const char *)v, spy_rec_put_uv(v, fail->nrecent));
-	for (unsigned i = 0; i < fail->nrecent; i++) {
-		uint32_t e = th->flight[(fail->recent_from + i) % SPY_FLIGHT_MAX];
+	/* Packed 32 at a time and appended so: two appends (two memcpy calls) a call cost more than the rest. */
+	for (unsigned i = 0; i < fail->nrecent;) {
+		uint8_t recent[32 * 6];
+		size_t r = 0;
 
-		spy_line_mem(l, (const char *)v, spy_rec_put_uv(v, e & 0xffff));
-		spy_line_mem(l, (const char *)v, spy_rec_put_uv(v, spy_rec_zigzag((int16_t)(e >> 16))));
+		for (unsigned end = i + 32 < fail->nrecent ? i + 32 : fail->nrecent; i < end; i++) {
+			uint32_t e = th->flight[(fail->recent_from + i) % SPY_FLIGHT_MAX];
+
+			r += spy_rec_put_uv(recent + r, e & 0xffff);
+			r += spy_rec_put_uv(recent + r, spy_rec_zigzag((int16_t)(e >> 16)));
+		}
+		spy_line_mem(l, (const char *)recent, r);
 	}
 	if (b->py_call)
 		spy_line_mem(l, (const char *)v, spy_rec_put_uv(v, (uint64_t)b->py_id));

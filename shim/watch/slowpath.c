@@ -189,7 +189,7 @@ read_last_error(struct spy_buf *b, unsigned copy)
 	 */
 	if (!now[0])
 		return NULL;
-	memcpy(b->last_error, now, sizeof(now));
+	memcpy(b->last_error, now, strlen(now) + 1);
 	/* Each copy keeps its own message: only the same copy's cudnnGetLastErrorString gets this one. */
 	b->last_error_pending = 1 + (int)copy;
 	return b->last_error;
@@ -353,13 +353,13 @@ failure_line(struct spy_line *l, const struct spy_call *c, long status, const un
 	     const struct spy_thread *th)
 {
 	uint32_t n = rate_count(c->id, status);
-	/* A negative status is a CUDA error found by the synchronizing mode. */
-	const char *name = status < 0 ? spy_cuda_error_name((int)-status) : spy_status_name(status);
-	const char *file;
+	const char *name, *file;
 	size_t tail;
 
 	if (!(spy_config.stderr_mask & SPY_STDERR_FAILURES) || n > (uint32_t)spy_config.rate_limit + 1)
 		return;
+	/* A negative status is a CUDA error found by the synchronizing mode. */
+	name = status < 0 ? spy_cuda_error_name((int)-status) : spy_status_name(status);
 	if (n == (uint32_t)spy_config.rate_limit + 1) {
 		spy_log("%s returned %s (%ld) %ld times: suppressing further lines for it%s", spy_fn_info[c->id].name,
 			name ? name : "an unknown status", status, spy_config.rate_limit,
