@@ -326,10 +326,27 @@ same_set(const struct slot *s, const struct spy_fn_info *f, unsigned fn, const u
 	}
 	if (s->set_fn != fn + 1 || s->failed_fn || s->filled_fn || s->aux_fn)
 		return 0;
-	for (int i = 0; i < f->nparams; i++)
-		if (f->params[i].is_array || f->params[i].kind == SPY_ARG_PTR ||
-		    memcmp(&s->args[i], &args[i], sizeof(args[i])) != 0)
+	for (int i = 0, arrays = 0; i < f->nparams; i++) {
+		const struct spy_param_info *p = &f->params[i];
+
+		if (!p->is_array) {
+			if (memcmp(&s->args[i], &args[i], sizeof(args[i])) != 0)
+				return 0;
+			continue;
+		}
+		/* An array spy_obj_set keeps (cudnnSetTensorNdDescriptor's): the same values, wherever they lie now. */
+		if (p->dir != SPY_DIR_IN || p->count < 0 || arrays >= 3 || !args[i].p || s->array_param[arrays] != i)
 			return 0;
+		{
+			const struct spy_arg_printer *ap = arg_printer();
+			int64_t n = ap ? ap->arg_count(fn, i, args, SPY_ARGS_AFTER_SUCCESS) : -1;
+
+			if (n < 0 || n > MAX_ARRAY || n != s->array_len[arrays] ||
+			    memcmp(s->array[arrays], args[i].p, (size_t)n * sizeof(int)) != 0)
+				return 0;
+		}
+		arrays++;
+	}
 	return 1;
 }
 

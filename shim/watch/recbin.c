@@ -598,10 +598,20 @@ pack(struct spy_thread *th, const struct spy_call *c, long status, const union s
 				/* 0: no count known, the address alone. */
 				n += spy_rec_put_uv(body + n, count < 0 ? 0 : (uint64_t)(count > SPY_REC_VALUES ? SPY_REC_VALUES
 												   : count) + 1);
-				for (int64_t k = 0; k < count && k < SPY_REC_VALUES; k++)
-					if (!(n = element(th, b, p, (const char *)args[i].p + k * p->elem_size, 0, body,
-							  n, &used)))
-						return 0;
+				if (p->elem == SPY_ARG_INT && p->elem_size == 4) {
+					/* Dimensions and strides, the usual array: element() for each costs four times this. */
+					for (int64_t k = 0; k < count && k < SPY_REC_VALUES; k++) {
+						int32_t e;
+
+						memcpy(&e, (const char *)args[i].p + k * 4, 4);
+						n += spy_rec_put_uv(body + n, spy_rec_zigzag(e));
+					}
+				} else {
+					for (int64_t k = 0; k < count && k < SPY_REC_VALUES; k++)
+						if (!(n = element(th, b, p, (const char *)args[i].p + k * p->elem_size, 0,
+								  body, n, &used)))
+							return 0;
+				}
 			} else if (!(n = element(th, b, p, args[i].p, 0, body, n, &used))) {
 				return 0;
 			}

@@ -253,6 +253,25 @@ def binary_records():
 
 
 @scenario
+def binary_texts_kept():
+    """Alike calls write a descriptor's text once: the same Nd shape set again from arrays elsewhere each time,
+    and a Set refused again and again on one descriptor (each refusal forgets the same thing), 40 of each,
+    traced, against the fake and the real cuDNN. Format 1 and format 2 still read the same."""
+    for label, env in (("fake", {"LD_LIBRARY_PATH": FAKE9, "FAKECUDNN_STATUS": "cudnnSetTensor4dDescriptor=2000"}),
+                       ("real", {"LD_LIBRARY_PATH": REAL} if REAL else None)):
+        if env is None:
+            continue
+        recs, _, bdata, _ = same_records("same-sets, " + label, [prog("same-sets"), "40"],
+                                         dict(env, LD_PRELOAD=PRELOAD, CUDNNSPY_STDERR="none"))
+        check(any(r.get("fn") == "cudnnSetTensorNdDescriptor" for r in recs) and
+              len(events({"": recs}, "failure", "cudnnSetTensor4dDescriptor")) == 40,
+              "%s: 40 calls and 40 failures recorded" % label)
+        texts = [f for t, f, _ in schema.frames(bdata) if t == schema.TAG_TEXT]
+        check(len(texts) <= 8, "%s: %d texts for 80 alike calls on two descriptors" % (label, len(texts)),
+              *[repr(f[:80]) for f in texts[:6]])
+
+
+@scenario
 def binary_stacks():
     """Traced calls with their stacks (CUDNNSPY_BACKTRACE) in format 2 are packed: the return addresses as
     module texts and offsets, named by the command from each module's symbol table (offline). Read back, each
