@@ -69,11 +69,13 @@ struct fnstat {
 	/* From the summary record. */
 	int in_summary, s_have_gpu;
 	long long s_calls, s_failures, s_internal, s_timed, s_total, s_p50, s_p99, s_gpu, s_first;
+	long long s_probing;		/* of s_failures, a framework's expected NOT_SUPPORTED answers */
 	int s_have_first;		/* the summary said each thread's first call apart (first_ns) */
 	int s_steady_unknown;		/* and that the calls after it were not measured (steady_ns null) */
 	/* From call and failure records. */
 	int r_have_gpu;
 	long long r_calls, r_failures, r_timed, r_total, r_gpu, r_p50, r_p99;
+	long long r_probing;		/* failure records marked probing */
 	uint64_t *hist;			/* freed when the file is done (fnstat_done) */
 };
 

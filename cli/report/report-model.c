@@ -391,7 +391,7 @@ who_free(struct who *w)
 /* ---- the run's aggregates, a process at a time ---- */
 
 struct fn_final {
-	long long calls, failures, internal, total, p50, p99, gpu, first;
+	long long calls, failures, probing, internal, total, p50, p99, gpu, first;
 	int have_gpu, have_internal, have_first, steady_unknown;
 };
 
@@ -402,6 +402,7 @@ fn_final_of(const struct fnstat *f, struct fn_final *o)
 	if (f->in_summary) {
 		o->calls = f->s_calls;
 		o->failures = f->s_failures;
+		o->probing = f->s_probing;
 		o->internal = f->s_internal;
 		o->have_internal = 1;
 		o->total = f->s_total;
@@ -413,6 +414,7 @@ fn_final_of(const struct fnstat *f, struct fn_final *o)
 	} else {
 		o->calls = f->r_calls;
 		o->failures = f->r_failures;
+		o->probing = f->r_probing;
 		o->total = f->r_total;
 		o->p50 = f->r_p50;
 		o->p99 = f->r_p99;
@@ -428,7 +430,7 @@ fn_final_of(const struct fnstat *f, struct fn_final *o)
 
 struct fn_agg {
 	char *fn;
-	long long calls, failures, internal, total, gpu, p50, p99, procs, first, steady_known;
+	long long calls, failures, probing, internal, total, gpu, p50, p99, procs, first, steady_known;
 	int have_gpu, have_internal, have_first;
 };
 
@@ -731,6 +733,7 @@ add_functions(struct report *r, struct proc *p)
 		fn_final_of(f, &o);
 		a->calls = report_sat_add(a->calls, o.calls);
 		a->failures = report_sat_add(a->failures, o.failures);
+		a->probing = report_sat_add(a->probing, o.probing < o.failures ? o.probing : o.failures);
 		a->internal = report_sat_add(a->internal, o.internal);
 		a->have_internal |= o.have_internal;
 		a->total = report_sat_add(a->total, o.total);
@@ -1551,6 +1554,7 @@ functions_model(struct rmodel *m, int *any_gpu, int *any_first)
 		report_jset(v, "fn", json_string(a->fn));
 		report_jset(v, "calls", json_integer(a->calls));
 		report_jset(v, "failures", json_integer(a->failures));
+		report_jset(v, "probing", json_integer(a->probing));
 		report_jset(v, "internal", jint_or_null(a->have_internal, a->internal));
 		report_jset(v, "total_ns", json_integer(a->total));
 		report_jset(v, "first_ns", jint_or_null(a->have_first, a->first));

@@ -599,6 +599,7 @@ on_call(struct report *r, struct proc *p, json_t *rec, int failure, long long li
 	if (f) {
 		f->r_calls++;
 		f->r_failures += failure;
+		f->r_probing += failure && json_is_true(json_object_get(rec, "probing"));
 		if (report_get_count(rec, "dur_ns", &dur)) {
 			f->r_timed++;
 			f->r_total = report_sat_add(f->r_total, dur);
@@ -649,6 +650,8 @@ on_summary(struct proc *p, json_t *rec)
 		f->s_calls = calls;
 		f->s_failures = f->s_internal = f->s_timed = f->s_total = f->s_p50 = f->s_p99 = 0;
 		report_get_count(e, "failures", &f->s_failures);
+		f->s_probing = 0;
+		report_get_count(e, "probing", &f->s_probing);
 		report_get_count(e, "internal", &f->s_internal);
 		report_get_count(e, "timed", &f->s_timed);
 		report_get_count(e, "total_ns", &f->s_total);

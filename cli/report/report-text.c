@@ -537,6 +537,11 @@ print_functions(struct rmodel *m, FILE *out, int top)
 	int first = json_is_true(json_object_get(m->j, "first_times"));
 	size_t n = json_array_size(fns), i;
 	char t[32], g[32], p50[32], p99[32];
+	int probing = 0;
+
+	/* Probing answers are no failures (the Failures section says so): a column of their own when there are any. */
+	json_array_foreach(fns, i, f)
+		probing |= report_jget_int(f, "probing") > 0;
 
 	if (!n)
 		return;
@@ -545,7 +550,10 @@ print_functions(struct rmodel *m, FILE *out, int top)
 	if (top > 0 && (size_t)top < n)
 		fprintf(out, " (%d of %zu)", top, n);
 	fputc('\n', out);
-	fprintf(out, "  %-44s %10s %9s %12s", "function", "calls", "failures", first ? "steady" : "total");
+	fprintf(out, "  %-44s %10s %9s", "function", "calls", "failures");
+	if (probing)
+		fprintf(out, " %9s", "probing");
+	fprintf(out, " %12s", first ? "steady" : "total");
 	if (first)
 		fprintf(out, " %10s", "first");
 	if (gpu)
@@ -566,8 +574,11 @@ print_functions(struct rmodel *m, FILE *out, int top)
 			snprintf(t, sizeof(t), "-");
 		report_fmt_ns(p50, sizeof(p50), report_jget_int(f, "p50_ns"));
 		report_fmt_ns(p99, sizeof(p99), report_jget_int(f, "p99_ns"));
-		fprintf(out, "  %-44s %10lld %9lld %12s", report_jget_str(f, "fn", "?"), report_jget_int(f, "calls"),
-			report_jget_int(f, "failures"), t);
+		fprintf(out, "  %-44s %10lld %9lld", report_jget_str(f, "fn", "?"), report_jget_int(f, "calls"),
+			report_jget_int(f, "failures") - report_jget_int(f, "probing"));
+		if (probing)
+			fprintf(out, " %9lld", report_jget_int(f, "probing"));
+		fprintf(out, " %12s", t);
 		if (first) {
 			char fs[32];
 

@@ -746,8 +746,20 @@ def probing_apart():
     check(len(lines) == 2 and all("of them probing)" in ln for ln in lines) and
           any(ln.startswith("    ") and "4 failures (3 of them probing)" in ln for ln in lines),
           "the process lines say the probing apart", t)
+    # The functions table: its failures column counts the failures alone, the probing a column of its own; in
+    # JSON each function says how many of its failures were probing.
+    fns = {f["fn"]: (f["failures"], f["probing"]) for f in m["functions"]}
+    check(fns.get("cudnnBackendGetAttribute") == (3, 3) and fns.get("cudnnBackendFinalize") == (1, 1) and
+          fns.get("cudnnDestroy") == (1, 0), "each function's failures and probing in JSON", repr(fns))
+    table = section(t, [ln for ln in t.splitlines() if ln.startswith("Top functions by")][0])
+    check(table[0].split()[:4] == ["function", "calls", "failures", "probing"], "a probing column", t)
+    rows = {r.split()[0]: r.split()[1:4] for r in table[1:]}
+    check(rows.get("cudnnBackendGetAttribute", [])[1:] == ["0", "3"] and
+          rows.get("cudnnDestroy", [])[1:] == ["1", "0"], "probing counted apart from failures in the table", t)
     # Without probing records, nothing changes: no probing section, and "probing": 0.
     q = report([fixture("ranks-fail")])
+    check("probing" not in [ln for ln in q.stdout.splitlines() if ln.strip().startswith("function ")][0],
+          "no probing column without probing", q.stdout)
     check("Probing" not in q.stdout and "Failures: 7 in 2 groups" in q.stdout, "no probing, no section", q.stdout)
 
 
