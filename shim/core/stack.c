@@ -108,7 +108,7 @@ struct stack_way {
 struct spy_stack_cache {
 	unsigned life;			/* the spy_thread's life it belongs to */
 	unsigned next;			/* the way the next new stack takes */
-	int busy;			/* keeping one now: a signal handler's failure on this thread leaves it alone */
+	int busy;			/* in use now: a signal handler's failure on this thread leaves it alone */
 	struct stack_way way[CACHE_WAYS];
 };
 
@@ -239,10 +239,16 @@ spy_stack_capture(void **ips, int max)
 		return filter(raw, n, ips, max);
 	}
 	c = cache_of(spy_tls.thread);
-	if (c && (out = seen(c, cfa, max, ips)) >= 0)
-		return out;
-	if (c)
+	if (c) {
+		/* Read and written by this thread alone; busy keeps a signal handler's failure out of both. */
 		c->busy = 1;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if ((out = seen(c, cfa, max, ips)) >= 0) {
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			c->busy = 0;
+			return out;
+		}
+	}
 	w.n = 0;
 	w.keepable = 1;
 	uw_backtrace_p(one_frame, &w);
@@ -260,8 +266,10 @@ spy_stack_capture(void **ips, int max)
 		memcpy(k->out, ips, (size_t)out * sizeof(ips[0]));
 		k->cfa = cfa;
 	}
-	if (c)
+	if (c) {
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		c->busy = 0;
+	}
 	return out;
 }
 
