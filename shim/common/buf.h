@@ -66,6 +66,7 @@ struct spy_buf {
 		int major;
 		int state;
 	} texts[64];
+	unsigned text_turn;	/* the next of a lookup's places to give a new text when none is free (recbin.c) */
 };
 
 #include <string.h>

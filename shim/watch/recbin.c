@@ -59,11 +59,22 @@ spy_recbin_init(void)
 /* Where a text may be found: this many places from the object's own. */
 #define WAYS 4
 
+/*
+ * An object's own place. Mixed, not the address's low bits: modules are named by their load address, which is
+ * page-aligned, and a sanitizer's heap aligns its blocks widely, so that low bits put them all in one place,
+ * where each text pushed the others out and every failure wrote its stack's module texts again.
+ */
+static unsigned
+home_of(const void *ptr)
+{
+	return (unsigned)((((uint64_t)(uintptr_t)ptr >> 4) * 0x9E3779B97F4A7C15ull) >> 58) % PLACES;
+}
+
 /* The place of a text this thread wrote for (ptr, kind, stamp, state) and still holds; NULL when none. */
 static struct spy_text_slot *
 cached_slot(struct spy_buf *b, const void *ptr, const char *kind, uint64_t stamp, int state, uint64_t *used)
 {
-	unsigned home = (unsigned)(((uintptr_t)ptr >> 4) % PLACES);
+	unsigned home = home_of(ptr);
 
 	for (unsigned w = 0; w < WAYS; w++) {
 		struct spy_text_slot *t = &b->texts[(home + w) % PLACES];
@@ -94,14 +105,40 @@ static long
 define(struct spy_thread *th, struct spy_buf *b, const void *ptr, const char *kind, uint64_t stamp, int state,
        int keep, uint64_t *used)
 {
-	unsigned home = (unsigned)(((uintptr_t)ptr >> 4) % PLACES), place = PLACES;
+	unsigned home = home_of(ptr), place = PLACES, empty = PLACES, open = 0, nopen = 0;
 	struct spy_line *l = &b->line;
 	struct spy_text_slot *t;
 	uint8_t body[SPY_REC_TEXT_MAX];
 	unsigned id;
 	size_t n;
 
-	for (unsigned w = 0; w < PLACES && place == PLACES; w++)
+	/*
+	 * Among the places a lookup searches, not named by this call: the object's older text, else one never
+	 * used, else each in turn, so that objects whose places overlap do not push each other out at every call.
+	 */
+	for (unsigned w = 0; w < WAYS && place == PLACES; w++) {
+		unsigned p = (home + w) % PLACES;
+
+		if (*used & (1ull << p))
+			continue;
+		if (b->texts[p].kind == kind && b->texts[p].ptr == ptr)
+			place = p;
+		else if (!b->texts[p].kind && empty == PLACES)
+			empty = p;
+		open |= 1u << w;
+		nopen++;
+	}
+	if (place == PLACES && empty < PLACES)
+		place = empty;
+	if (place == PLACES && nopen) {
+		unsigned k = b->text_turn++ % nopen;
+
+		for (unsigned w = 0; w < WAYS && place == PLACES; w++)
+			if ((open & (1u << w)) && k-- == 0)
+				place = (home + w) % PLACES;
+	}
+	/* Every place a lookup searches is this call's already: any other (found only by its id). */
+	for (unsigned w = WAYS; w < PLACES && place == PLACES; w++)
 		if (!(*used & (1ull << ((home + w) % PLACES))))
 			place = (home + w) % PLACES;
 	if (place == PLACES || l->overflow || l->len > sizeof(body) - 10)

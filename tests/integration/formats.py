@@ -272,6 +272,25 @@ def binary_texts_kept():
 
 
 @scenario
+def binary_module_texts():
+    """A failure's stack through six libraries (and the program, and libc), 30 times: each module's text is
+    written once, not again at every failure (their page-aligned load addresses once all shared one place of
+    the text cache, where each pushed the others out). Format 1 and format 2 read the same."""
+    env = {"LD_LIBRARY_PATH": os.pathsep.join([FAKE9, os.path.dirname(prog("chain-call"))]),
+           "FAKECUDNN_STATUS": "cudnnSetTensor4dDescriptor=2000", "LD_PRELOAD": PRELOAD, "CUDNNSPY_STDERR": "none"}
+    recs, _, bdata, _ = same_records("chain-call", [prog("chain-call"), "30"], env)
+    fails = events({"": recs}, "failure", "cudnnSetTensor4dDescriptor")
+    check(len(fails) == 30 and all(["chain_%d" % k for k in range(6, 0, -1)] ==
+                                   [f["symbol"] for f in r["stack"][:6]] for r in fails),
+          "30 failures, each with the six links named", repr(fails[0]["stack"] if fails else None))
+    texts = [f for t, f, _ in schema.frames(bdata) if t == schema.TAG_TEXT]
+    modules = [f for f in texts if b"libchain" in f]
+    check(len(modules) == 6, "each of the six libraries' texts written once (%d)" % len(modules),
+          *[repr(f[:60]) for f in modules[:8]])
+    check(len(texts) <= 12, "%d texts in all for 30 alike failures" % len(texts), *[repr(f[:60]) for f in texts])
+
+
+@scenario
 def binary_stacks():
     """Traced calls with their stacks (CUDNNSPY_BACKTRACE) in format 2 are packed: the return addresses as
     module texts and offsets, named by the command from each module's symbol table (offline). Read back, each
