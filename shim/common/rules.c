@@ -24,6 +24,11 @@ static const struct spy_rule rules[] = {
 	{ "missing-library", "install the cuDNN major the program was built for, or add its directory to LD_LIBRARY_PATH" },
 	{ "toolkits-differ", "point CUDA_HOME (and CUDA_PATH) at the toolkit /usr/local/cuda names, or the other way round" },
 	{ "missing-symbols", "run the program with the cuDNN version it was built against, or rebuild it against this copy" },
+	{ "windows-copies-conflict", "keep one copy: remove the others' cudnn*64_N.dll (the archive copied into CUDA's "
+				     "bin included) or take their directories off PATH; in Python, os.add_dll_directory() "
+				     "the one you keep before importing torch" },
+	{ "windows-mixed-load", "make the first directory the search reaches hold the whole set of one version: "
+				"reorder PATH, or remove the stray DLLs; cudnnspy scan --windows --python shows the result" },
 	/* Said by the library while the program runs. */
 	{ "runtime-multiple-copies", "make every part of the program find the same copy (one LD_LIBRARY_PATH, or "
 				     "remove one copy); cudnnspy run --library DIR tries one copy for the whole program" },

@@ -1,0 +1,677 @@
+/*
+ * The Windows side of `cudnnspy scan`: the cuDNN DLLs below the trees
+ * given to --windows, grouped into copies (one directory, one major),
+ * and what is wrong with them. Names are matched in any case, as
+ * Windows reads them: a tree copied to Linux may say CUDNN64_8.DLL.
+ */
+#include "scan-win.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+/* Levels below a tree, and directories in all: a whole disk fits, a hostile tree ends. */
+#define WIN_MAX_DEPTH 24
+#define WIN_DIR_BUDGET 400000
+
+static const char *const subs8[] = { "ops_infer", "ops_train", "cnn_infer", "cnn_train", "adv_infer", "adv_train", NULL };
+static const char *const subs9[] = { "graph", "ops", "cnn", "adv", "engines_precompiled",
+				     "engines_runtime_compiled", "heuristic", NULL };
+static const char *const subs_none[] = { NULL };
+
+const char *const *
+scan_win_subs(int major)
+{
+	return major == 8 ? subs8 : major >= 9 ? subs9 : subs_none;
+}
+
+int
+scan_win_parse_name(const char *name, char *sub, size_t subsz, int *major)
+{
+	size_t n = strlen(name), i;
+	const char *tail;
+	int m = 0;
+
+	/* cudnn[_SUB]64_N.dll */
+	if (n < 13 || strncasecmp(name, "cudnn", 5) != 0 || strcasecmp(name + n - 4, ".dll") != 0)
+		return 0;
+	i = n - 4;
+	while (i > 0 && isdigit((unsigned char)name[i - 1]))
+		i--;
+	if (i == n - 4 || n - 4 - i > 3 || i < 8 || strncmp(name + i - 3, "64_", 3) != 0)
+		return 0;
+	for (size_t k = i; k < n - 4; k++)
+		m = m * 10 + (name[k] - '0');
+	tail = name + i - 3;
+	if (tail == name + 5) {
+		sub[0] = '\0';
+	} else {
+		size_t len = (size_t)(tail - (name + 6));
+
+		if (name[5] != '_' || len == 0 || len >= subsz)
+			return 0;
+		for (size_t k = 0; k < len; k++)
+			sub[k] = (char)tolower((unsigned char)name[6 + k]);
+		sub[len] = '\0';
+	}
+	*major = m;
+	return 1;
+}
+
+/* C:=DIR, or DIR. */
+int
+scan_win_parse_tree(const char *arg, struct scan_win_tree *t, char *why, size_t whylen)
+{
+	const char *dir = arg;
+	struct stat st;
+	char real[PATH_MAX];
+
+	memset(t, 0, sizeof(*t));
+	if (isalpha((unsigned char)arg[0]) && arg[1] == ':' && arg[2] == '=') {
+		t->letter = tolower((unsigned char)arg[0]);
+		dir = arg + 3;
+	}
+	if (!dir[0]) {
+		snprintf(why, whylen, "needs a directory");
+		return -1;
+	}
+	if (stat(dir, &st) != 0) {
+		snprintf(why, whylen, "%s", strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode) || !realpath(dir, real)) {
+		snprintf(why, whylen, "not a directory");
+		return -1;
+	}
+	t->dir = scan_xstrdup(dir);
+	t->real = scan_xstrdup(real);
+	return 0;
+}
+
+/* ---- paths: Windows names and where they are here ---- */
+
+char *
+scan_win_find_in(const char *dir, const char *name)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char *found = NULL;
+
+	if (!d)
+		return NULL;
+	while ((e = readdir(d)) != NULL) {
+		/* An exact match wins over another case (a case-sensitive tree may hold both). */
+		if (strcmp(e->d_name, name) == 0) {
+			free(found);
+			found = scan_xasprintf("%s/%s", dir, e->d_name);
+			break;
+		}
+		if (!found && strcasecmp(e->d_name, name) == 0)
+			found = scan_xasprintf("%s/%s", dir, e->d_name);
+	}
+	closedir(d);
+	return found;
+}
+
+char *
+scan_win_map(const struct scan_win *w, const char *win, char **why)
+{
+	const struct scan_win_tree *t = NULL;
+	char *cur, *copy, *part, *save = NULL;
+	int letter;
+
+	*why = NULL;
+	if (win[0] == '/') {
+		struct stat st;
+
+		/* A path on this machine already (a tree given without its drive). */
+		if (stat(win, &st) == 0)
+			return scan_xstrdup(win);
+		*why = scan_xasprintf("%s does not exist", win);
+		return NULL;
+	}
+	if (!isalpha((unsigned char)win[0]) || win[1] != ':' || (win[2] != '\\' && win[2] != '/' && win[2])) {
+		*why = scan_xasprintf("not an absolute Windows path (C:\\...)");
+		return NULL;
+	}
+	letter = tolower((unsigned char)win[0]);
+	for (size_t i = 0; i < w->ntrees; i++)
+		if (w->trees[i].letter == letter)
+			t = &w->trees[i];
+	if (!t) {
+		*why = scan_xasprintf("drive %c: is not one of the trees (give --windows %c:=DIR)", toupper(letter),
+		    toupper(letter));
+		return NULL;
+	}
+	cur = scan_xstrdup(t->real);
+	copy = scan_xstrdup(win + 2);
+	for (char *p = copy; *p; p++)
+		if (*p == '\\')
+			*p = '/';
+	for (part = strtok_r(copy, "/", &save); part; part = strtok_r(NULL, "/", &save)) {
+		char *next;
+
+		if (strcmp(part, ".") == 0)
+			continue;
+		if (strcmp(part, "..") == 0) {
+			char *slash = strrchr(cur, '/');
+
+			/* Windows stops .. at the drive's root. */
+			if (slash && strlen(cur) > strlen(t->real))
+				*slash = '\0';
+			continue;
+		}
+		next = scan_win_find_in(cur, part);
+		if (!next) {
+			*why = scan_xasprintf("%s is not in %s", part, cur);
+			free(cur);
+			free(copy);
+			return NULL;
+		}
+		free(cur);
+		cur = next;
+	}
+	free(copy);
+	return cur;
+}
+
+char *
+scan_win_name_of(const struct scan_win *w, const char *local)
+{
+	for (size_t i = 0; i < w->ntrees; i++) {
+		const struct scan_win_tree *t = &w->trees[i];
+		size_t n = strlen(t->real);
+		char *s;
+
+		if (!t->letter || strncmp(local, t->real, n) != 0 || (local[n] != '/' && local[n] != '\0'))
+			continue;
+		s = scan_xasprintf("%c:%s", toupper(t->letter), local[n] ? local + n : "\\");
+		for (char *p = s; *p; p++)
+			if (*p == '/')
+				*p = '\\';
+		return s;
+	}
+	return NULL;
+}
+
+/* ---- the walk and the copies ---- */
+
+struct scan_win_copy *
+scan_win_copy_at(const struct scan_win *w, const char *real)
+{
+	for (size_t i = 0; i < w->ncopies; i++)
+		if (strcmp(w->copies[i]->dir, real) == 0)
+			return w->copies[i];
+	return NULL;
+}
+
+static struct scan_win_copy *
+copy_for(struct scan_win *w, const char *dir, int major)
+{
+	struct scan_win_copy *c;
+
+	for (size_t i = 0; i < w->ncopies; i++)
+		if (w->copies[i]->major == major && strcmp(w->copies[i]->dir, dir) == 0)
+			return w->copies[i];
+	c = scan_xmalloc(sizeof(*c));
+	memset(c, 0, sizeof(*c));
+	c->dir = scan_xstrdup(dir);
+	c->major = major;
+	w->copies = scan_xrealloc(w->copies, (w->ncopies + 1) * sizeof(*w->copies));
+	w->copies[w->ncopies++] = c;
+	return c;
+}
+
+static void
+read_dll(struct scan_win *w, const char *dir, const char *name, const char *sub, int major)
+{
+	struct scan_win_dll *d = scan_xmalloc(sizeof(*d));
+	struct scan_win_copy *c;
+	const char *const *subs = scan_win_subs(major);
+
+	memset(d, 0, sizeof(*d));
+	d->name = scan_xstrdup(name);
+	d->path = scan_xasprintf("%s/%s", dir, name);
+	snprintf(d->sub, sizeof(d->sub), "%s", sub);
+	d->major = major;
+	for (size_t i = 0; subs[i]; i++)
+		if (strcmp(subs[i], sub) == 0)
+			d->known = 1;
+	scan_pe_read(d->path, &d->pe);
+	if (d->pe.status == SCAN_PE_OK && d->pe.has_version)
+		snprintf(d->version, sizeof(d->version), "%u.%u.%u.%u", d->pe.file_version[0], d->pe.file_version[1],
+		    d->pe.file_version[2], d->pe.file_version[3]);
+	c = copy_for(w, dir, major);
+	c->dlls = scan_xrealloc(c->dlls, (c->ndlls + 1) * sizeof(*c->dlls));
+	c->dlls[c->ndlls++] = d;
+}
+
+static int
+cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void
+walk(struct scan_win *w, const char *dir, int depth)
+{
+	DIR *d;
+	struct dirent *e;
+	struct scan_strv names = { 0 };
+
+	if (w->ndirs_walked >= WIN_DIR_BUDGET) {
+		w->walk_cut = 1;
+		return;
+	}
+	w->ndirs_walked++;
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			scan_strv_add(&names, e->d_name);
+	closedir(d);
+	/* Sorted, so that the output does not depend on the file system's order. */
+	if (names.n)
+		qsort(names.v, names.n, sizeof(*names.v), cmp_name);
+	for (size_t i = 0; i < names.n; i++) {
+		char *p = scan_xasprintf("%s/%s", dir, names.v[i]);
+		char sub[32];
+		int major;
+		struct stat st;
+
+		if (scan_win_parse_name(names.v[i], sub, sizeof(sub), &major)) {
+			read_dll(w, dir, names.v[i], sub, major);
+		} else if (depth < WIN_MAX_DEPTH && lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+			/* Links to directories are not followed: no loops, and a copy is found where it is. */
+			walk(w, p, depth + 1);
+		}
+		free(p);
+	}
+	scan_strv_free(&names);
+}
+
+static const char *
+kind_of(const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n >= 12 && strcasecmp(dir + n - 12, "/Library/bin") == 0)
+		return "conda";
+	if (n >= 10 && strcasecmp(dir + n - 10, "/torch/lib") == 0)
+		return "torch";
+	if (n >= 17 && strcasecmp(dir + n - 17, "/nvidia/cudnn/bin") == 0)
+		return "pip nvidia-cudnn";
+	for (const char *p = dir; (p = strchr(p, '/')) != NULL; p++)
+		if (strncasecmp(p, "/NVIDIA GPU Computing Toolkit/CUDA/", 35) == 0)
+			return "CUDA toolkit";
+	return NULL;
+}
+
+static void
+analyze(struct scan_win *w, struct scan_win_copy *c)
+{
+	const char *const *subs = scan_win_subs(c->major);
+
+	c->win = scan_win_name_of(w, c->dir);
+	c->kind = kind_of(c->dir);
+	for (c->nsubs = 0; subs[c->nsubs]; c->nsubs++)
+		;
+	for (size_t i = 0; i < c->ndlls; i++) {
+		struct scan_win_dll *d = c->dlls[i];
+
+		if (!d->sub[0] && !c->main)
+			c->main = d;
+		for (size_t k = 0; k < c->nsubs; k++)
+			if (strcmp(subs[k], d->sub) == 0 && !c->subs[k]) {
+				c->subs[k] = d;
+				c->nsubs_present++;
+			}
+	}
+	if (c->main && c->main->version[0]) {
+		snprintf(c->version, sizeof(c->version), "%s", c->main->version);
+		c->version_from = "FileVersion";
+	} else if (c->main) {
+		snprintf(c->version, sizeof(c->version), "%d.x", c->major);
+		c->version_from = "file name";
+	}
+}
+
+void
+scan_win_gather(struct scan_win *w)
+{
+	for (size_t i = 0; i < w->ntrees; i++)
+		walk(w, w->trees[i].real, 0);
+	for (size_t i = 0; i < w->ncopies; i++) {
+		w->copies[i]->id = (int)i + 1;
+		analyze(w, w->copies[i]);
+	}
+}
+
+/* ---- the findings ---- */
+
+static void
+add(struct scan_win *w, const char *id, const char *severity, const char *const *paths, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static void
+add(struct scan_win *w, const char *id, const char *severity, const char *const *paths, const char *fmt, ...)
+{
+	struct scan_finding *f;
+	va_list ap;
+
+	w->findings = scan_xrealloc(w->findings, (w->nfindings + 1) * sizeof(*w->findings));
+	f = &w->findings[w->nfindings++];
+	memset(f, 0, sizeof(*f));
+	f->id = id;
+	f->severity = severity;
+	va_start(ap, fmt);
+	if (vasprintf(&f->message, fmt, ap) < 0)
+		scan_out_of_memory();
+	va_end(ap);
+	for (size_t i = 0; paths && paths[i]; i++)
+		scan_strv_add_unique(&f->paths, paths[i]);
+}
+
+/* Appends to a bounded buffer; what does not fit is cut. */
+static void
+cat(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void
+cat(char *buf, size_t size, const char *fmt, ...)
+{
+	size_t len = strlen(buf);
+	va_list ap;
+
+	if (len + 1 >= size)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + len, size - len, fmt, ap);
+	va_end(ap);
+}
+
+static const char *
+shown(const struct scan_win_copy *c)
+{
+	return c->win ? c->win : c->dir;
+}
+
+static void
+dll_findings(struct scan_win *w, const struct scan_win_dll *d)
+{
+	const char *paths[] = { d->path, NULL };
+
+	switch (d->pe.status) {
+	case SCAN_PE_OK:
+		break;
+	case SCAN_PE_MISSING:
+		add(w, "dangling-link", "warning", paths, "%s is a dangling link or a loop (%s)", d->path, d->pe.why);
+		return;
+	case SCAN_PE_DENIED:
+		add(w, "unreadable", "warning", paths, "%s cannot be opened: %s", d->path, d->pe.why);
+		return;
+	default:
+		add(w, "not-a-library", "error", paths,
+		    "%s is not a usable DLL (%s): a process that finds it first fails to load it", d->path, d->pe.why);
+		return;
+	}
+	if (d->pe.machine != 0x8664)
+		add(w, "not-a-library", "warning", paths,
+		    "%s is a DLL for %s, not x64: a 64-bit process that finds it first fails to load it (error 193)",
+		    d->path, scan_pe_machine_name(d->pe.machine));
+	else if (d->pe.version_problem || d->pe.export_problem)
+		add(w, "not-a-library", "warning", paths, "%s: %s", d->path, d->pe.why);
+	if (!d->sub[0] && !d->pe.has_version && !d->pe.version_problem)
+		add(w, "version-unknown", "warning", paths,
+		    "%s has no version resource: only its major (%d) is known, from its name", d->path, d->major);
+}
+
+static void
+copy_findings(struct scan_win *w, const struct scan_win_copy *c)
+{
+	const char *dirpaths[] = { c->dir, NULL };
+	char buf[2048];
+	struct scan_strv paths = { 0 };
+	const char *const *subs = scan_win_subs(c->major);
+
+	for (size_t i = 0; i < c->ndlls; i++)
+		dll_findings(w, c->dlls[i]);
+	buf[0] = '\0';
+	if (c->main && c->main->version[0]) {
+		for (size_t k = 0; k < c->nsubs; k++) {
+			const struct scan_win_dll *s = c->subs[k];
+
+			if (s && s->version[0] && strcmp(s->version, c->main->version) != 0) {
+				cat(buf, sizeof(buf), "%s%s %s", buf[0] ? ", " : "", s->name, s->version);
+				scan_strv_add(&paths, s->path);
+			}
+		}
+		if (buf[0])
+			add(w, "sublib-version-mismatch", "error", (const char *const *)paths.v,
+			    "%s: %s is %s but its sub-libraries are %s", shown(c), c->main->name, c->main->version, buf);
+	}
+	scan_strv_free(&paths);
+	buf[0] = '\0';
+	for (size_t k = 0; k < c->nsubs; k++)
+		if (!c->subs[k])
+			cat(buf, sizeof(buf), "%scudnn_%s64_%d.dll", buf[0] ? ", " : "", subs[k], c->major);
+	if (c->main && c->nsubs && c->nsubs_present == 0)
+		add(w, "no-sublibraries", "error", dirpaths,
+		    "%s has %s but none of its sub-libraries: Windows takes them from wherever its search finds them first (%s)",
+		    shown(c), c->main->name, buf);
+	else if (c->main && c->nsubs_present < c->nsubs)
+		add(w, "incomplete-copy", "error", dirpaths,
+		    "%s: cuDNN %d copy without %zu of its %zu sub-libraries: %s", shown(c), c->major,
+		    c->nsubs - c->nsubs_present, c->nsubs, buf);
+	if (!c->main)
+		add(w, "no-dispatcher", "warning", dirpaths,
+		    "%s has cuDNN %d sub-libraries but no cudnn64_%d.dll: a process that loads cudnn64_%d.dll elsewhere may take these",
+		    shown(c), c->major, c->major, c->major);
+	buf[0] = '\0';
+	for (size_t i = 0; i < c->ndlls; i++)
+		if (c->dlls[i]->sub[0] && !c->dlls[i]->known)
+			cat(buf, sizeof(buf), "%s%s", buf[0] ? ", " : "", c->dlls[i]->name);
+	if (buf[0])
+		add(w, "stale-files", "info", dirpaths, "%s: DLLs cuDNN %d does not load: %s", shown(c), c->major, buf);
+}
+
+/* Where the copy is on the search, in a few words: "conda", "PATH entry 2", "CUDA toolkit, PATH entry 3". */
+static void
+where(const struct scan_win *w, const struct scan_win_copy *c, char *buf, size_t size)
+{
+	int entry = 0, n = 0;
+	const char *p = w->path;
+
+	buf[0] = '\0';
+	if (c->kind)
+		cat(buf, size, "%s", c->kind);
+	while (p && *p) {
+		const char *end = strchr(p, ';');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char *one = scan_xasprintf("%.*s", (int)len, p);
+		char *why = NULL;
+		char *local = len ? scan_win_map(w, one, &why) : NULL;
+		char real[PATH_MAX];
+
+		n++;
+		if (local && realpath(local, real) && strcmp(real, c->dir) == 0 && !entry)
+			entry = n;
+		free(local);
+		free(why);
+		free(one);
+		p = end ? end + 1 : NULL;
+	}
+	if (entry)
+		cat(buf, size, "%sPATH entry %d", buf[0] ? ", " : "", entry);
+}
+
+void
+scan_win_findings(struct scan_win *w)
+{
+	for (size_t i = 0; i < w->ncopies; i++)
+		copy_findings(w, w->copies[i]);
+	/* Two majors in one directory. */
+	for (size_t i = 0; i < w->ncopies; i++)
+		for (size_t j = i + 1; j < w->ncopies; j++)
+			if (strcmp(w->copies[i]->dir, w->copies[j]->dir) == 0) {
+				const char *paths[] = { w->copies[i]->dir, NULL };
+
+				add(w, "mixed-majors", "warning", paths, "%s holds cuDNN %d and cuDNN %d",
+				    shown(w->copies[i]), w->copies[i]->major, w->copies[j]->major);
+			}
+	/* Per major: copies with a main DLL, and how many versions among them. */
+	for (int major = 1; major < 100; major++) {
+		struct scan_strv versions = { 0 }, paths = { 0 };
+		char buf[4096], one[256];
+		size_t n = 0;
+
+		buf[0] = '\0';
+		for (size_t i = 0; i < w->ncopies; i++) {
+			const struct scan_win_copy *c = w->copies[i];
+
+			if (c->major != major || !c->main)
+				continue;
+			n++;
+			/* A main DLL without a version resource says only its major: no version to count. */
+			if (strcmp(c->version_from, "FileVersion") == 0)
+				scan_strv_add_unique(&versions, c->version);
+			scan_strv_add(&paths, c->dir);
+			where(w, c, one, sizeof(one));
+			cat(buf, sizeof(buf), "%s[%d] %s (%s%s%s)", buf[0] ? ", " : "", c->id, shown(c), one,
+			    one[0] ? ", " : "", c->version);
+		}
+		if (n >= 2 && versions.n >= 2)
+			add(w, "windows-copies-conflict", "error", (const char *const *)paths.v,
+			    "%zu cuDNN %d copies of %zu versions: %s; a process takes cudnn64_%d.dll from the first that its "
+			    "search reaches and each sub-library by name from the first directory that has it, so it can mix them",
+			    n, major, versions.n, buf, major);
+		else if (n >= 2)
+			add(w, "multiple-copies", "info", (const char *const *)paths.v, "%zu cuDNN %d copies of one version: %s",
+			    n, major, buf);
+		scan_strv_free(&versions);
+		scan_strv_free(&paths);
+	}
+	/* What the search loads. */
+	for (size_t i = 0; i < w->nloads; i++) {
+		const struct scan_win_load *l = &w->loads[i];
+		char buf[4096];
+		struct scan_strv paths = { 0 };
+
+		if (!l->main.path)
+			continue;
+		buf[0] = '\0';
+		scan_strv_add(&paths, l->main.path);
+		for (size_t k = 0; k < l->nsubs; k++) {
+			const struct scan_win_res *s = &l->subs[k];
+
+			if (!s->path) {
+				cat(buf, sizeof(buf), "%s%s found nowhere", buf[0] ? ", " : "", s->name);
+				continue;
+			}
+			if (s->copy == l->main.copy && !(s->version[0] && l->main.version[0] &&
+							 strcmp(s->version, l->main.version) != 0))
+				continue;
+			cat(buf, sizeof(buf), "%s%s from %s [copy %d] (%s)", buf[0] ? ", " : "", s->name,
+			    s->shown ? s->shown : s->path, s->copy, s->version[0] ? s->version : "version unknown");
+			scan_strv_add_unique(&paths, s->path);
+		}
+		if (l->mixed)
+			add(w, "windows-mixed-load", "error", (const char *const *)paths.v,
+			    "%s loads %s from %s [copy %d] (%s) but %s: a mixed cuDNN fails at run time "
+			    "(CUDNN_STATUS_EXECUTION_FAILED, CUDNN_STATUS_VERSION_MISMATCH)",
+			    w->python ? "this Python process" : w->program ? w->program : "a program", l->main.name,
+			    l->main.shown ? l->main.shown : l->main.path, l->main.copy,
+			    l->main.version[0] ? l->main.version : "version unknown", buf);
+		scan_strv_free(&paths);
+	}
+}
+
+/* ---- the command ---- */
+
+static void
+free_res(struct scan_win_res *r)
+{
+	free(r->path);
+	free(r->shown);
+	free(r->error);
+	for (size_t i = 0; i < r->nsteps; i++) {
+		free(r->steps[i].shown);
+		free(r->steps[i].outcome);
+	}
+	free(r->steps);
+}
+
+static void
+free_dir(struct scan_win_dir *d)
+{
+	free(d->shown);
+	free(d->local);
+	free(d->why);
+}
+
+void
+scan_win_free(struct scan_win *w)
+{
+	for (size_t i = 0; i < w->ntrees; i++) {
+		free(w->trees[i].dir);
+		free(w->trees[i].real);
+	}
+	free(w->trees);
+	for (size_t i = 0; i < w->ncopies; i++) {
+		struct scan_win_copy *c = w->copies[i];
+
+		for (size_t k = 0; k < c->ndlls; k++) {
+			scan_pe_free(&c->dlls[k]->pe);
+			free(c->dlls[k]->name);
+			free(c->dlls[k]->path);
+			free(c->dlls[k]);
+		}
+		free(c->dlls);
+		free(c->dir);
+		free(c->win);
+		free(c);
+	}
+	free(w->copies);
+	for (size_t i = 0; i < w->nfindings; i++) {
+		free(w->findings[i].message);
+		scan_strv_free(&w->findings[i].paths);
+	}
+	free(w->findings);
+	for (size_t i = 0; i < w->nloads; i++) {
+		free_res(&w->loads[i].main);
+		for (size_t k = 0; k < w->loads[i].nsubs; k++)
+			free_res(&w->loads[i].subs[k]);
+	}
+	free(w->loads);
+	free_dir(&w->app);
+	free_dir(&w->torch_lib);
+	free_dir(&w->conda_bin);
+	scan_strv_free(&w->dll_dirs);
+}
+
+int
+scan_win_main(struct scan_win *w)
+{
+	int rc = 0;
+
+	scan_win_gather(w);
+	if (w->has_search && scan_win_search(w) != 0) {
+		rc = 2;
+		goto out;
+	}
+	scan_win_findings(w);
+	if (w->json)
+		scan_win_print_json(stdout, w);
+	else
+		scan_win_print_human(stdout, w);
+	fflush(stdout);
+out:
+	scan_win_free(w);
+	return rc;
+}

@@ -1,0 +1,418 @@
+#!/usr/bin/env python3
+"""cudnnspy scan --windows, against Windows trees made here from PE32+ DLLs that pewriter.py writes.
+
+usage: test_scan_windows.py NAME     (meson passes the paths in the environment)
+Exit 0 pass, 1 fail, 77 skip.
+
+The seed's layout (issue 32): cuDNN 8.9.7 for CUDA 11.x copied into CUDA v11.8's bin and unpacked in a
+directory on PATH, and conda's cuDNN 8.2.1 in the environment's Library\\bin, with torch installed there.
+"""
+import atexit
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pewriter  # noqa: E402
+
+E = os.environ
+CLI = E.get("CLI_EXE", "")
+SUBS8 = ["ops_infer", "ops_train", "cnn_infer", "cnn_train", "adv_infer", "adv_train"]
+SUBS9 = ["graph", "ops", "cnn", "adv", "engines_precompiled", "engines_runtime_compiled", "heuristic"]
+CUDA_BIN = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v11.8\bin"
+TOOLS_BIN = r"C:\tools\cudnn-windows-x86_64-8.9.7.29_cuda11-archive\bin"
+ENV = r"C:\Users\me\miniconda3\envs\pt"
+CONDA_BIN = ENV + r"\Library\bin"
+
+SCENARIOS = {}
+
+
+def scenario(fn):
+    SCENARIOS[fn.__name__.replace("_", "-")] = fn
+    return fn
+
+
+class Failed(Exception):
+    pass
+
+
+class Skip(Exception):
+    pass
+
+
+def check(cond, what, *context):
+    if not cond:
+        raise Failed(what + "".join("\n--- %s" % (c,) for c in context))
+
+
+def tmpdir():
+    d = os.path.realpath(tempfile.mkdtemp(prefix="cudnnspy-winscan-"))
+    atexit.register(shutil.rmtree, d, True)
+    return d
+
+
+def local(root, win):
+    """Where a C:\\ path is in the tree at root."""
+    return os.path.join(root, *win[3:].split("\\"))
+
+
+def make_copy(d, version, major=None, subs=None, sub_versions=None, upper=False):
+    major = major or version[0]
+    subs = (SUBS9 if major >= 9 else SUBS8) if subs is None else subs
+    sub_versions = sub_versions or {}
+    os.makedirs(d, exist_ok=True)
+    names = [("cudnn64_%d.dll" % major, version)]
+    names += [("cudnn_%s64_%d.dll" % (s, major), sub_versions.get(s, version)) for s in subs]
+    for name, v in names:
+        pewriter.make_dll(os.path.join(d, name.upper() if upper else name), name,
+                          ["cudnnCreate", "cudnnGetVersion", "cudnnDestroy"] if name.startswith("cudnn64") else
+                          ["cudnnOpsInferVersionCheck"], v, "%d.%d.%d" % v[:3],
+                          "NVIDIA CUDA Deep Neural Network library")
+
+
+def seed_tree():
+    """The seed's machine as drive C:."""
+    root = tmpdir()
+    make_copy(local(root, CUDA_BIN), (8, 9, 7, 29))
+    make_copy(local(root, TOOLS_BIN), (8, 9, 7, 29))
+    make_copy(local(root, CONDA_BIN), (8, 2, 1, 32))
+    torch_lib = local(root, ENV + r"\Lib\site-packages\torch\lib")
+    os.makedirs(torch_lib)
+    pewriter.make_dll(os.path.join(torch_lib, "torch_cuda.dll"), "torch_cuda.dll", ["THCudaInit"], (0, 0, 0, 0))
+    open(local(root, ENV + r"\python.exe"), "wb").close()
+    os.makedirs(local(root, r"C:\Windows\System32"))
+    os.makedirs(local(root, r"C:\app"))
+    open(local(root, r"C:\app\train.exe"), "wb").close()
+    return root
+
+
+def run_scan(args, timeout=60):
+    p = subprocess.run([CLI, "scan"] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    print("$ cudnnspy scan %s -> %d" % (" ".join(args), p.returncode))
+    return p
+
+
+def scan_json(args):
+    p = run_scan(["--json"] + list(args))
+    check(p.returncode == 0, "exit 0, not %d" % p.returncode, p.stderr.decode(errors="replace"))
+    try:
+        return json.loads(p.stdout.decode("utf-8"))
+    except ValueError as e:
+        raise Failed("not one JSON document: %s" % e, p.stdout[:3000])
+
+
+def scan_human(args):
+    p = run_scan(args)
+    check(p.returncode == 0, "exit 0, not %d" % p.returncode, p.stderr.decode(errors="replace"))
+    return p.stdout.decode("utf-8", errors="replace")
+
+
+def findings(doc, fid):
+    return [f for f in doc["findings"] if f["id"] == fid]
+
+
+def copy_at(doc, win):
+    got = [c for c in doc["copies"] if (c["windows_path"] or "").lower() == win.lower()]
+    check(len(got) == 1, "one copy at %s" % win, json.dumps(doc["copies"], indent=1)[:3000])
+    return got[0]
+
+
+def load(doc, major=8):
+    got = [l for l in doc["search"]["loads"] if l["major"] == major]
+    check(len(got) == 1, "one load of cuDNN %d" % major, json.dumps(doc["search"], indent=1)[:3000])
+    return got[0]
+
+
+@scenario
+def seed():
+    """Three copies of two versions: each read whole, and the one finding that names them, with its fix."""
+    root = seed_tree()
+    doc = scan_json(["--windows", "C:=" + root])
+    check(doc["mode"] == "windows" and len(doc["copies"]) == 3, "three copies", json.dumps(doc, indent=1)[:3000])
+    cuda, tools, conda = copy_at(doc, CUDA_BIN), copy_at(doc, TOOLS_BIN), copy_at(doc, CONDA_BIN)
+    for c, v in ((cuda, "8.9.7.29"), (tools, "8.9.7.29"), (conda, "8.2.1.32")):
+        check(c["major"] == 8 and c["version"] == v and c["version_from"] == "FileVersion" and c["complete"],
+              "%s: 8, %s, complete" % (c["windows_path"], v), c)
+        check([s["name"] for s in c["sublibraries"]] == SUBS8 and all(s["version"] == v for s in c["sublibraries"]),
+              "its six sub-libraries, of its version", c["sublibraries"])
+        main = [f for f in c["files"] if f["name"] == "cudnn64_8.dll"][0]
+        check(main["machine"] == "x64" and main["exports"] == ["cudnnCreate", "cudnnDestroy", "cudnnGetVersion"] and
+              main["export_name"] == "cudnn64_8.dll" and main["product_version"] == v[:5] and
+              main["description"] == "NVIDIA CUDA Deep Neural Network library", "the main DLL's PE data", main)
+    check(cuda["kind"] == "CUDA toolkit" and conda["kind"] == "conda" and tools["kind"] is None, "the kinds")
+    f = findings(doc, "windows-copies-conflict")
+    check(len(f) == 1 and f[0]["severity"] == "error", "one windows-copies-conflict", doc["findings"])
+    m = f[0]["message"]
+    check(m.startswith("3 cuDNN 8 copies of 2 versions: ") and CUDA_BIN in m and TOOLS_BIN in m and CONDA_BIN in m and
+          "8.2.1.32" in m and "8.9.7.29" in m, "it names the three copies and their versions", m)
+    check(f[0]["fix"] and "os.add_dll_directory" in f[0]["fix"], "with its fix", f[0])
+    check(not findings(doc, "multiple-copies") and not findings(doc, "incomplete-copy"), "nothing else", doc["findings"])
+    # With the PATH, the finding says where each copy is on it.
+    doc = scan_json(["--windows", "C:=" + root, "--program", r"C:\app\train.exe", "--path", CUDA_BIN + ";" + TOOLS_BIN])
+    m = findings(doc, "windows-copies-conflict")[0]["message"]
+    check("(CUDA toolkit, PATH entry 1, 8.9.7.29)" in m and "(PATH entry 2, 8.9.7.29)" in m and "(conda, 8.2.1.32)" in m,
+          "PATH entries in the finding", m)
+    out = scan_human(["--windows", "C:=" + root])
+    check("windows-copies-conflict" in out and "fix: " in out and "  1  8      8.9.7.29" in out, "the table", out)
+
+
+@scenario
+def for_path():
+    """A program gets the first copy on its PATH, whole; the order decides."""
+    root = seed_tree()
+    for path, want in ((TOOLS_BIN + ";" + CUDA_BIN, TOOLS_BIN), (CUDA_BIN + ";" + TOOLS_BIN, CUDA_BIN),
+                       (r"C:\nowhere;" + CONDA_BIN + ";" + CUDA_BIN, CONDA_BIN)):
+        doc = scan_json(["--windows", "C:=" + root, "--program", r"C:\app\train.exe", "--path", path])
+        l = load(doc)
+        c = copy_at(doc, want)
+        check(l["main"]["copy"] == c["id"] and l["main"]["rule"] == "PATH" and not l["mixed"] and
+              l["main"]["windows_path"].lower() == (want + r"\cudnn64_8.dll").lower(),
+              "PATH %s: cudnn64_8.dll from %s" % (path, want), l["main"])
+        check(all(s["copy"] == c["id"] and s["rule"] == "PATH" for s in l["sublibraries"]) and
+              len(l["sublibraries"]) == 6, "and its six sub-libraries from there", l["sublibraries"])
+        rules = [s["rule"] for s in l["main"]["steps"]]
+        check(rules[:4] == ["application directory", "system directory", "16-bit system directory",
+                            "Windows directory"], "the documented order before PATH", rules)
+        check(not findings(doc, "windows-mixed-load"), "no mixed load", doc["findings"])
+    # The application's directory comes first; the current directory before PATH.
+    make_copy(local(root, r"C:\app"), (8, 9, 7, 29))
+    doc = scan_json(["--windows", "C:=" + root, "--program", r"C:\app\train.exe", "--path", CUDA_BIN])
+    check(load(doc)["main"]["rule"] == "application directory", "the application's directory first", load(doc))
+    doc = scan_json(["--windows", "C:=" + root, "--program", r"C:\other\x.exe", "--cwd", CONDA_BIN, "--path", CUDA_BIN])
+    l = load(doc)
+    check(l["main"]["rule"] == "current directory" and l["main"]["version"] == "8.2.1.32", "--cwd before PATH", l)
+    check(l["main"]["steps"][0]["outcome"].startswith("not in the scanned trees"), "a directory not there", l["main"])
+    out = scan_human(["--windows", "C:=" + root, "--program", r"C:\app\train.exe", "--path", CUDA_BIN])
+    check("=> one copy, whole" in out and "Limits of this answer:" in out and "SafeDllSearchMode" in out and
+          "side-by-side manifests" in out, "the human answer names its limits", out)
+
+
+@scenario
+def mixed_load():
+    """The seed's failure: a Python 3.8+ process with torch takes conda's cudnn64_8.dll through
+    os.add_dll_directory, and the sub-libraries by name from PATH: CUDA's 8.9.7."""
+    root = seed_tree()
+    py = ENV + r"\python.exe"
+    path = ENV + ";" + CUDA_BIN + ";" + TOOLS_BIN + r";C:\Windows\System32"
+    doc = scan_json(["--windows", "C:=" + root, "--python", py, "--path", path])
+    l = load(doc)
+    conda, cuda = copy_at(doc, CONDA_BIN), copy_at(doc, CUDA_BIN)
+    check(l["main"]["copy"] == conda["id"] and l["main"]["version"] == "8.2.1.32" and
+          l["main"]["rule"] == "os.add_dll_directory (conda)", "cudnn64_8.dll from conda, not by PATH", l["main"])
+    steps = [s["rule"] for s in l["main"]["steps"]]
+    check("PATH" not in steps and steps[0] == "directory of torch_cuda.dll", "PATH is not searched for it", steps)
+    check(all(s["copy"] == cuda["id"] and s["version"] == "8.9.7.29" for s in l["sublibraries"]) and l["mixed"],
+          "its sub-libraries from CUDA's bin, a mixed set", l["sublibraries"])
+    f = findings(doc, "windows-mixed-load")
+    check(len(f) == 1 and f[0]["severity"] == "error" and "8.2.1.32" in f[0]["message"] and
+          "cudnn_ops_infer64_8.dll from %s\\cudnn_ops_infer64_8.dll [copy %d] (8.9.7.29)" % (CUDA_BIN, cuda["id"])
+          in f[0]["message"], "windows-mixed-load names both", f)
+    check(f[0]["fix"], "with a fix")
+    out = scan_human(["--windows", "C:=" + root, "--python", py, "--path", path])
+    check("=> a mixed set" in out and "windows-mixed-load" in out, "the table says so", out)
+    # conda's Library\bin first on PATH (as conda activate puts it): one copy, whole.
+    doc = scan_json(["--windows", "C:=" + root, "--python", py, "--path", CONDA_BIN + ";" + path])
+    check(not load(doc)["mixed"] and not findings(doc, "windows-mixed-load"), "Library\\bin first: not mixed", load(doc))
+    # A torch\lib with its own cuDNN: torch loads it by path first; PATH no longer matters.
+    make_copy(local(root, ENV + r"\Lib\site-packages\torch\lib"), (8, 7, 0, 84))
+    doc = scan_json(["--windows", "C:=" + root, "--python", py, "--path", path])
+    l = load(doc)
+    check(l["main"]["version"] == "8.7.0.84" and l["main"]["rule"] == "torch\\lib, loaded by path" and not l["mixed"]
+          and all(s["version"] == "8.7.0.84" for s in l["sublibraries"]), "torch\\lib wins, whole", l)
+    # A program whose directory holds one stray sub-library of another version.
+    root = seed_tree()
+    pewriter.make_dll(local(root, r"C:\app\cudnn_cnn_infer64_8.dll"), "cudnn_cnn_infer64_8.dll", ["x"], (8, 2, 1, 32))
+    doc = scan_json(["--windows", "C:=" + root, "--program", r"C:\app\train.exe", "--path", CUDA_BIN])
+    l = load(doc)
+    stray = [s for s in l["sublibraries"] if s["name"] == "cudnn_cnn_infer64_8.dll"][0]
+    check(l["mixed"] and stray["rule"] == "application directory" and stray["version"] == "8.2.1.32" and
+          l["main"]["version"] == "8.9.7.29", "a stray sub-library in the application's directory", l)
+    check(findings(doc, "windows-mixed-load") and findings(doc, "no-dispatcher"), "mixed load and no-dispatcher",
+          doc["findings"])
+
+
+@scenario
+def case_insensitive():
+    """Names in any case, in the tree and in the paths given."""
+    root = tmpdir()
+    make_copy(os.path.join(root, "PROGRAM FILES", "nvidia gpu computing toolkit", "CUDA", "V11.8", "BIN"), (8, 9, 7, 29),
+              upper=True)
+    doc = scan_json(["--windows", "c:=" + root, "--program", r"C:\app\x.exe", "--path", CUDA_BIN])
+    check(len(doc["copies"]) == 1, "one copy", doc["copies"])
+    c = doc["copies"][0]
+    check(c["main"] == "CUDNN64_8.DLL" and c["complete"] and c["version"] == "8.9.7.29" and c["kind"] == "CUDA toolkit",
+          "CUDNN64_8.DLL and its sub-libraries", c)
+    l = load(doc)
+    check(l["main"]["copy"] == c["id"] and not l["mixed"], "found through PATH in another case", l)
+    check(not findings(doc, "stale-files") and not findings(doc, "incomplete-copy"), "no finding", doc["findings"])
+
+
+@scenario
+def v9():
+    """A cuDNN 9 copy: its seven sub-libraries; one missing, one of another version."""
+    root = tmpdir()
+    d = os.path.join(root, "cudnn9", "bin")
+    make_copy(d, (9, 1, 0, 70))
+    doc = scan_json(["--windows", root])
+    c = doc["copies"][0]
+    check(len(doc["copies"]) == 1 and c["major"] == 9 and c["version"] == "9.1.0.70" and c["complete"] and
+          [s["name"] for s in c["sublibraries"]] == SUBS9 and c["windows_path"] is None, "9.1.0.70, 7 of 7", c)
+    check(doc["findings"] == [], "no finding", doc["findings"])
+    os.unlink(os.path.join(d, "cudnn_heuristic64_9.dll"))
+    pewriter.make_dll(os.path.join(d, "cudnn_ops64_9.dll"), "cudnn_ops64_9.dll", ["x"], (9, 2, 0, 82))
+    pewriter.make_dll(os.path.join(d, "cudnn_extra64_9.dll"), "cudnn_extra64_9.dll", ["x"], (9, 1, 0, 70))
+    doc = scan_json(["--windows", root])
+    f = findings(doc, "incomplete-copy")
+    check(len(f) == 1 and "without 1 of its 7 sub-libraries: cudnn_heuristic64_9.dll" in f[0]["message"],
+          "incomplete-copy", doc["findings"])
+    f = findings(doc, "sublib-version-mismatch")
+    check(len(f) == 1 and "cudnn64_9.dll is 9.1.0.70 but its sub-libraries are cudnn_ops64_9.dll 9.2.0.82" in
+          f[0]["message"], "sublib-version-mismatch", doc["findings"])
+    check(findings(doc, "stale-files") and "cudnn_extra64_9.dll" in findings(doc, "stale-files")[0]["message"],
+          "a DLL cuDNN 9 does not load", doc["findings"])
+    # Two majors in one directory, and a main DLL without a version resource.
+    pewriter.make_dll(os.path.join(d, "cudnn64_8.dll"), "cudnn64_8.dll", ["x"], with_version=False)
+    doc = scan_json(["--windows", root])
+    check(findings(doc, "mixed-majors"), "mixed-majors", doc["findings"])
+    f = findings(doc, "version-unknown")
+    check(f and "only its major (8) is known" in f[0]["message"], "version-unknown, the major from the name", f)
+    c8 = [c for c in doc["copies"] if c["major"] == 8][0]
+    check(c8["version"] is None and c8["version_from"] == "file name", "major 8 from the file name", c8)
+
+
+@scenario
+def hostile():
+    """Damaged DLLs: a clear message each, exit 0, quickly, and the scan goes on."""
+    root = tmpdir()
+    want = {"truncated": "optional header cut short", "bogus-export-rva": "export directory outside the file",
+            "resource-loop": "the resource tree loops", "huge-names": "export directory claims 268435455 names",
+            "no-pe": "no PE signature", "huge-resource-count": "claims 65535 entries"}
+    for dmg in pewriter.DAMAGES:
+        pewriter.make_dll(os.path.join(root, dmg, "cudnn64_8.dll"), "cudnn64_8.dll", ["cudnnCreate"], damage=dmg) \
+            if os.makedirs(os.path.join(root, dmg)) is None else None
+    os.makedirs(os.path.join(root, "dir", "cudnn64_9.dll"))
+    with open(os.path.join(root, "dir", "cudnn_ops64_9.dll"), "wb") as f:
+        f.write(b"MZ")
+    os.symlink("cudnn_loop64_9.dll", os.path.join(root, "dir", "cudnn_loop64_9.dll"))
+    os.symlink("..", os.path.join(root, "dir", "up"))
+    p = run_scan(["--json", "--windows", root], timeout=20)
+    check(p.returncode == 0, "exit 0", p.stderr)
+    doc = json.loads(p.stdout.decode())
+    msgs = "\n".join(f["message"] for f in doc["findings"])
+    for dmg, words in want.items():
+        check(re.search(re.escape(os.path.join(root, dmg, "cudnn64_8.dll")) + r".*" + re.escape(words), msgs),
+              "%s: '%s'" % (dmg, words), msgs)
+    check("dir/cudnn64_9.dll is not a usable DLL (a directory)" in msgs and "dir/cudnn_ops64_9.dll is not a usable DLL"
+          in msgs and "cudnn_loop64_9.dll is a dangling link or a loop" in msgs, "a directory, a stub, a link loop", msgs)
+    check(all(f["id"] in ("not-a-library", "no-sublibraries", "no-dispatcher", "dangling-link",
+                          "windows-copies-conflict", "multiple-copies", "incomplete-copy", "version-unknown", "stale-files")
+               for f in doc["findings"]),
+          "only those findings", msgs)
+    # A DLL that cannot be opened (not for root, who opens everything).
+    if os.geteuid() != 0:
+        os.chmod(os.path.join(root, "no-pe", "cudnn64_8.dll"), 0)
+        doc = scan_json(["--windows", root])
+        check([f for f in findings(doc, "unreadable") if "cannot be opened" in f["message"]], "unreadable",
+              doc["findings"])
+        os.chmod(os.path.join(root, "no-pe", "cudnn64_8.dll"), 0o644)
+    # The search over the damaged ones: the load fails there and says why.
+    p = run_scan(["--windows", "C:=" + root, "--program", r"C:\x.exe", "--path", r"C:\no-pe"], timeout=20)
+    out = p.stdout.decode()
+    check(p.returncode == 0 and "cudnn64_8.dll -> fails: " in out and "no PE signature" in out, "the load fails", out)
+
+
+@scenario
+def usage():
+    for args, words in ((["--program", r"C:\a.exe"], "need --windows"), (["--windows", "/nonexistent"], "No such file"),
+                        (["--windows", "C:="], "needs a directory"), (["--windows", "/", "--root", "/"], "--root"),
+                        (["--windows", "/", "--program", "a", "--python", "b"], "given once"),
+                        (["--windows", "/", "--path"], "--path needs")):
+        p = run_scan(args)
+        err = p.stderr.decode(errors="replace")
+        check(p.returncode == 2 and err.startswith("cudnnspy: ") and words in err and p.stdout == b"",
+              "%s: exit 2 and '%s'" % (args, words), p.returncode, err)
+    p = run_scan(["--help"])
+    check(b"--windows DIR" in p.stdout and b"--python PYTHON_EXE" in p.stdout, "--help", p.stdout)
+
+
+@scenario
+def conflicts_doc():
+    """Every id scan-win.c reports has its section in docs/conflicts.md, a fix in rules.c and a test here."""
+    src = open(E["SCAN_WIN_C"]).read()
+    ids = set(re.findall(r'add\(w, "([a-z-]+)"', src))
+    check(len(ids) >= 10, "the ids in scan-win.c", ids)
+    doc = open(E["CONFLICTS_MD"]).read()
+    rules = open(E["RULES_C"]).read()
+    me = open(__file__).read()
+    for i in ids:
+        check("### `%s`" % i in doc, "docs/conflicts.md has %s" % i)
+        check('{ "%s",' % i in rules, "shim/common/rules.c has a fix for %s" % i)
+        check('"%s"' % i in me, "a scenario asserts %s" % i)
+
+
+def objdump_exports(objdump, dll):
+    p = subprocess.run([objdump, "-p", dll], stdout=subprocess.PIPE, universal_newlines=True)
+    text = p.stdout.split("[Ordinal/Name Pointer] Table", 1)
+    check(p.returncode == 0 and len(text) == 2, "objdump -p lists the exports", p.stdout[-2000:])
+    return re.findall(r"^\s*\[\s*\d+\] (\S+)$", text[1].split("\n\n")[0], re.M)
+
+
+@scenario
+def mingw():
+    """An oracle not written here: a real DLL from mingw-w64 with a VERSIONINFO resource (windres)."""
+    cc, windres = shutil.which("x86_64-w64-mingw32-gcc"), shutil.which("x86_64-w64-mingw32-windres")
+    if not cc or not windres:
+        raise Skip("no x86_64-w64-mingw32-gcc and -windres")
+    d = tmpdir()
+    with open(os.path.join(d, "c.c"), "w") as f:
+        f.write("__declspec(dllexport) int cudnnCreate(void **h) { *h = 0; return 0; }\n"
+                "__declspec(dllexport) unsigned long long cudnnGetVersion(void) { return 8907; }\n"
+                "__declspec(dllexport) const char *cudnnGetErrorString(int s) { return s ? \"x\" : \"\"; }\n")
+    with open(os.path.join(d, "v.rc"), "w") as f:
+        f.write('1 VERSIONINFO\nFILEVERSION 8,9,7,29\nPRODUCTVERSION 8,9,7,29\nBEGIN\n'
+                ' BLOCK "StringFileInfo"\n BEGIN\n  BLOCK "040904b0"\n  BEGIN\n'
+                '   VALUE "FileDescription", "NVIDIA CUDA Deep Neural Network library"\n'
+                '   VALUE "FileVersion", "8.9.7.29"\n   VALUE "ProductVersion", "8.9.7"\n  END\n END\n'
+                ' BLOCK "VarFileInfo"\n BEGIN\n  VALUE "Translation", 0x409, 1200\n END\nEND\n')
+    bindir = os.path.join(d, "bin")
+    os.makedirs(bindir)
+    dll = os.path.join(bindir, "cudnn64_8.dll")
+    for argv in ([windres, os.path.join(d, "v.rc"), "-O", "coff", "-o", os.path.join(d, "v.o")],
+                 [cc, "-shared", "-o", dll, os.path.join(d, "c.c"), os.path.join(d, "v.o")]):
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+        check(p.returncode == 0, "%s builds" % argv[0], p.stdout)
+    doc = scan_json(["--windows", d])
+    main = [f for f in doc["copies"][0]["files"] if f["name"] == "cudnn64_8.dll"][0]
+    check(main["file_version"] == "8.9.7.29" and main["product_version"] == "8.9.7" and main["machine"] == "x64" and
+          main["description"] == "NVIDIA CUDA Deep Neural Network library", "the version windres wrote", main)
+    check({"cudnnCreate", "cudnnGetVersion", "cudnnGetErrorString"} <= set(main["exports"]), "the exports", main)
+    objdump = shutil.which("x86_64-w64-mingw32-objdump")
+    if objdump:
+        check(main["exports"] == objdump_exports(objdump, dll), "the exports objdump -p lists", main["exports"])
+
+
+def main():
+    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
+        print("usage: test_scan_windows.py {%s}" % ",".join(sorted(SCENARIOS)))
+        return 2
+    if not CLI:
+        print("CLI_EXE is not set: run through meson test")
+        return 2
+    try:
+        SCENARIOS[sys.argv[1]]()
+    except Skip as e:
+        print("SKIP: %s" % e)
+        return 77
+    except Failed as e:
+        print("FAIL: %s" % e)
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
