@@ -7,13 +7,27 @@
 #include "scan-win.h"
 #include "rules.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+/*
+ * A name for the terminal: escaped as the Linux scan does, except the
+ * backslash, which is Windows' separator here (a Windows name cannot hold one).
+ */
 static void
 hs(FILE *f, const char *s)
 {
-	scan_human_str(f, s ? s : "");
+	char *copy = scan_xstrdup(s ? s : ""), *part = copy, *bs;
+
+	while ((bs = strchr(part, '\\')) != NULL) {
+		*bs = '\0';
+		scan_human_str(f, part);
+		fputc('\\', f);
+		part = bs + 1;
+	}
+	scan_human_str(f, part);
+	free(copy);
 }
 
 static const char *

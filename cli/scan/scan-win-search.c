@@ -249,7 +249,7 @@ order_free(struct order *o)
 	free(o->d);
 }
 
-int
+void
 scan_win_search(struct scan_win *w)
 {
 	struct scan_win_dir sys[3], cwd, *pathv = NULL, *user = NULL;
@@ -341,5 +341,4 @@ scan_win_search(struct scan_win *w)
 		free(user[i].why);
 	}
 	free(user);
-	return 0;
 }

@@ -511,6 +511,16 @@ where(const struct scan_win *w, const struct scan_win_copy *c, char *buf, size_t
 		cat(buf, size, "%sPATH entry %d", buf[0] ? ", " : "", entry);
 }
 
+/* The directory a resolution's file is in, as Windows names it when it can. */
+static char *
+parent_of_shown(const struct scan_win_res *r)
+{
+	const char *p = r->shown ? r->shown : r->path;
+	const char *cut = strrchr(p, r->shown ? '\\' : '/');
+
+	return cut ? scan_xasprintf("%.*s", (int)(cut - p), p) : scan_xstrdup(p);
+}
+
 void
 scan_win_findings(struct scan_win *w)
 {
@@ -557,38 +567,73 @@ scan_win_findings(struct scan_win *w)
 		scan_strv_free(&versions);
 		scan_strv_free(&paths);
 	}
-	/* What the search loads. */
+	/* What the search loads: the sub-libraries that are not the main DLL's, by the directory they come from. */
 	for (size_t i = 0; i < w->nloads; i++) {
 		const struct scan_win_load *l = &w->loads[i];
 		char buf[4096];
-		struct scan_strv paths = { 0 };
+		struct scan_strv paths = { 0 }, dirs = { 0 };
 
-		if (!l->main.path)
+		if (!l->main.path || !l->mixed)
 			continue;
 		buf[0] = '\0';
 		scan_strv_add(&paths, l->main.path);
 		for (size_t k = 0; k < l->nsubs; k++) {
 			const struct scan_win_res *s = &l->subs[k];
 
-			if (!s->path) {
+			if (!s->path)
 				cat(buf, sizeof(buf), "%s%s found nowhere", buf[0] ? ", " : "", s->name);
-				continue;
+			else if (s->copy != l->main.copy || strcmp(s->version, l->main.version) != 0) {
+				const char *slash = strrchr(s->path, '/');
+				char *dir = scan_xasprintf("%.*s", (int)(slash ? slash - s->path : 0), s->path);
+
+				scan_strv_add_unique(&dirs, dir);
+				free(dir);
 			}
-			if (s->copy == l->main.copy && !(s->version[0] && l->main.version[0] &&
-							 strcmp(s->version, l->main.version) != 0))
-				continue;
-			cat(buf, sizeof(buf), "%s%s from %s [copy %d] (%s)", buf[0] ? ", " : "", s->name,
-			    s->shown ? s->shown : s->path, s->copy, s->version[0] ? s->version : "version unknown");
-			scan_strv_add_unique(&paths, s->path);
 		}
-		if (l->mixed)
-			add(w, "windows-mixed-load", "error", (const char *const *)paths.v,
-			    "%s loads %s from %s [copy %d] (%s) but %s: a mixed cuDNN fails at run time "
-			    "(CUDNN_STATUS_EXECUTION_FAILED, CUDNN_STATUS_VERSION_MISMATCH)",
-			    w->python ? "this Python process" : w->program ? w->program : "a program", l->main.name,
-			    l->main.shown ? l->main.shown : l->main.path, l->main.copy,
-			    l->main.version[0] ? l->main.version : "version unknown", buf);
+		for (size_t d = 0; d < dirs.n; d++) {
+			size_t dlen = strlen(dirs.v[d]);
+			const struct scan_win_res *first = NULL;
+			size_t count = 0;
+			char names[2048];
+
+			names[0] = '\0';
+			for (size_t k = 0; k < l->nsubs; k++) {
+				const struct scan_win_res *s = &l->subs[k];
+
+				if (!s->path || strncmp(s->path, dirs.v[d], dlen) != 0 || s->path[dlen] != '/' ||
+				    strchr(s->path + dlen + 1, '/'))
+					continue;
+				if (s->copy == l->main.copy && strcmp(s->version, l->main.version) == 0)
+					continue;
+				if (!first)
+					first = s;
+				count++;
+				cat(names, sizeof(names), "%s%s", names[0] ? ", " : "", s->name);
+				scan_strv_add_unique(&paths, s->path);
+			}
+			if (!first)
+				continue;
+			{
+				char *dir = parent_of_shown(first);
+
+				if (count == l->nsubs)
+					cat(buf, sizeof(buf), "%sall %zu sub-libraries from %s", buf[0] ? ", " : "", count, dir);
+				else
+					cat(buf, sizeof(buf), "%s%s from %s", buf[0] ? ", " : "", names, dir);
+				if (first->copy)
+					cat(buf, sizeof(buf), " [copy %d]", first->copy);
+				cat(buf, sizeof(buf), " (%s)", first->version[0] ? first->version : "version unknown");
+				free(dir);
+			}
+		}
+		add(w, "windows-mixed-load", "error", (const char *const *)paths.v,
+		    "%s loads %s from %s [copy %d] (%s) but %s: a mixed cuDNN fails at run time "
+		    "(CUDNN_STATUS_EXECUTION_FAILED, CUDNN_STATUS_VERSION_MISMATCH)",
+		    w->python ? "this Python process" : w->program ? w->program : "a program", l->main.name,
+		    l->main.shown ? l->main.shown : l->main.path, l->main.copy,
+		    l->main.version[0] ? l->main.version : "version unknown", buf);
 		scan_strv_free(&paths);
+		scan_strv_free(&dirs);
 	}
 }
 
@@ -653,25 +698,4 @@ scan_win_free(struct scan_win *w)
 	free_dir(&w->torch_lib);
 	free_dir(&w->conda_bin);
 	scan_strv_free(&w->dll_dirs);
-}
-
-int
-scan_win_main(struct scan_win *w)
-{
-	int rc = 0;
-
-	scan_win_gather(w);
-	if (w->has_search && scan_win_search(w) != 0) {
-		rc = 2;
-		goto out;
-	}
-	scan_win_findings(w);
-	if (w->json)
-		scan_win_print_json(stdout, w);
-	else
-		scan_win_print_human(stdout, w);
-	fflush(stdout);
-out:
-	scan_win_free(w);
-	return rc;
 }

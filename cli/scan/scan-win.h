@@ -120,16 +120,13 @@ char *scan_win_name_of(const struct scan_win *w, const char *local);
 /* The entry of dir named name in any case, or NULL. */
 char *scan_win_find_in(const char *dir, const char *name);
 
-/* scan-win-search.c: which copy Windows would load. 0, or -1 with a message on stderr for a usage error. */
-int scan_win_search(struct scan_win *w);
+/* scan-win-search.c: which copy Windows would load (w->loads). */
+void scan_win_search(struct scan_win *w);
 /* The limits of the model, one line each, NULL-terminated. */
 extern const char *const scan_win_limits[];
 
 /* scan-win-print.c */
 void scan_win_print_human(FILE *f, const struct scan_win *w);
 void scan_win_print_json(FILE *f, const struct scan_win *w);
-
-/* scan.c hands the command over with the options parsed. */
-int scan_win_main(struct scan_win *w);
 
 #endif

@@ -62,6 +62,23 @@ usage_error(const char *fmt, ...)
 
 /* ---- the command ---- */
 
+/* --windows: the trees' copies, the search when asked for, the findings, the output. */
+static int
+windows_main(struct scan_win *w)
+{
+	scan_win_gather(w);
+	if (w->has_search)
+		scan_win_search(w);
+	scan_win_findings(w);
+	if (w->json)
+		scan_win_print_json(stdout, w);
+	else
+		scan_win_print_human(stdout, w);
+	fflush(stdout);
+	scan_win_free(w);
+	return 0;
+}
+
 static int
 option_value(int argc, char **argv, int *i, const char *name, const char **value)
 {
@@ -292,7 +309,7 @@ cudnnspy_scan_main(int argc, char **argv)
 	if (windows) {
 		w.json = r.json;
 		free_result(&r);
-		return scan_win_main(&w);
+		return windows_main(&w);
 	}
 	if (user_given && !for_target) {
 		free_result(&r);
