@@ -232,7 +232,7 @@ def mixed_load():
     check(l["mixed"] and stray["rule"] == "application directory" and stray["version"] == "8.2.1.32" and
           l["main"]["version"] == "8.9.7.29", "a stray sub-library in the application's directory", l)
     f = findings(doc, "windows-mixed-load")
-    check(f and "but cudnn_cnn_infer64_8.dll from C:\\app (8.2.1.32)" in f[0]["message"] and
+    check(f and "but cudnn_cnn_infer64_8.dll from C:\\app [copy 3] (8.2.1.32)" in f[0]["message"] and
           findings(doc, "no-dispatcher"), "mixed load and no-dispatcher", doc["findings"])
 
 
