@@ -149,7 +149,9 @@ resolve(const struct scan_win *w, struct scan_win_res *r, const char *name, int 
 		struct scan_pe pe;
 
 		if (!d->local) {
-			add_step(r, d->rule, d->shown, scan_xasprintf("not in the scanned trees (%s)", d->why));
+			/* On a drive of the trees, a directory that is not there is what Windows would find: nothing. */
+			add_step(r, d->rule, d->shown, scan_win_on_drive(w, d->shown) ?
+			    scan_xstrdup("no such directory") : scan_xasprintf("not in the scanned trees (%s)", d->why));
 			continue;
 		}
 		p = scan_win_find_in(d->local, name);

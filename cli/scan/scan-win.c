@@ -181,6 +181,17 @@ scan_win_map(const struct scan_win *w, const char *win, char **why)
 	return cur;
 }
 
+int
+scan_win_on_drive(const struct scan_win *w, const char *win)
+{
+	if (!isalpha((unsigned char)win[0]) || win[1] != ':')
+		return 0;
+	for (size_t i = 0; i < w->ntrees; i++)
+		if (w->trees[i].letter == tolower((unsigned char)win[0]))
+			return 1;
+	return 0;
+}
+
 char *
 scan_win_name_of(const struct scan_win *w, const char *local)
 {

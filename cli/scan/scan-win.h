@@ -115,6 +115,8 @@ void scan_win_free(struct scan_win *w);
 struct scan_win_copy *scan_win_copy_at(const struct scan_win *w, const char *real);
 /* Where the Windows path win is in the trees (case-insensitive, as Windows reads names), or NULL with why. */
 char *scan_win_map(const struct scan_win *w, const char *win, char **why);
+/* 1 when win (C:\...) is on the drive of a tree: what is not there is not on that machine either. */
+int scan_win_on_drive(const struct scan_win *w, const char *win);
 /* A local path as Windows names it (C:\...), or NULL outside the drives. */
 char *scan_win_name_of(const struct scan_win *w, const char *local);
 /* The entry of dir named name in any case, or NULL. */

@@ -185,7 +185,11 @@ def for_path():
     doc = scan_json(["--windows", "C:=" + root, "--program", r"C:\other\x.exe", "--cwd", CONDA_BIN, "--path", CUDA_BIN])
     l = load(doc)
     check(l["main"]["rule"] == "current directory" and l["main"]["version"] == "8.2.1.32", "--cwd before PATH", l)
-    check(l["main"]["steps"][0]["outcome"].startswith("not in the scanned trees"), "a directory not there", l["main"])
+    check(l["main"]["steps"][0]["outcome"] == "no such directory", "a directory not there", l["main"])
+    doc = scan_json(["--windows", root, "--program", r"D:\x.exe", "--path", os.path.dirname(local(root, CUDA_BIN + r"\x"))])
+    l = load(doc)
+    check(l["main"]["steps"][0]["outcome"].startswith("not in the scanned trees (drive D: is not one of the trees")
+          and l["main"]["rule"] == "PATH" and l["main"]["path"].startswith(root), "a local path on --path; drive D:", l)
     out = scan_human(["--windows", "C:=" + root, "--program", r"C:\app\train.exe", "--path", CUDA_BIN])
     check("=> one copy, whole" in out and "Limits of this answer:" in out and "SafeDllSearchMode" in out and
           "side-by-side manifests" in out, "the human answer names its limits", out)
