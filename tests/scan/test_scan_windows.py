@@ -400,6 +400,90 @@ def mingw():
         check(main["exports"] == objdump_exports(objdump, dll), "the exports objdump -p lists", main["exports"])
 
 
+def mingw_tools():
+    cc, windres = shutil.which("x86_64-w64-mingw32-gcc"), shutil.which("x86_64-w64-mingw32-windres")
+    if not cc or not windres:
+        raise Skip("no x86_64-w64-mingw32-gcc and -windres")
+    return cc, windres
+
+
+def build_versioned_dll(cc, windres, d, out, version):
+    """A real DLL (mingw-w64) with a VERSIONINFO of that version."""
+    rc = os.path.join(d, "v%s.rc" % "_".join(map(str, version)))
+    with open(rc, "w") as f:
+        f.write('1 VERSIONINFO\nFILEVERSION %d,%d,%d,%d\nBEGIN\n BLOCK "StringFileInfo"\n BEGIN\n'
+                '  BLOCK "040904b0"\n  BEGIN\n   VALUE "ProductVersion", "%d.%d.%d"\n  END\n END\nEND\n'
+                % (version + version[:3]))
+    src = os.path.join(d, "dll.c")
+    with open(src, "w") as f:
+        f.write("__declspec(dllexport) int cudnnSpyTestDll(void) { return 1; }\n")
+    for argv in ([windres, rc, "-O", "coff", "-o", rc + ".o"], [cc, "-shared", "-o", out, src, rc + ".o"]):
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+        check(p.returncode == 0, "%s builds" % argv[0], p.stdout)
+
+
+@scenario
+def wine():
+    """An oracle for the search order: Wine's loader (not Windows': Wine implements the same documented order)
+    loads each name with LoadLibraryA from a program, with a PATH, and says which file it got."""
+    cc, windres = mingw_tools()
+    wine_exe = shutil.which("wine")
+    if not wine_exe:
+        raise Skip("no wine")
+    root = tmpdir()
+    build = os.path.join(root, "build")
+    os.makedirs(build)
+    new, old = os.path.join(build, "new.dll"), os.path.join(build, "old.dll")
+    build_versioned_dll(cc, windres, build, new, (8, 9, 7, 29))
+    build_versioned_dll(cc, windres, build, old, (8, 2, 1, 32))
+    tree = os.path.join(root, "tree")
+    a, b, app, cwd = (os.path.join(tree, n) for n in ("a", "b", "app", "cwd"))
+    for n in (a, b, app, cwd):
+        os.makedirs(n)
+    names = ["cudnn64_8.dll"] + ["cudnn_%s64_8.dll" % s for s in SUBS8]
+    # a: the main DLL and three sub-libraries of 8.9.7; b: a whole 8.2.1; the program's directory and the
+    # current directory: one stray each.
+    for n in names[:4]:
+        shutil.copy(new, os.path.join(a, n))
+    for n in names:
+        shutil.copy(old, os.path.join(b, n))
+    shutil.copy(old, os.path.join(app, names[6]))
+    shutil.copy(new, os.path.join(cwd, names[4]))     # the current directory comes before PATH
+    prog = os.path.join(app, "loader.exe")
+    with open(os.path.join(build, "loader.c"), "w") as f:
+        f.write("#include <windows.h>\n#include <stdio.h>\nint main(int argc, char **argv) {\n"
+                " for (int i = 1; i < argc; i++) { HMODULE h = LoadLibraryA(argv[i]); char b[1024] = \"\";\n"
+                "  if (h) GetModuleFileNameA(h, b, sizeof b); printf(\"%s=%s\\n\", argv[i], h ? b : \"-\"); }\n"
+                " return 0; }\n")
+    p = subprocess.run([cc, "-o", prog, os.path.join(build, "loader.c")], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, universal_newlines=True)
+    check(p.returncode == 0, "the loader builds", p.stdout)
+    z = lambda d: "Z:" + d.replace("/", "\\")
+    env = dict(os.environ, WINEPREFIX=os.path.join(root, "prefix"), WINEDEBUG="-all", WINEDLLOVERRIDES="mscoree,mshtml=",
+               WINEPATH=z(a) + ";" + z(b))
+    try:
+        p = subprocess.run([wine_exe, prog] + names, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, timeout=240)
+    except subprocess.TimeoutExpired:
+        raise Skip("wine did not start within 240 s")
+    got = dict(l.strip().split("=", 1) for l in p.stdout.splitlines() if "=" in l)
+    if len(got) != len(names):
+        raise Skip("wine ran no Windows program here: %s" % (p.stderr[-500:],))
+    print("wine: %r" % got)
+    wine_paths = {n: os.path.realpath(v[2:].replace("\\", "/")) if v.lower().startswith("z:") else None
+                  for n, v in got.items()}
+    doc = scan_json(["--windows", tree, "--program", prog, "--cwd", cwd, "--path", a + ";" + b])
+    l = load(doc)
+    ours = {l["main"]["name"]: l["main"]["path"]}
+    ours.update((s["name"], s["path"]) for s in l["sublibraries"])
+    for n in names:
+        check(ours.get(n) and os.path.realpath(ours[n]) == wine_paths[n], "%s: the scan says %s, Wine loaded %s"
+              % (n, ours.get(n), got[n]), json.dumps(l, indent=1)[:3000])
+    check(l["mixed"] and findings(doc, "windows-mixed-load"), "a mixed load, as Wine's answers show", l)
+    check([s["rule"] for s in l["sublibraries"]] == ["PATH"] * 3 + ["current directory", "PATH",
+                                                                   "application directory"], "by each rule", l)
+
+
 def main():
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
         print("usage: test_scan_windows.py {%s}" % ",".join(sorted(SCENARIOS)))
