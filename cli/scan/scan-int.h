@@ -104,6 +104,8 @@ struct scan_pe {
 	struct scan_strv exports;	/* export names, in the table's (sorted) order */
 	unsigned nexports;	/* as the export directory says */
 	int export_problem;	/* the export table could not be read whole (why says how) */
+	struct scan_strv imports;	/* DLLs named by the import and delay-load directories, in order */
+	int import_problem;	/* those could not be read whole */
 	int has_version;	/* VS_FIXEDFILEINFO was read */
 	unsigned file_version[4];
 	unsigned product_version_fixed[4];

@@ -24,6 +24,8 @@
 #define PE_MAX_VERSION_RES 65536
 /* Entries looked at per resource directory: each is 8 bytes, so a real one never comes close. */
 #define PE_MAX_RES_ENTRIES 4096
+/* DLLs imported: real programs import tens. */
+#define PE_MAX_IMPORTS 4096
 
 struct pe_section {
 	uint32_t va, vsize, raw, rawsize;
@@ -177,6 +179,44 @@ read_exports(const struct pe_file *f, uint32_t rva, uint32_t size, struct scan_p
 		free(name);
 	}
 	free(ptrs);
+}
+
+/*
+ * The DLL names of the import directory (descriptors of 20 bytes, Name at
+ * +12) or of the delay-load one (32 bytes, Name at +4): both end with a
+ * zeroed descriptor, and a hostile file that has none ends at the limit.
+ */
+static void
+read_imports(const struct pe_file *f, uint32_t rva, size_t entry, size_t name_at, struct scan_pe *pe)
+{
+	unsigned char d[32];
+	uint64_t off;
+
+	for (uint32_t i = 0; i < PE_MAX_IMPORTS; i++) {
+		uint32_t at = rva + i * (uint32_t)entry;
+		char *name;
+		int zero = 1;
+
+		if (!rva_to_off(f, at, (uint32_t)entry, &off) || !read_at(f, off, d, entry)) {
+			set_why(pe, "import directory outside the file (entry %u at RVA 0x%x)", i + 1, at);
+			pe->import_problem = 1;
+			return;
+		}
+		for (size_t k = 0; k < entry; k++)
+			zero &= d[k] == 0;
+		if (zero)
+			return;
+		name = string_at(f, le32(d + name_at));
+		if (!name) {
+			set_why(pe, "import %u names no DLL inside the file", i + 1);
+			pe->import_problem = 1;
+			return;
+		}
+		scan_strv_add_unique(&pe->imports, name);
+		free(name);
+	}
+	set_why(pe, "import directory with more than %u DLLs and no end", PE_MAX_IMPORTS);
+	pe->import_problem = 1;
 }
 
 /* ---- the version resource ---- */
@@ -439,7 +479,7 @@ read_headers(struct pe_file *f, struct scan_pe *pe)
 	unsigned char mz[64], coff[24], opt[240], sh[40];
 	uint32_t peoff, nrva, ddoff;
 	unsigned optsize, magic;
-	uint32_t exp_rva, exp_size, res_rva, res_size;
+	uint32_t exp_rva, exp_size, res_rva, res_size, imp_rva, delay_rva;
 
 	if (!read_at(f, 0, mz, 64) || mz[0] != 'M' || mz[1] != 'Z') {
 		set_why(pe, f->size < 64 ? "file too short for a DOS header (%llu bytes)" : "no MZ header",
@@ -474,11 +514,15 @@ read_headers(struct pe_file *f, struct scan_pe *pe)
 		return 0;
 	}
 	nrva = le32(opt + ddoff - 4);
-	exp_rva = exp_size = res_rva = res_size = 0;
+	exp_rva = exp_size = res_rva = res_size = imp_rva = delay_rva = 0;
 	if (nrva >= 1 && ddoff + 8 <= optsize) {
 		exp_rva = le32(opt + ddoff);
 		exp_size = le32(opt + ddoff + 4);
 	}
+	if (nrva >= 2 && ddoff + 16 <= optsize && le32(opt + ddoff + 12))
+		imp_rva = le32(opt + ddoff + 8);
+	if (nrva >= 14 && ddoff + 112 <= optsize && le32(opt + ddoff + 108))
+		delay_rva = le32(opt + ddoff + 104);
 	if (nrva >= 3 && ddoff + 24 <= optsize) {
 		res_rva = le32(opt + ddoff + 16);
 		res_size = le32(opt + ddoff + 20);
@@ -500,6 +544,10 @@ read_headers(struct pe_file *f, struct scan_pe *pe)
 	pe->status = SCAN_PE_OK;
 	if (exp_rva && exp_size)
 		read_exports(f, exp_rva, exp_size, pe);
+	if (imp_rva)
+		read_imports(f, imp_rva, 20, 12, pe);
+	if (delay_rva)
+		read_imports(f, delay_rva, 32, 4, pe);
 	if (res_rva && res_size)
 		read_version(f, res_rva, res_size, pe);
 	return 1;
@@ -545,5 +593,6 @@ scan_pe_free(struct scan_pe *pe)
 	free(pe->file_version_text);
 	free(pe->description);
 	scan_strv_free(&pe->exports);
+	scan_strv_free(&pe->imports);
 	memset(pe, 0, sizeof(*pe));
 }

@@ -53,7 +53,7 @@ human_dll(FILE *f, const struct scan_win_dll *d)
 		hs(f, d->pe.dll_name);
 	}
 	fprintf(f, ", %lld bytes)", d->pe.size);
-	if (d->pe.version_problem || d->pe.export_problem) {
+	if (d->pe.version_problem || d->pe.export_problem || d->pe.import_problem) {
 		fputs(" problem: ", f);
 		hs(f, d->pe.why);
 	}
@@ -188,6 +188,28 @@ human_search(FILE *f, const struct scan_win *w)
 		}
 		fputs("\n", f);
 	}
+	if (w->imports_from) {
+		char *shown = scan_win_name_of(w, w->imports_from);
+
+		fputs("  imports: ", f);
+		if (w->imports_majors) {
+			for (size_t i = 0, n = 0; i < w->imports.n; i++) {
+				char sub[32];
+				int major;
+
+				if (scan_win_parse_name(w->imports.v[i], sub, sizeof(sub), &major) && !sub[0]) {
+					fputs(n++ ? ", " : "", f);
+					hs(f, w->imports.v[i]);
+				}
+			}
+		} else {
+			fputs("no cudnn64_N.dll (loaded at run time, or by another DLL): every major is searched", f);
+		}
+		fputs(", from the import table of ", f);
+		hs(f, shown ? shown : w->imports_from);
+		fputs("\n", f);
+		free(shown);
+	}
 	if (!w->nloads)
 		fputs("  no copy has a cudnn64_N.dll to load\n", f);
 	for (size_t i = 0; i < w->nloads; i++) {
@@ -315,7 +337,7 @@ json_dll(FILE *f, const struct scan_win_dll *d)
 	js(f, d->sub[0] ? d->sub : NULL);
 	fprintf(f, ", \"known\": %s, \"pe\": \"%s\", \"problem\": ", d->sub[0] && !d->known ? "false" : "true",
 	    pe_status(d->pe.status));
-	js(f, !ok || d->pe.version_problem || d->pe.export_problem ? d->pe.why : NULL);
+	js(f, !ok || d->pe.version_problem || d->pe.export_problem || d->pe.import_problem ? d->pe.why : NULL);
 	fputs(", \"machine\": ", f);
 	js(f, ok ? scan_pe_machine_name(d->pe.machine) : NULL);
 	fputs(", \"file_version\": ", f);
@@ -443,6 +465,13 @@ scan_win_print_json(FILE *f, const struct scan_win *w)
 	js(f, w->cwd);
 	fputs(", \"dll_directories\": ", f);
 	json_strv(f, &w->dll_dirs);
+	fputs(",\n    \"imports_from\": ", f);
+	js(f, w->imports_from);
+	fputs(", \"imports\": ", f);
+	if (w->imports_from)
+		json_strv(f, &w->imports);
+	else
+		fputs("null", f);
 	fputs(",\n    \"loads\": [", f);
 	for (size_t i = 0; i < w->nloads; i++) {
 		const struct scan_win_load *l = &w->loads[i];

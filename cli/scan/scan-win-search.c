@@ -245,6 +245,35 @@ load_major(struct scan_win *w, struct scan_win_load *l, int major, const struct 
 	}
 }
 
+/*
+ * The cuDNN majors the file at local imports (cudnn64_N.dll in its import
+ * or delay-load directory): the program's own, or torch_cuda.dll's with
+ * --python. 0 when the file cannot be read; its imports are kept in w.
+ */
+static int
+imported_majors(struct scan_win *w, const char *local, int *majors, int max)
+{
+	struct scan_pe pe;
+	int n = 0;
+
+	scan_pe_read(local, &pe);
+	if (pe.status != SCAN_PE_OK) {
+		scan_pe_free(&pe);
+		return -1;
+	}
+	w->imports_from = scan_xstrdup(local);
+	for (size_t i = 0; i < pe.imports.n; i++) {
+		char sub[32];
+		int major;
+
+		scan_strv_add(&w->imports, pe.imports.v[i]);
+		if (scan_win_parse_name(pe.imports.v[i], sub, sizeof(sub), &major) && !sub[0] && n < max)
+			majors[n++] = major;
+	}
+	scan_pe_free(&pe);
+	return n;
+}
+
 static void
 order_free(struct order *o)
 {
@@ -258,6 +287,7 @@ scan_win_search(struct scan_win *w)
 	size_t npath = 0, nuser = 0;
 	struct order standard = { 0 }, extension = { 0 };
 	int majors[2], nmajors = 0;
+	char *why = NULL;
 
 	memset(sys, 0, sizeof(sys));
 	memset(&cwd, 0, sizeof(cwd));
@@ -311,8 +341,23 @@ scan_win_search(struct scan_win *w)
 			push(&extension, &user[i]);
 		push(&extension, &sys[0]);
 	}
-	/* Every major a copy has a main DLL of, newest first. */
-	for (int major = 99; major > 0; major--)
+	/* The majors the program (or torch_cuda.dll) imports; when it imports none, every major a copy has, newest first. */
+	{
+		char *importer = NULL;
+
+		if (w->python && w->torch_lib.local)
+			importer = scan_win_find_in(w->torch_lib.local, "torch_cuda.dll");
+		else if (!w->python && w->app.local)
+			importer = scan_win_map(w, w->program, &why);
+		free(why);
+		if (importer)
+			nmajors = imported_majors(w, importer, majors, 2);
+		if (nmajors < 0)
+			nmajors = 0;
+		free(importer);
+	}
+	w->imports_majors = nmajors;
+	for (int major = 99; major > 0 && !w->imports_majors; major--)
 		for (size_t i = 0; i < w->ncopies; i++)
 			if (w->copies[i]->major == major && w->copies[i]->main && nmajors < 2 &&
 			    (nmajors == 0 || majors[nmajors - 1] != major))

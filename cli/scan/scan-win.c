@@ -436,7 +436,7 @@ dll_findings(struct scan_win *w, const struct scan_win_dll *d)
 		add(w, "not-a-library", "warning", paths,
 		    "%s is a DLL for %s, not x64: a 64-bit process that finds it first fails to load it (error 193)",
 		    d->path, scan_pe_machine_name(d->pe.machine));
-	else if (d->pe.version_problem || d->pe.export_problem)
+	else if (d->pe.version_problem || d->pe.export_problem || d->pe.import_problem)
 		add(w, "not-a-library", "warning", paths, "%s: %s", d->path, d->pe.why);
 	if (!d->sub[0] && !d->pe.has_version && !d->pe.version_problem)
 		add(w, "version-unknown", "warning", paths,
@@ -709,4 +709,6 @@ scan_win_free(struct scan_win *w)
 	free_dir(&w->torch_lib);
 	free_dir(&w->conda_bin);
 	scan_strv_free(&w->dll_dirs);
+	free(w->imports_from);
+	scan_strv_free(&w->imports);
 }

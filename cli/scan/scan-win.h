@@ -97,6 +97,9 @@ struct scan_win {
 	struct scan_strv dll_dirs;	/* --dll-dir: os.add_dll_directory */
 	struct scan_win_dir app;	/* the application directory */
 	struct scan_win_dir torch_lib, conda_bin;	/* --python: torch\lib, <prefix>\Library\bin */
+	char *imports_from;	/* the program, or torch_cuda.dll, whose imports were read; NULL when none could be */
+	struct scan_strv imports;	/* its imported DLLs */
+	int imports_majors;	/* how many cudnn64_N.dll among them (0: every major is searched) */
 	struct scan_win_load *loads;
 	size_t nloads;
 };

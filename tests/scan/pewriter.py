@@ -2,13 +2,14 @@
 resource, a one-byte .text. Written from the PE/COFF specification (Microsoft's "PE Format" page), so the
 tests need no cross-compiler; test_scan_windows.py's mingw scenario checks the scan against a real one.
 
-make_dll(path, name, exports, version=(8, 9, 7, 29), ...) writes one; the keyword `damage` makes the
-hostile variants (see DAMAGES)."""
+make_dll(path, name, exports, version=(8, 9, 7, 29), ...) writes one; `imports` names the DLLs it imports,
+`exe` makes it a program; the keyword `damage` makes the hostile variants (see DAMAGES)."""
 import struct
 
 FILE_ALIGN = 0x200
 SECT_ALIGN = 0x1000
-DAMAGES = ("truncated", "bogus-export-rva", "resource-loop", "huge-names", "no-pe", "huge-resource-count")
+DAMAGES = ("truncated", "bogus-export-rva", "resource-loop", "huge-names", "no-pe", "huge-resource-count",
+           "bogus-import-rva")
 
 
 def _align(n, a):
@@ -65,10 +66,26 @@ def _resources(rva, data, damage):
     return root + name + lang + entry + data
 
 
+def _imports(rva, dlls):
+    """The .idata section: one descriptor per DLL (each importing ordinal 1), then a zeroed one."""
+    n = len(dlls)
+    desc = b""
+    thunks_off = 20 * (n + 1)
+    names_off = thunks_off + 16 * 2 * n
+    names = b""
+    thunks = b""
+    for i, dll in enumerate(dlls):
+        ilt = rva + thunks_off + 32 * i
+        desc += struct.pack("<IIIII", ilt, 0, 0, rva + names_off + len(names), ilt + 16)
+        names += dll.encode() + b"\0"
+        thunks += struct.pack("<QQ", 0x8000000000000001, 0) * 2
+    return desc + b"\0" * 20 + thunks + names
+
+
 def make_dll(path, name, exports, version=(8, 9, 7, 29), product_version=None, description=None,
-             machine=0x8664, with_version=True, damage=None):
+             machine=0x8664, with_version=True, damage=None, imports=(), exe=False):
     assert damage is None or damage in DAMAGES
-    text_rva, edata_rva, rsrc_rva = 0x1000, 0x2000, 0x3000
+    text_rva, edata_rva, rsrc_rva, idata_rva = 0x1000, 0x2000, 0x3000, 0x4000
     # .edata: directory, function table, name pointers, ordinals, the DLL name, the names.
     names = sorted(e.encode() for e in exports)
     n = len(names)
@@ -92,6 +109,11 @@ def make_dll(path, name, exports, version=(8, 9, 7, 29), product_version=None, d
     sections = [(b".text", text_rva, b"\xc3", 0x60000020), (b".edata", edata_rva, ed, 0x40000040)]
     if rs:
         sections.append((b".rsrc", rsrc_rva, rs, 0x40000040))
+    if damage == "bogus-import-rva" and not imports:
+        imports = ["KERNEL32.dll"]
+    idata = _imports(idata_rva, list(imports)) if imports else b""
+    if idata:
+        sections.append((b".idata", idata_rva, idata, 0xC0000040))
     headers_size = FILE_ALIGN * 2
     raw = headers_size
     shdrs = b""
@@ -107,12 +129,14 @@ def make_dll(path, name, exports, version=(8, 9, 7, 29), product_version=None, d
     dirs[0] = (export_rva, len(ed))
     if rs:
         dirs[2] = (rsrc_rva, len(rs))
+    if idata:
+        dirs[1] = (0x7FFF0000 if damage == "bogus-import-rva" else idata_rva, 20 * (len(imports) + 1))
     opt = struct.pack("<HBBIIIIIQIIHHHHHHIIIIHHQQQQII", 0x20B, 14, 0, 0x200, 0x400, 0, text_rva, text_rva,
                       0x180000000, SECT_ALIGN, FILE_ALIGN, 6, 0, 0, 0, 6, 0, 0, image_size, headers_size, 0,
                       2, 0x160, 0x100000, 0x1000, 0x100000, 0x1000, 0, 16)
     opt += b"".join(struct.pack("<II", r, s) for r, s in dirs)
     assert len(opt) == 240
-    coff = struct.pack("<4sHHIIIHH", b"PE\0\0", machine, len(sections), 0, 0, 0, len(opt), 0x2022)
+    coff = struct.pack("<4sHHIIIHH", b"PE\0\0", machine, len(sections), 0, 0, 0, len(opt), 0x0022 if exe else 0x2022)
     dos = b"MZ" + b"\0" * 58 + struct.pack("<I", 0x40)
     head = dos + coff + opt + shdrs
     data = head + b"\0" * (headers_size - len(head)) + body

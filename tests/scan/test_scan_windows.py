@@ -82,11 +82,13 @@ def seed_tree():
     make_copy(local(root, CONDA_BIN), (8, 2, 1, 32))
     torch_lib = local(root, ENV + r"\Lib\site-packages\torch\lib")
     os.makedirs(torch_lib)
-    pewriter.make_dll(os.path.join(torch_lib, "torch_cuda.dll"), "torch_cuda.dll", ["THCudaInit"], (0, 0, 0, 0))
+    pewriter.make_dll(os.path.join(torch_lib, "torch_cuda.dll"), "torch_cuda.dll", ["THCudaInit"], (0, 0, 0, 0),
+                      imports=["c10_cuda.dll", "cudnn64_8.dll", "cublas64_11.dll", "KERNEL32.dll"])
     open(local(root, ENV + r"\python.exe"), "wb").close()
     os.makedirs(local(root, r"C:\Windows\System32"))
     os.makedirs(local(root, r"C:\app"))
-    open(local(root, r"C:\app\train.exe"), "wb").close()
+    pewriter.make_dll(local(root, r"C:\app\train.exe"), "train.exe", [], (1, 0, 0, 0),
+                      imports=["KERNEL32.dll", "cudnn64_8.dll"], exe=True)
     return root
 
 
@@ -178,6 +180,17 @@ def for_path():
         check(rules[:4] == ["application directory", "system directory", "16-bit system directory",
                             "Windows directory"], "the documented order before PATH", rules)
         check(not findings(doc, "windows-mixed-load"), "no mixed load", doc["findings"])
+        check(doc["search"]["imports"] == ["KERNEL32.dll", "cudnn64_8.dll"] and
+              doc["search"]["imports_from"] == local(root, r"C:\app\train.exe"), "the program's imports", doc["search"])
+    # A program that imports cudnn64_9.dll, on a machine with only cuDNN 8: that is what is searched, and not found.
+    pewriter.make_dll(local(root, r"C:\app\train9.exe"), "train9.exe", [], (1, 0, 0, 0), imports=["cudnn64_9.dll"],
+                      exe=True)
+    doc = scan_json(["--windows", "C:=" + root, "--program", r"C:\app\train9.exe", "--path", CUDA_BIN])
+    check([l["major"] for l in doc["search"]["loads"]] == [9] and load(doc, 9)["main"]["path"] is None,
+          "cudnn64_9.dll searched, found nowhere", doc["search"])
+    out = scan_human(["--windows", "C:=" + root, "--program", r"C:\app\train9.exe", "--path", CUDA_BIN])
+    check("imports: cudnn64_9.dll, from the import table of C:\\app\\train9.exe" in out and
+          "cudnn64_9.dll -> not found" in out, "the table says so", out)
     # The application's directory comes first; the current directory before PATH.
     make_copy(local(root, r"C:\app"), (8, 9, 7, 29))
     doc = scan_json(["--windows", "C:=" + root, "--program", r"C:\app\train.exe", "--path", CUDA_BIN])
@@ -205,6 +218,8 @@ def mixed_load():
     doc = scan_json(["--windows", "C:=" + root, "--python", py, "--path", path])
     l = load(doc)
     conda, cuda = copy_at(doc, CONDA_BIN), copy_at(doc, CUDA_BIN)
+    check(doc["search"]["imports_from"].endswith("/torch/lib/torch_cuda.dll") and "cudnn64_8.dll" in
+          doc["search"]["imports"], "torch_cuda.dll's imports read", doc["search"])
     check(l["main"]["copy"] == conda["id"] and l["main"]["version"] == "8.2.1.32" and
           l["main"]["rule"] == "os.add_dll_directory (conda)", "cudnn64_8.dll from conda, not by PATH", l["main"])
     steps = [s["rule"] for s in l["main"]["steps"]]
@@ -295,7 +310,8 @@ def hostile():
     root = tmpdir()
     want = {"truncated": "optional header cut short", "bogus-export-rva": "export directory outside the file",
             "resource-loop": "the resource tree loops", "huge-names": "export directory claims 268435455 names",
-            "no-pe": "no PE signature", "huge-resource-count": "claims 65535 entries"}
+            "no-pe": "no PE signature", "huge-resource-count": "claims 65535 entries",
+            "bogus-import-rva": "import directory outside the file (entry 1 at RVA 0x7fff0000)"}
     for dmg in pewriter.DAMAGES:
         pewriter.make_dll(os.path.join(root, dmg, "cudnn64_8.dll"), "cudnn64_8.dll", ["cudnnCreate"], damage=dmg) \
             if os.makedirs(os.path.join(root, dmg)) is None else None
@@ -395,9 +411,23 @@ def mingw():
     check(main["file_version"] == "8.9.7.29" and main["product_version"] == "8.9.7" and main["machine"] == "x64" and
           main["description"] == "NVIDIA CUDA Deep Neural Network library", "the version windres wrote", main)
     check({"cudnnCreate", "cudnnGetVersion", "cudnnGetErrorString"} <= set(main["exports"]), "the exports", main)
+    # A program linked against it: its imports, as the scan reads them, are what objdump says.
+    with open(os.path.join(d, "app.c"), "w") as f:
+        f.write("int cudnnCreate(void **h);\nint main(void) { void *h; return cudnnCreate(&h); }\n")
+    exe = os.path.join(bindir, "app.exe")
+    p = subprocess.run([cc, "-o", exe, os.path.join(d, "app.c"), dll], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       universal_newlines=True)
+    check(p.returncode == 0, "the program links", p.stdout)
+    doc = scan_json(["--windows", d, "--program", exe])
+    check("cudnn64_8.dll" in doc["search"]["imports"] and [l["major"] for l in doc["search"]["loads"]] == [8] and
+          load(doc)["main"]["rule"] == "application directory", "the program imports cudnn64_8.dll", doc["search"])
     objdump = shutil.which("x86_64-w64-mingw32-objdump")
     if objdump:
         check(main["exports"] == objdump_exports(objdump, dll), "the exports objdump -p lists", main["exports"])
+        p = subprocess.run([objdump, "-p", exe], stdout=subprocess.PIPE, universal_newlines=True)
+        listed = re.findall(r"^\s*DLL Name: (\S+)$", p.stdout, re.M)
+        check(listed and doc["search"]["imports"] == listed, "the imports objdump -p lists", listed,
+              doc["search"]["imports"])
 
 
 def mingw_tools():
