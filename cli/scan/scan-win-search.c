@@ -80,33 +80,19 @@ push(struct order *o, struct scan_win_dir *d)
 	o->d[o->n++] = *d;
 }
 
-/* The directories PATH names, in order (empty entries skipped, quotes taken off, as Windows does). */
+/* The directories PATH names, in order. */
 static void
 path_dirs(const struct scan_win *w, struct scan_win_dir **out, size_t *nout)
 {
-	const char *p = w->path;
+	struct scan_strv entries = { 0 };
 
-	*out = NULL;
-	*nout = 0;
-	while (p && *p) {
-		const char *end = strchr(p, ';');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-		char *one;
-
-		if (len >= 2 && p[0] == '"' && p[len - 1] == '"') {
-			p++;
-			len -= 2;
-		}
-		if (len) {
-			one = scan_xasprintf("%.*s", (int)len, p);
-			*out = scan_xrealloc(*out, (*nout + 1) * sizeof(**out));
-			memset(&(*out)[*nout], 0, sizeof(**out));
-			set_dir(w, &(*out)[*nout], "PATH", one);
-			(*nout)++;
-			free(one);
-		}
-		p = end ? end + 1 : NULL;
-	}
+	scan_win_path_entries(w->path, &entries);
+	*out = scan_xmalloc((entries.n ? entries.n : 1) * sizeof(**out));
+	memset(*out, 0, (entries.n ? entries.n : 1) * sizeof(**out));
+	for (size_t i = 0; i < entries.n; i++)
+		set_dir(w, &(*out)[i], "PATH", entries.v[i]);
+	*nout = entries.n;
+	scan_strv_free(&entries);
 }
 
 static void
@@ -298,8 +284,14 @@ scan_win_search(struct scan_win *w)
 		free(dir);
 	}
 	if (w->python && w->app.shown) {
-		char *t = join(w->app.shown, "Lib\\site-packages\\torch\\lib");
-		char *c = join(w->app.shown, "Library\\bin");
+		/* A venv's python.exe is in Scripts\, its site-packages beside it. */
+		size_t n = strlen(w->app.shown);
+		char *prefix = n > 8 && strcasecmp(w->app.shown + n - 8, "\\Scripts") == 0 ?
+			       scan_xasprintf("%.*s", (int)(n - 8), w->app.shown) : scan_xstrdup(w->app.shown);
+		char *t = join(prefix, "Lib\\site-packages\\torch\\lib");
+		char *c = join(prefix, "Library\\bin");
+
+		free(prefix);
 
 		set_dir(w, &w->torch_lib, "os.add_dll_directory (torch)", t);
 		set_dir(w, &w->conda_bin, "os.add_dll_directory (conda)", c);

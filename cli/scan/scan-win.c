@@ -211,6 +211,59 @@ scan_win_name_of(const struct scan_win *w, const char *local)
 	return NULL;
 }
 
+/*
+ * %SystemRoot%, %windir% and %SystemDrive% as a Windows process has them
+ * (PATH copied from the registry may still hold them); other variables
+ * are left as written, and such an entry is then not in the trees.
+ */
+static char *
+expand(const char *entry)
+{
+	static const char *const vars[][2] = {
+		{ "%SystemRoot%", "C:\\Windows" }, { "%windir%", "C:\\Windows" }, { "%SystemDrive%", "C:" },
+	};
+	char *out = scan_xstrdup(entry);
+
+	for (size_t v = 0; v < sizeof(vars) / sizeof(vars[0]); v++) {
+		size_t len = strlen(vars[v][0]);
+
+		for (char *at = out; (at = strcasestr(at, vars[v][0])) != NULL;) {
+			char *next = scan_xasprintf("%.*s%s%s", (int)(at - out), out, vars[v][1], at + len);
+			size_t pos = (size_t)(at - out) + strlen(vars[v][1]);
+
+			free(out);
+			out = next;
+			at = out + pos;
+		}
+	}
+	return out;
+}
+
+void
+scan_win_path_entries(const char *path, struct scan_strv *out)
+{
+	const char *p = path;
+
+	while (p && *p) {
+		const char *end = strchr(p, ';');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		if (len >= 2 && p[0] == '"' && p[len - 1] == '"') {
+			p++;
+			len -= 2;
+		}
+		if (len) {
+			char *raw = scan_xasprintf("%.*s", (int)len, p);
+			char *one = expand(raw);
+
+			scan_strv_add(out, one);
+			free(one);
+			free(raw);
+		}
+		p = end ? end + 1 : NULL;
+	}
+}
+
 /* ---- the walk and the copies ---- */
 
 struct scan_win_copy *
@@ -496,30 +549,26 @@ copy_findings(struct scan_win *w, const struct scan_win_copy *c)
 static void
 where(const struct scan_win *w, const struct scan_win_copy *c, char *buf, size_t size)
 {
-	int entry = 0, n = 0;
-	const char *p = w->path;
+	struct scan_strv entries = { 0 };
 
 	buf[0] = '\0';
 	if (c->kind)
 		cat(buf, size, "%s", c->kind);
-	while (p && *p) {
-		const char *end = strchr(p, ';');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-		char *one = scan_xasprintf("%.*s", (int)len, p);
+	scan_win_path_entries(w->path, &entries);
+	for (size_t i = 0; i < entries.n; i++) {
 		char *why = NULL;
-		char *local = len ? scan_win_map(w, one, &why) : NULL;
+		char *local = scan_win_map(w, entries.v[i], &why);
 		char real[PATH_MAX];
+		int here = local && realpath(local, real) && strcmp(real, c->dir) == 0;
 
-		n++;
-		if (local && realpath(local, real) && strcmp(real, c->dir) == 0 && !entry)
-			entry = n;
 		free(local);
 		free(why);
-		free(one);
-		p = end ? end + 1 : NULL;
+		if (here) {
+			cat(buf, size, "%sPATH entry %zu", buf[0] ? ", " : "", i + 1);
+			break;
+		}
 	}
-	if (entry)
-		cat(buf, size, "%sPATH entry %d", buf[0] ? ", " : "", entry);
+	scan_strv_free(&entries);
 }
 
 /* The directory a resolution's file is in, as Windows names it when it can. */

@@ -122,6 +122,8 @@ char *scan_win_map(const struct scan_win *w, const char *win, char **why);
 int scan_win_on_drive(const struct scan_win *w, const char *win);
 /* A local path as Windows names it (C:\...), or NULL outside the drives. */
 char *scan_win_name_of(const struct scan_win *w, const char *local);
+/* PATH's directories (;-separated), as a process has them: quotes off, empty entries skipped, %SystemRoot% expanded. */
+void scan_win_path_entries(const char *path, struct scan_strv *out);
 /* The entry of dir named name in any case, or NULL. */
 char *scan_win_find_in(const char *dir, const char *name);
 

@@ -203,6 +203,18 @@ def for_path():
     l = load(doc)
     check(l["main"]["steps"][0]["outcome"].startswith("not in the scanned trees (drive D: is not one of the trees")
           and l["main"]["rule"] == "PATH" and l["main"]["path"].startswith(root), "a local path on --path; drive D:", l)
+    # PATH as the registry may hold it: %SystemRoot% expanded, quotes taken off, empty entries skipped.
+    make_copy(local(root, r"C:\Windows\System32"), (8, 1, 0, 77))
+    doc = scan_json(["--windows", "C:=" + root, "--program", r"C:\other\x.exe",
+                     "--path", ';"%s";;%%SystemRoot%%\System32' % CUDA_BIN])
+    l = load(doc)
+    check(l["main"]["rule"] == "system directory" and l["main"]["version"] == "8.1.0.77", "System32 before PATH", l)
+    check([s["dir"] for s in l["main"]["steps"]] == [r"C:\other", r"C:\Windows\System32"], "found there", l["main"])
+    f = findings(doc, "windows-copies-conflict")[0]["message"]
+    check("(CUDA toolkit, PATH entry 1, 8.9.7.29)" in f and "C:\\Windows\\System32 (PATH entry 2, 8.1.0.77)" in f,
+          "PATH entries counted as Windows has them", f)
+    shutil.rmtree(local(root, r"C:\Windows\System32"))
+    os.makedirs(local(root, r"C:\Windows\System32"))
     out = scan_human(["--windows", "C:=" + root, "--program", r"C:\app\train.exe", "--path", CUDA_BIN])
     check("=> one copy, whole" in out and "Limits of this answer:" in out and "SafeDllSearchMode" in out and
           "side-by-side manifests" in out, "the human answer names its limits", out)
@@ -242,6 +254,15 @@ def mixed_load():
     l = load(doc)
     check(l["main"]["version"] == "8.7.0.84" and l["main"]["rule"] == "torch\\lib, loaded by path" and not l["mixed"]
           and all(s["version"] == "8.7.0.84" for s in l["sublibraries"]), "torch\\lib wins, whole", l)
+    # A venv (python.exe in Scripts\) with pip's torch, which ships its cuDNN in torch\lib.
+    venv = r"C:\venvs\pt"
+    os.makedirs(local(root, venv + r"\Scripts"))
+    open(local(root, venv + r"\Scripts\python.exe"), "wb").close()
+    make_copy(local(root, venv + r"\Lib\site-packages\torch\lib"), (9, 1, 0, 70))
+    doc = scan_json(["--windows", "C:=" + root, "--python", venv + r"\Scripts\python.exe", "--path", path])
+    l = load(doc, 9)
+    check(l["main"]["rule"] == "torch\\lib, loaded by path" and not l["mixed"] and l["main"]["version"] == "9.1.0.70",
+          "a venv's torch\\lib", l)
     # A program whose directory holds one stray sub-library of another version.
     root = seed_tree()
     pewriter.make_dll(local(root, r"C:\app\cudnn_cnn_infer64_8.dll"), "cudnn_cnn_infer64_8.dll", ["x"], (8, 2, 1, 32))
