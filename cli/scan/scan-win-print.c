@@ -225,7 +225,7 @@ human_search(FILE *f, const struct scan_win *w)
 		for (size_t k = 0; k < l->nsubs; k++)
 			human_res(f, &l->subs[k], "    ", 0);
 		if (l->mixed)
-			fputs("  => a mixed set: see windows-mixed-load below\n", f);
+			fputs("  => a mixed set: see windows-mixed-load above\n", f);
 		else
 			fprintf(f, "  => one copy, whole: [copy %d]\n", l->main.copy);
 	}

@@ -28,6 +28,8 @@ const char *const scan_win_limits[] = {
 	"cuDNN's own loads of its sub-libraries are taken as plain LoadLibrary calls (the standard order, PATH "
 	"included), which was not checked on Windows",
 	"a damaged DLL, or one for another machine, found first is taken to stop the search (the load fails, error 193)",
+	"the major searched is the cudnn64_N.dll the program (or torch_cuda.dll) imports, else every major a copy has; "
+	"the dependencies of the DLLs found are not followed",
 	NULL,
 };
 
