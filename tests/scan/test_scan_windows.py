@@ -396,6 +396,20 @@ def conflicts_doc():
         check('"%s"' % i in me, "a scenario asserts %s" % i)
 
 
+@scenario
+def docs():
+    """docs/scan.md's output for the seed's layout is what the scan prints today (the tree at /tmp/winc there)."""
+    text = open(E["SCAN_MD"]).read()
+    m = re.search(r"^\$ cudnnspy scan --windows C:=/tmp/winc (--python '([^']*)') \\\n    --path '([^']*)'\n(.*?)\n```",
+                  text, re.M | re.S)
+    check(m, "docs/scan.md shows the scan of the seed's layout")
+    root = seed_tree()
+    out = scan_human(["--windows", "C:=" + root, "--python", m.group(2), "--path", m.group(3)])
+    out = out.replace(root, "/tmp/winc").rstrip("\n")
+    check(out == m.group(4), "docs/scan.md's output is today's; run the command over the seed's tree and paste it",
+          "\n".join(l for l in __import__("difflib").unified_diff(m.group(4).split("\n"), out.split("\n"), lineterm="")))
+
+
 def objdump_exports(objdump, dll):
     p = subprocess.run([objdump, "-p", dll], stdout=subprocess.PIPE, universal_newlines=True)
     text = p.stdout.split("[Ordinal/Name Pointer] Table", 1)
