@@ -224,6 +224,19 @@ human_search(FILE *f, const struct scan_win *w)
 				" in the same order");
 		for (size_t k = 0; k < l->nsubs; k++)
 			human_res(f, &l->subs[k], "    ", 0);
+		for (size_t k = 0; k < l->nothers; k++) {
+			const struct scan_win_copy *c = NULL;
+
+			for (size_t j = 0; j < w->ncopies; j++)
+				if (w->copies[j]->id == l->others[k])
+					c = w->copies[j];
+			fprintf(f, "  %s [copy %d] ", k ? "       " : "others:", c->id);
+			hs(f, shown(c));
+			if (l->others_rule[k])
+				fprintf(f, " (%s): shadowed, reached later by %s\n", c->version, l->others_rule[k]);
+			else
+				fprintf(f, " (%s): not on this search\n", c->version);
+		}
 		if (l->mixed)
 			fputs("  => a mixed set: see windows-mixed-load above\n", f);
 		else
@@ -476,8 +489,14 @@ scan_win_print_json(FILE *f, const struct scan_win *w)
 	for (size_t i = 0; i < w->nloads; i++) {
 		const struct scan_win_load *l = &w->loads[i];
 
-		fprintf(f, "%s\n      {\"major\": %d, \"mixed\": %s, \"main\": ", i ? "," : "", l->major,
+		fprintf(f, "%s\n      {\"major\": %d, \"mixed\": %s, \"others\": [", i ? "," : "", l->major,
 		    l->mixed ? "true" : "false");
+		for (size_t k = 0; k < l->nothers; k++) {
+			fprintf(f, "%s{\"copy\": %d, \"shadowed_by_rule\": ", k ? ", " : "", l->others[k]);
+			js(f, l->others_rule[k]);
+			fputs("}", f);
+		}
+		fputs("], \"main\": ", f);
 		json_res(f, &l->main);
 		fputs(",\n       \"sublibraries\": [", f);
 		for (size_t k = 0; k < l->nsubs; k++) {

@@ -208,6 +208,18 @@ preloaded(const struct scan_win *w, struct scan_win_res *r, const char *name, in
 	return 0;
 }
 
+/* The rule under which the order reaches the directory real, or NULL. */
+static const char *
+rule_reaching(const struct order *o, const char *real)
+{
+	char r[PATH_MAX];
+
+	for (size_t i = 0; o && i < o->n; i++)
+		if (o->d[i].local && realpath(o->d[i].local, r) && strcmp(r, real) == 0)
+			return o->d[i].rule;
+	return NULL;
+}
+
 static void
 load_major(struct scan_win *w, struct scan_win_load *l, int major, const struct order *standard,
 	   const struct order *extension)
@@ -219,6 +231,15 @@ load_major(struct scan_win *w, struct scan_win_load *l, int major, const struct 
 	snprintf(name, sizeof(name), "cudnn64_%d.dll", major);
 	if (!preloaded(w, &l->main, name, major))
 		resolve(w, &l->main, name, major, w->python ? extension : standard);
+	for (size_t i = 0; i < w->ncopies && l->nothers < 16; i++) {
+		const struct scan_win_copy *c = w->copies[i];
+
+		if (c->major != major || !c->main || c->id == l->main.copy)
+			continue;
+		l->others[l->nothers] = c->id;
+		l->others_rule[l->nothers] = rule_reaching(w->python ? extension : standard, c->dir);
+		l->nothers++;
+	}
 	if (!l->main.path)
 		return;
 	for (l->nsubs = 0; subs[l->nsubs]; l->nsubs++) {

@@ -68,6 +68,10 @@ struct scan_win_load {
 	struct scan_win_res subs[8];
 	size_t nsubs;
 	int mixed;		/* sub-libraries from another copy or of another version than the main DLL */
+	/* The other copies of this major: shadowed by the one found (rule: where the search would reach them), or not searched (rule NULL). */
+	int others[16];
+	const char *others_rule[16];
+	size_t nothers;
 };
 
 /* A directory of a search order: as Windows names it and where it is here (NULL: not in the trees). */

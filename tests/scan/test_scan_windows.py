@@ -180,6 +180,13 @@ def for_path():
         check(rules[:4] == ["application directory", "system directory", "16-bit system directory",
                             "Windows directory"], "the documented order before PATH", rules)
         check(not findings(doc, "windows-mixed-load"), "no mixed load", doc["findings"])
+        others = {o["copy"]: o["shadowed_by_rule"] for o in l["others"]}
+        check(len(others) == 2 and c["id"] not in others, "the two other copies", l["others"])
+        for o in doc["copies"]:
+            if o["id"] in others:
+                on_path = (o["windows_path"] or "").lower() in path.lower().split(";")
+                check(others[o["id"]] == ("PATH" if on_path else None), "%s: %s" % (
+                    o["windows_path"], "shadowed, on PATH" if on_path else "not on this search"), l["others"])
         check(doc["search"]["imports"] == ["KERNEL32.dll", "cudnn64_8.dll"] and
               doc["search"]["imports_from"] == local(root, r"C:\app\train.exe"), "the program's imports", doc["search"])
     # A program that imports cudnn64_9.dll, on a machine with only cuDNN 8: that is what is searched, and not found.
@@ -245,6 +252,8 @@ def mixed_load():
     check(f[0]["fix"], "with a fix")
     out = scan_human(["--windows", "C:=" + root, "--python", py, "--path", path])
     check("=> a mixed set" in out and "windows-mixed-load" in out, "the table says so", out)
+    check(re.search(r"others: \[copy %d\] .*CUDA.v11.8.bin \(8.9.7.29\): not on this search" % cuda["id"], out),
+          "CUDA's copy is not on the extension's search", out)
     # conda's Library\bin first on PATH (as conda activate puts it): one copy, whole.
     doc = scan_json(["--windows", "C:=" + root, "--python", py, "--path", CONDA_BIN + ";" + path])
     check(not load(doc)["mixed"] and not findings(doc, "windows-mixed-load"), "Library\\bin first: not mixed", load(doc))
