@@ -289,7 +289,7 @@ scan_win_print_human(FILE *f, const struct scan_win *w)
 		fprintf(f, "\nFindings: %zu error%s, %zu warning%s, %zu info (causes and fixes: docs/conflicts.md)\n",
 		    nerr, nerr == 1 ? "" : "s", nwarn, nwarn == 1 ? "" : "s", ninfo);
 	for (size_t i = 0; i < w->nfindings; i++) {
-		const char *fix = spy_rule_fix(w->findings[i].id);
+		const char *fix = spy_rule_fix_windows(w->findings[i].id);
 
 		fprintf(f, "  %-8s %-24s ", w->findings[i].severity, w->findings[i].id);
 		hs(f, w->findings[i].message);
@@ -462,7 +462,7 @@ scan_win_print_json(FILE *f, const struct scan_win *w)
 		fputs(", \"paths\": ", f);
 		json_strv(f, &fd->paths);
 		fputs(", \"fix\": ", f);
-		js(f, spy_rule_fix(fd->id));
+		js(f, spy_rule_fix_windows(fd->id));
 		fputs("}", f);
 	}
 	fputs("],\n  \"search\": ", f);

@@ -283,6 +283,9 @@ def mixed_load():
     f = findings(doc, "windows-mixed-load")
     check(f and "but cudnn_cnn_infer64_8.dll from C:\\app [copy 3] (8.2.1.32)" in f[0]["message"] and
           findings(doc, "no-dispatcher"), "mixed load and no-dispatcher", doc["findings"])
+    fix = findings(doc, "no-dispatcher")[0]["fix"]
+    check("PATH" in fix and "LD_LIBRARY_PATH" not in fix and "application's directory" in fix,
+          "the fix said for Windows (shim/common/rules.c's Windows fixes)", fix)
 
 
 @scenario
