@@ -299,8 +299,11 @@ vblock_at(const unsigned char *b, size_t limit, size_t off, struct vblock *v)
 	v->value = align4(k + 2);
 	/* wValueLength counts WCHARs in a text value (wType 1), bytes in a binary one. */
 	v->valuelen = type == 1 ? vlen * 2 : vlen;
-	if (v->value > v->end || v->valuelen > v->end - v->value)
+	if (v->value > v->end)
 		return 0;
+	/* Some writers count a text value's bytes, not its WCHARs: take what the block holds. */
+	if (v->valuelen > v->end - v->value)
+		v->valuelen = v->end - v->value;
 	v->children = align4(v->value + v->valuelen);
 	if (v->children > v->end)
 		v->children = v->end;

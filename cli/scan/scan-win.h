@@ -113,10 +113,9 @@ const char *const *scan_win_subs(int major);
 /* cudnn64_8.dll, cudnn_ops_infer64_8.dll (any case): 1 with sub ("" for the main DLL) and the major. */
 int scan_win_parse_name(const char *name, char *sub, size_t subsz, int *major);
 
-/* scan-win.c: the trees, the copies, the findings. */
+/* scan-win.c: the trees, the paths, the copies. */
 int scan_win_parse_tree(const char *arg, struct scan_win_tree *t, char *why, size_t whylen);
 void scan_win_gather(struct scan_win *w);
-void scan_win_findings(struct scan_win *w);
 void scan_win_free(struct scan_win *w);
 /* The copy whose directory is real, or NULL. */
 struct scan_win_copy *scan_win_copy_at(const struct scan_win *w, const char *real);
@@ -130,6 +129,9 @@ char *scan_win_name_of(const struct scan_win *w, const char *local);
 void scan_win_path_entries(const char *path, struct scan_strv *out);
 /* The entry of dir named name in any case, or NULL. */
 char *scan_win_find_in(const char *dir, const char *name);
+
+/* scan-win-findings.c: the findings, after the search (they say where each copy is on PATH, and what loads). */
+void scan_win_findings(struct scan_win *w);
 
 /* scan-win-search.c: which copy Windows would load (w->loads). */
 void scan_win_search(struct scan_win *w);

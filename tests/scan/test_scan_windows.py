@@ -395,10 +395,10 @@ def usage():
 
 @scenario
 def conflicts_doc():
-    """Every id scan-win.c reports has its section in docs/conflicts.md, a fix in rules.c and a test here."""
+    """Every id scan-win-findings.c reports has its section in docs/conflicts.md, a fix in rules.c and a test here."""
     src = open(E["SCAN_WIN_C"]).read()
     ids = set(re.findall(r'add\(w, "([a-z-]+)"', src))
-    check(len(ids) >= 10, "the ids in scan-win.c", ids)
+    check(len(ids) >= 10, "the ids in scan-win-findings.c", ids)
     doc = open(E["CONFLICTS_MD"]).read()
     rules = open(E["RULES_C"]).read()
     me = open(__file__).read()
