@@ -422,6 +422,51 @@ def docs():
           "\n".join(l for l in __import__("difflib").unified_diff(m.group(4).split("\n"), out.split("\n"), lineterm="")))
 
 
+@scenario
+def wine_dlls():
+    """Oracles we did not write, over real PE files we did not make: Wine's own Windows DLLs. Each read as a
+    cuDNN DLL (a link named cudnn64_9.dll) must give the FILEVERSION that windres decompiles from it and the
+    export names objdump -p lists; as --program, the imported DLLs objdump -p lists."""
+    windres, objdump = shutil.which("x86_64-w64-mingw32-windres"), shutil.which("x86_64-w64-mingw32-objdump")
+    dirs = [d for d in (E.get("WINE_PE_DIR"), "/usr/lib/x86_64-linux-gnu/wine/x86_64-windows",
+                        "/usr/lib/wine/x86_64-windows", "/usr/lib64/wine/x86_64-windows") if d and os.path.isdir(d)]
+    if not windres or not objdump or not dirs:
+        raise Skip("needs x86_64-w64-mingw32-windres, -objdump and Wine's x86_64-windows DLLs")
+    src = dirs[0]
+    dlls = sorted(f for f in os.listdir(src) if f.endswith(".dll"))
+    check(len(dlls) >= 50, "Wine's DLLs in %s" % src, len(dlls))
+    root = tmpdir()
+    where = {}
+    for i, f in enumerate(dlls):
+        d = os.path.join(root, "%04d" % i)
+        os.makedirs(d)
+        os.symlink(os.path.join(src, f), os.path.join(d, "cudnn64_9.dll"))
+        where[d] = os.path.join(src, f)
+    doc = scan_json(["--windows", root])
+    check(len(doc["copies"]) == len(dlls), "one copy per DLL", len(doc["copies"]))
+    versions = exports = 0
+    for c in doc["copies"]:
+        path, got = where[c["directory"]], c["files"][0]
+        rc = subprocess.run([windres, "-i", path, "-O", "rc"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            universal_newlines=True).stdout
+        m = re.search(r"FILEVERSION (\d+), (\d+), (\d+), (\d+)", rc)
+        want = ".".join(m.groups()) if m else None
+        check(got["pe"] == "ok" and got["problem"] is None and got["machine"] == "x64", "%s: read whole" % path, got)
+        check(got["file_version"] == want, "%s: FileVersion %s, windres says %s" % (path, got["file_version"], want))
+        listed = objdump_exports(objdump, path) if "[Ordinal/Name Pointer] Table" in subprocess.run(
+            [objdump, "-p", path], stdout=subprocess.PIPE, universal_newlines=True).stdout else []
+        check(got["exports"] == listed, "%s: the exports objdump -p lists" % path, got["exports"][:20], listed[:20])
+        versions += want is not None
+        exports += len(listed)
+    print("%d DLLs, %d with a version resource, %d export names: all agree" % (len(dlls), versions, exports))
+    check(versions >= 20, "enough of them carry a version resource", versions)
+    for f in dlls[::25]:
+        path = os.path.join(src, f)
+        doc = scan_json(["--windows", root + "/0000", "--program", path])
+        od = subprocess.run([objdump, "-p", path], stdout=subprocess.PIPE, universal_newlines=True).stdout
+        check(doc["search"]["imports"] == re.findall(r"^\s*DLL Name: (\S+)$", od, re.M),
+              "%s: the imports objdump -p lists" % path, doc["search"]["imports"])
+
 def objdump_exports(objdump, dll):
     p = subprocess.run([objdump, "-p", dll], stdout=subprocess.PIPE, universal_newlines=True)
     text = p.stdout.split("[Ordinal/Name Pointer] Table", 1)
