@@ -301,6 +301,11 @@ cudnnspy_scan_main(int argc, char **argv)
 		free_result(&r);
 		return usage_error("--program, --python, --path, --cwd and --dll-dir need --windows DIR");
 	}
+	if (w.dll_dirs.n && !w.python) {
+		scan_win_free(&w);
+		free_result(&r);
+		return usage_error("--dll-dir needs --python: only Python's os.add_dll_directory is modelled");
+	}
 	if (windows && (for_target || user_given || r.roots.n)) {
 		scan_win_free(&w);
 		free_result(&r);

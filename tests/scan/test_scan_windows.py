@@ -384,7 +384,8 @@ def usage():
     for args, words in ((["--program", r"C:\a.exe"], "need --windows"), (["--windows", "/nonexistent"], "No such file"),
                         (["--windows", "C:="], "needs a directory"), (["--windows", "/", "--root", "/"], "--root"),
                         (["--windows", "/", "--program", "a", "--python", "b"], "given once"),
-                        (["--windows", "/", "--path"], "--path needs")):
+                        (["--windows", "/", "--path"], "--path needs"),
+                        (["--windows", "/", "--dll-dir", r"C:\x"], "--dll-dir needs --python")):
         p = run_scan(args)
         err = p.stderr.decode(errors="replace")
         check(p.returncode == 2 and err.startswith("cudnnspy: ") and words in err and p.stdout == b"",
