@@ -234,7 +234,8 @@ scan_win_findings(struct scan_win *w)
 
 			if (!s->path)
 				cat(buf, sizeof(buf), "%s%s found nowhere", buf[0] ? ", " : "", s->name);
-			else if (s->copy != l->main.copy || strcmp(s->version, l->main.version) != 0) {
+			else if (strcmp(s->version, l->main.version) != 0 ||
+				 (s->copy != l->main.copy && (!s->version[0] || !l->main.version[0]))) {
 				const char *slash = strrchr(s->path, '/');
 				char *dir = scan_xasprintf("%.*s", (int)(slash ? slash - s->path : 0), s->path);
 
@@ -255,7 +256,8 @@ scan_win_findings(struct scan_win *w)
 				if (!s->path || strncmp(s->path, dirs.v[d], dlen) != 0 || s->path[dlen] != '/' ||
 				    strchr(s->path + dlen + 1, '/'))
 					continue;
-				if (s->copy == l->main.copy && strcmp(s->version, l->main.version) == 0)
+				if (strcmp(s->version, l->main.version) == 0 &&
+				    (s->copy == l->main.copy || (s->version[0] && l->main.version[0])))
 					continue;
 				if (!first)
 					first = s;

@@ -239,6 +239,9 @@ human_search(FILE *f, const struct scan_win *w)
 		}
 		if (l->mixed)
 			fputs("  => a mixed set: see windows-mixed-load above\n", f);
+		else if (l->split)
+			fprintf(f, "  => one version, %s, but from more than one copy: the same build, so it works; "
+				   "removing the copies shadowed is still safer\n", l->main.version);
 		else
 			fprintf(f, "  => one copy, whole: [copy %d]\n", l->main.copy);
 	}
@@ -489,8 +492,8 @@ scan_win_print_json(FILE *f, const struct scan_win *w)
 	for (size_t i = 0; i < w->nloads; i++) {
 		const struct scan_win_load *l = &w->loads[i];
 
-		fprintf(f, "%s\n      {\"major\": %d, \"mixed\": %s, \"others\": [", i ? "," : "", l->major,
-		    l->mixed ? "true" : "false");
+		fprintf(f, "%s\n      {\"major\": %d, \"mixed\": %s, \"split\": %s, \"others\": [", i ? "," : "",
+		    l->major, l->mixed ? "true" : "false", l->split ? "true" : "false");
 		for (size_t k = 0; k < l->nothers; k++) {
 			fprintf(f, "%s{\"copy\": %d, \"shadowed_by_rule\": ", k ? ", " : "", l->others[k]);
 			js(f, l->others_rule[k]);

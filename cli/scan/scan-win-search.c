@@ -248,9 +248,12 @@ load_major(struct scan_win *w, struct scan_win_load *l, int major, const struct 
 		snprintf(name, sizeof(name), "cudnn_%s64_%d.dll", subs[l->nsubs], major);
 		if (!preloaded(w, s, name, major))
 			resolve(w, s, name, major, standard);
-		if (!s->path || s->copy != l->main.copy ||
-		    (s->version[0] && l->main.version[0] && strcmp(s->version, l->main.version) != 0))
+		/* Another copy of the same known version is the same build: split, not mixed. */
+		if (!s->path || (s->copy != l->main.copy && (!s->version[0] || !l->main.version[0])) ||
+		    strcmp(s->version, l->main.version) != 0)
 			l->mixed = 1;
+		else if (s->copy != l->main.copy)
+			l->split = 1;
 	}
 }
 

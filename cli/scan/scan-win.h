@@ -67,7 +67,8 @@ struct scan_win_load {
 	struct scan_win_res main;
 	struct scan_win_res subs[8];
 	size_t nsubs;
-	int mixed;		/* sub-libraries from another copy or of another version than the main DLL */
+	int mixed;		/* sub-libraries of another version than the main DLL (or of none known, or found nowhere) */
+	int split;		/* not mixed, but some from another copy of the same version */
 	/* The other copies of this major: shadowed by the one found (rule: where the search would reach them), or not searched (rule NULL). */
 	int others[16];
 	const char *others_rule[16];

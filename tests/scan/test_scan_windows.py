@@ -272,6 +272,20 @@ def mixed_load():
     l = load(doc, 9)
     check(l["main"]["rule"] == "torch\\lib, loaded by path" and not l["mixed"] and l["main"]["version"] == "9.1.0.70",
           "a venv's torch\\lib", l)
+    # A venv without conda, a torch without cuDNN, and os.add_dll_directory(TOOLS_BIN) by the program: cudnn64_8.dll
+    # from there, the sub-libraries by PATH from CUDA's copy, of the same version: split, not mixed.
+    venv2 = r"C:\venvs\plain"
+    os.makedirs(local(root, venv2 + r"\Scripts"))
+    open(local(root, venv2 + r"\Scripts\python.exe"), "wb").close()
+    os.makedirs(local(root, venv2 + r"\Lib\site-packages\torch\lib"))
+    pewriter.make_dll(local(root, venv2 + r"\Lib\site-packages\torch\lib\torch_cuda.dll"), "torch_cuda.dll", ["x"],
+                      (0, 0, 0, 0), imports=["cudnn64_8.dll"])
+    doc = scan_json(["--windows", "C:=" + root, "--python", venv2 + r"\Scripts\python.exe", "--dll-dir", TOOLS_BIN,
+                     "--path", path])
+    l = load(doc)
+    check(l["main"]["rule"] == "os.add_dll_directory" and l["main"]["copy"] == copy_at(doc, TOOLS_BIN)["id"] and
+          all(s["copy"] == cuda["id"] for s in l["sublibraries"]) and l["split"] and not l["mixed"] and
+          not findings(doc, "windows-mixed-load"), "--dll-dir; one version from two copies is split, not mixed", l)
     # A program whose directory holds one stray sub-library of another version.
     root = seed_tree()
     pewriter.make_dll(local(root, r"C:\app\cudnn_cnn_infer64_8.dll"), "cudnn_cnn_infer64_8.dll", ["x"], (8, 2, 1, 32))
