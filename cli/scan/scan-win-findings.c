@@ -83,6 +83,11 @@ dll_findings(struct scan_win *w, const struct scan_win_dll *d)
 		    d->path, scan_pe_machine_name(d->pe.machine));
 	else if (d->pe.version_problem || d->pe.export_problem || d->pe.import_problem)
 		add(w, "not-a-library", "warning", paths, "%s: %s", d->path, d->pe.why);
+	/* The name's major is what programs ask for; the version resource says what the file is. */
+	if (d->pe.has_version && d->pe.file_version[0] != (unsigned)d->major)
+		add(w, "soname-mismatch", "warning", paths,
+		    "%s has FileVersion %s: a cuDNN %u file under a cuDNN %d name, so a program that asks for %s gets cuDNN %u",
+		    d->path, d->version, d->pe.file_version[0], d->major, d->name, d->pe.file_version[0]);
 	if (!d->sub[0] && !d->pe.has_version && !d->pe.version_problem)
 		add(w, "version-unknown", "warning", paths,
 		    "%s has no version resource: only its major (%d) is known, from its name", d->path, d->major);

@@ -341,6 +341,15 @@ def v9():
           f[0]["message"], "sublib-version-mismatch", doc["findings"])
     check(findings(doc, "stale-files") and "cudnn_extra64_9.dll" in findings(doc, "stale-files")[0]["message"],
           "a DLL cuDNN 9 does not load", doc["findings"])
+    # A cuDNN 8 file renamed to a cuDNN 9 name.
+    d2 = os.path.join(root, "renamed")
+    os.makedirs(d2)
+    pewriter.make_dll(os.path.join(d2, "cudnn64_9.dll"), "cudnn64_8.dll", ["x"], (8, 9, 7, 29))
+    doc = scan_json(["--windows", d2])
+    f = findings(doc, "soname-mismatch")
+    check(len(f) == 1 and "has FileVersion 8.9.7.29: a cuDNN 8 file under a cuDNN 9 name" in f[0]["message"],
+          "soname-mismatch for a renamed DLL", doc["findings"])
+    shutil.rmtree(d2)
     # Two majors in one directory, and a main DLL without a version resource.
     pewriter.make_dll(os.path.join(d, "cudnn64_8.dll"), "cudnn64_8.dll", ["x"], with_version=False)
     doc = scan_json(["--windows", root])
