@@ -119,6 +119,15 @@ scan_win_find_in(const char *dir, const char *name)
 	return found;
 }
 
+/* Absolute, so that a path inside a drive's tree is named as Windows names it. */
+static char *
+local_real(const char *path)
+{
+	char real[PATH_MAX];
+
+	return scan_xstrdup(realpath(path, real) ? real : path);
+}
+
 char *
 scan_win_map(const struct scan_win *w, const char *win, char **why)
 {
@@ -132,11 +141,16 @@ scan_win_map(const struct scan_win *w, const char *win, char **why)
 
 		/* A path on this machine already (a tree given without its drive). */
 		if (stat(win, &st) == 0)
-			return scan_xstrdup(win);
+			return local_real(win);
 		*why = scan_xasprintf("%s does not exist", win);
 		return NULL;
 	}
 	if (!isalpha((unsigned char)win[0]) || win[1] != ':' || (win[2] != '\\' && win[2] != '/' && win[2])) {
+		struct stat st;
+
+		/* A relative path on this machine (./app.exe), not a Windows one. */
+		if (!strchr(win, '\\') && stat(win, &st) == 0)
+			return local_real(win);
 		*why = scan_xasprintf("not an absolute Windows path (C:\\...)");
 		return NULL;
 	}

@@ -92,8 +92,9 @@ def seed_tree():
     return root
 
 
-def run_scan(args, timeout=60):
-    p = subprocess.run([CLI, "scan"] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+def run_scan(args, timeout=60, cwd=None):
+    p = subprocess.run([CLI, "scan"] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
+                       cwd=cwd)
     print("$ cudnnspy scan %s -> %d" % (" ".join(args), p.returncode))
     return p
 
@@ -198,6 +199,12 @@ def for_path():
     out = scan_human(["--windows", "C:=" + root, "--program", r"C:\app\train9.exe", "--path", CUDA_BIN])
     check("imports: cudnn64_9.dll, from the import table of C:\\app\\train9.exe" in out and
           "cudnn64_9.dll -> not found" in out, "the table says so", out)
+    # Paths on this machine, relative ones too, are named as Windows names them when they are on a drive.
+    p = run_scan(["--json", "--windows", "C:=" + root, "--program", "app/train.exe", "--path",
+                  os.path.relpath(local(root, TOOLS_BIN), root)], cwd=root)
+    l = load(json.loads(p.stdout.decode()))
+    check(l["main"]["windows_path"] == TOOLS_BIN + r"\cudnn64_8.dll" and l["main"]["rule"] == "PATH",
+          "relative local paths", l["main"])
     # The application's directory comes first; the current directory before PATH.
     make_copy(local(root, r"C:\app"), (8, 9, 7, 29))
     doc = scan_json(["--windows", "C:=" + root, "--program", r"C:\app\train.exe", "--path", CUDA_BIN])
