@@ -44,6 +44,8 @@ static const char usage_text[] =
 	"                      [--cudnn DIR] [--list] RECORDS\n"
 	"       cudnnspy dump [--quiet] FILE_OR_DIR...\n"
 	"       cudnnspy scan [--json] [--for PROGRAM_OR_LIBRARY [--user NAME]] [--root DIR]... [--no-probe]\n"
+	"       cudnnspy scan --windows [C:=]DIR... [--program EXE | --python PYTHON_EXE] [--path LIST]\n"
+	"                     [--cwd DIR] [--dll-dir DIR]... [--json]\n"
 	"       cudnnspy help [run|report|repro|dump|scan|env]\n"
 	"       cudnnspy --help | --version | --help-env\n"
 	"\n"
@@ -51,7 +53,8 @@ static const char usage_text[] =
 	"report reads the records the spy wrote (see cudnnspy help report).\n"
 	"dump prints the records of either format as JSON Lines (see cudnnspy help dump).\n"
 	"repro writes a standalone C program that replays one recorded call (see cudnnspy help repro).\n"
-	"scan lists the cuDNN copies on this machine and their conflicts (see cudnnspy help scan).\n"
+	"scan lists the cuDNN copies on this machine and their conflicts (see cudnnspy help scan);\n"
+	"with --windows, those of a Windows tree and which copy Windows would load.\n"
 	"\n"
 	"run options:\n";
 

@@ -83,6 +83,42 @@ void scan_elf_free(struct scan_elf *e);
 int scan_elf_symbols(const char *path, const char *prefix, struct scan_strv *defined, struct scan_strv *undefined);
 const char *scan_elf_status_name(enum scan_elf_status s);
 
+/* scan-pe.c: a Windows DLL's headers, export names and version resource, read with bounds. */
+enum scan_pe_status {
+	SCAN_PE_OK,
+	SCAN_PE_INVALID,	/* not PE, truncated, or inconsistent headers */
+	SCAN_PE_NOT_FILE,	/* a directory, FIFO, device */
+	SCAN_PE_MISSING,	/* a dangling link or a loop */
+	SCAN_PE_DENIED,		/* cannot be opened */
+};
+
+struct scan_pe {
+	enum scan_pe_status status;
+	char why[192];		/* the first problem: the file's (status not OK), or its exports' or version's */
+	long long size;
+	unsigned machine;	/* IMAGE_FILE_MACHINE_*: 0x8664 x64, 0x14c x86, 0xaa64 arm64 */
+	unsigned nsections;
+	int pe32plus;
+	int is_dll;
+	char *dll_name;		/* the export directory's name, NULL when none */
+	struct scan_strv exports;	/* export names, in the table's (sorted) order */
+	unsigned nexports;	/* as the export directory says */
+	int export_problem;	/* the export table could not be read whole (why says how) */
+	struct scan_strv imports;	/* DLLs named by the import and delay-load directories, in order */
+	int import_problem;	/* those could not be read whole */
+	int has_version;	/* VS_FIXEDFILEINFO was read */
+	unsigned file_version[4];
+	unsigned product_version_fixed[4];
+	int version_problem;	/* the version resource is damaged (why says how) */
+	char *product_version;	/* StringFileInfo ProductVersion, NULL when none */
+	char *file_version_text;	/* StringFileInfo FileVersion */
+	char *description;	/* StringFileInfo FileDescription */
+};
+
+void scan_pe_read(const char *path, struct scan_pe *pe);
+void scan_pe_free(struct scan_pe *pe);
+const char *scan_pe_machine_name(unsigned machine);
+
 /* scan-ldcache.c: the loader's cache. */
 struct scan_cache_entry {
 	char *name;		/* libcudnn.so.9 */

@@ -14,6 +14,7 @@
  */
 #include "scan.h"
 #include "scan-int.h"
+#include "scan-win.h"
 #include "cli-options.h"
 
 #include <errno.h>
@@ -26,11 +27,15 @@
 
 static const char usage_text[] =
 	"usage: cudnnspy scan [--json] [--for PROGRAM_OR_LIBRARY [--user NAME]] [--root DIR]... [--no-probe]\n"
+	"       cudnnspy scan --windows [C:=]DIR... [--program EXE | --python PYTHON_EXE] [--path 'C:\\A;C:\\B']\n"
+	"                     [--cwd DIR] [--dll-dir DIR]... [--json]\n"
 	"\n"
 	"Lists every cuDNN copy on this machine (loader cache, LD_LIBRARY_PATH, CUDA, system\n"
 	"directories, conda, Python wheels, TensorRT), what each is made of, and the conflicts\n"
 	"between them. Nothing is run, except a dispatcher whose file name has no version:\n"
 	"a helper process loads it to ask cudnnGetVersion().\n"
+	"With --windows: the cuDNN DLLs of Windows trees (a mounted disk, a copied conda\n"
+	"environment, an unpacked archive), and which copy Windows would load.\n"
 	"\n";
 
 /* After the options, which come from the table (cli-options.def). */
@@ -56,6 +61,23 @@ usage_error(const char *fmt, ...)
 }
 
 /* ---- the command ---- */
+
+/* --windows: the trees' copies, the search when asked for, the findings, the output. */
+static int
+windows_main(struct scan_win *w)
+{
+	scan_win_gather(w);
+	if (w->has_search)
+		scan_win_search(w);
+	scan_win_findings(w);
+	if (w->json)
+		scan_win_print_json(stdout, w);
+	else
+		scan_win_print_human(stdout, w);
+	fflush(stdout);
+	scan_win_free(w);
+	return 0;
+}
 
 static int
 option_value(int argc, char **argv, int *i, const char *name, const char **value)
@@ -139,9 +161,12 @@ cudnnspy_scan_main(int argc, char **argv)
 	struct scan_strv seen = { 0 };
 	size_t budget = SCAN_ROOT_BUDGET;
 	int user_given = 0;
+	struct scan_win w;
+	int windows = 0, win_only = 0;
 	int i;
 
 	memset(&r, 0, sizeof(r));
+	memset(&w, 0, sizeof(w));
 	scan_no_probe = 0;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -181,6 +206,53 @@ cudnnspy_scan_main(int argc, char **argv)
 			scan_strv_add(&r.roots, v);
 			continue;
 		}
+		if (option_value(argc, argv, &i, "--windows", &v)) {
+			char why[256];
+
+			w.trees = scan_xrealloc(w.trees, (w.ntrees + 1) * sizeof(*w.trees));
+			if (!v || scan_win_parse_tree(v, &w.trees[w.ntrees], why, sizeof(why)) != 0) {
+				usage_error("--windows %s: %s", v ? v : "", v ? why : "needs a directory (or C:=DIR)");
+				scan_win_free(&w);
+				free_result(&r);
+				return EXIT_USAGE;
+			}
+			w.ntrees++;
+			windows = 1;
+			continue;
+		}
+		if (option_value(argc, argv, &i, "--program", &v) || option_value(argc, argv, &i, "--python", &v)) {
+			int py = strncmp(a, "--python", 8) == 0;
+
+			if (!v || !v[0] || w.program) {
+				usage_error(w.program ? "--program and --python name one program, given once" :
+					    py ? "--python needs the python.exe (C:\\...\\python.exe)" :
+						 "--program needs a program (C:\\...\\app.exe)");
+				scan_win_free(&w);
+				free_result(&r);
+				return EXIT_USAGE;
+			}
+			w.program = v;
+			w.python = py;
+			w.has_search = win_only = 1;
+			continue;
+		}
+		if (option_value(argc, argv, &i, "--path", &v) || option_value(argc, argv, &i, "--cwd", &v) ||
+		    option_value(argc, argv, &i, "--dll-dir", &v)) {
+			if (!v) {
+				usage_error("%s needs a value", a);
+				scan_win_free(&w);
+				free_result(&r);
+				return EXIT_USAGE;
+			}
+			if (strncmp(a, "--path", 6) == 0)
+				w.path = v;
+			else if (strncmp(a, "--cwd", 5) == 0)
+				w.cwd = v;
+			else
+				scan_strv_add(&w.dll_dirs, v);
+			w.has_search = win_only = 1;
+			continue;
+		}
 		if (option_value(argc, argv, &i, "--user", &v)) {
 			char why[128];
 
@@ -204,10 +276,45 @@ cudnnspy_scan_main(int argc, char **argv)
 			for_target = v;
 			continue;
 		}
+		if (windows && a[0] != '-') {
+			/* More trees after --windows DIR: --windows DIR... */
+			char why[256];
+
+			w.trees = scan_xrealloc(w.trees, (w.ntrees + 1) * sizeof(*w.trees));
+			if (scan_win_parse_tree(a, &w.trees[w.ntrees], why, sizeof(why)) != 0) {
+				usage_error("--windows %s: %s", a, why);
+				scan_win_free(&w);
+				free_result(&r);
+				return EXIT_USAGE;
+			}
+			w.ntrees++;
+			continue;
+		}
+		scan_win_free(&w);
 		free_result(&r);
 		if (a[0] == '-')
 			return usage_error("unknown option '%s'", a);
 		return usage_error("unexpected argument '%s'", a);
+	}
+	if (win_only && !windows) {
+		scan_win_free(&w);
+		free_result(&r);
+		return usage_error("--program, --python, --path, --cwd and --dll-dir need --windows DIR");
+	}
+	if (w.dll_dirs.n && !w.python) {
+		scan_win_free(&w);
+		free_result(&r);
+		return usage_error("--dll-dir needs --python: only Python's os.add_dll_directory is modelled");
+	}
+	if (windows && (for_target || user_given || r.roots.n)) {
+		scan_win_free(&w);
+		free_result(&r);
+		return usage_error("--windows scans Windows trees: --root, --for and --user are for this machine's loader");
+	}
+	if (windows) {
+		w.json = r.json;
+		free_result(&r);
+		return windows_main(&w);
 	}
 	if (user_given && !for_target) {
 		free_result(&r);

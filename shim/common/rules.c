@@ -24,6 +24,11 @@ static const struct spy_rule rules[] = {
 	{ "missing-library", "install the cuDNN major the program was built for, or add its directory to LD_LIBRARY_PATH" },
 	{ "toolkits-differ", "point CUDA_HOME (and CUDA_PATH) at the toolkit /usr/local/cuda names, or the other way round" },
 	{ "missing-symbols", "run the program with the cuDNN version it was built against, or rebuild it against this copy" },
+	{ "windows-copies-conflict", "keep one copy: remove the others' cudnn*64_N.dll (the archive copied into CUDA's "
+				     "bin included) or take their directories off PATH; in Python, os.add_dll_directory() "
+				     "the one you keep before importing torch" },
+	{ "windows-mixed-load", "make the first directory the search reaches hold the whole set of one version: "
+				"reorder PATH, or remove the stray DLLs; cudnnspy scan --windows --python shows the result" },
 	/* Said by the library while the program runs. */
 	{ "runtime-multiple-copies", "make every part of the program find the same copy (one LD_LIBRARY_PATH, or "
 				     "remove one copy); cudnnspy run --library DIR tries one copy for the whole program" },
@@ -55,6 +60,24 @@ static const struct spy_rule rules[] = {
 	{ "algo-changed", "search once per problem and keep the choice (torch.backends.cudnn.benchmark does)" },
 };
 
+/*
+ * The same rules as `cudnnspy scan --windows` says them: DLLs that Windows
+ * finds by its search, where the table's fixes name the Linux loader. Ids
+ * not here take the table's fix. Written as .id = so that each id is in
+ * the table above once (tests/abi/check-rules-doc.py reads both).
+ */
+static const struct spy_rule windows_rules[] = {
+	{ .id = "multiple-copies", .fix = "keep one copy per major: remove the other directories' cudnn*64_N.dll or take them off PATH" },
+	{ .id = "mixed-majors", .fix = "keep one major per directory: move the other major's cudnn*64_N.dll into a directory of their own" },
+	{ .id = "sublib-version-mismatch", .fix = "replace the copy's DLLs with the whole bin\\ of one cuDNN archive, all seven (or eight) of the same version" },
+	{ .id = "incomplete-copy", .fix = "copy the missing cudnn_*64_N.dll from the same cuDNN archive into that directory" },
+	{ .id = "no-sublibraries", .fix = "copy every cudnn_*64_N.dll of the same archive beside cudnn64_N.dll, or remove it" },
+	{ .id = "no-dispatcher", .fix = "remove the stray cudnn_*64_N.dll, or take their directory off PATH and out of the application's directory" },
+	{ .id = "unreadable", .fix = "give the user who runs the program read access to the DLLs (Properties, Security)" },
+	{ .id = "version-unknown", .fix = "install the DLLs from NVIDIA's archive, whose DLLs carry a version resource" },
+	{ .id = "stale-files", .fix = "remove the DLLs the copy's cudnn64_N.dll does not load, or move them out of the directory" },
+};
+
 const char *
 spy_rule_fix(const char *id)
 {
@@ -62,6 +85,15 @@ spy_rule_fix(const char *id)
 		if (strcmp(rules[i].id, id) == 0)
 			return rules[i].fix;
 	return NULL;
+}
+
+const char *
+spy_rule_fix_windows(const char *id)
+{
+	for (size_t i = 0; id && i < sizeof(windows_rules) / sizeof(windows_rules[0]); i++)
+		if (strcmp(windows_rules[i].id, id) == 0)
+			return windows_rules[i].fix;
+	return spy_rule_fix(id);
 }
 
 const struct spy_rule *

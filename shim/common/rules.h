@@ -11,6 +11,8 @@ struct spy_rule {
 
 /* The fix of a rule, or NULL for an id the table does not know. */
 const char *spy_rule_fix(const char *id);
+/* The fix as `cudnnspy scan --windows` says it (DLLs and Windows' search), else the rule's own. */
+const char *spy_rule_fix_windows(const char *id);
 /* The whole table, for a test that holds it against docs/conflicts.md. */
 const struct spy_rule *spy_rule_table(size_t *n);
 

@@ -21,7 +21,7 @@ root=$(cd "$here/../.." && pwd)
 build=${1:-build}
 [ $# -gt 0 ] && shift
 case "$build" in /*) ;; *) build="$root/$build" ;; esac
-targets=${*:-config globs inject sink records frames repro}
+targets=${*:-config globs inject sink records frames repro pe}
 clang=${CLANG:-clang}
 seconds=${FUZZ_SECONDS:-15}
 jobs=${FUZZ_JOBS:-2}
@@ -122,6 +122,11 @@ for t in $targets; do
 	if [ "$t" = frames ]; then
 		extra="-I$root/cli/decode -I$root/cli/util $root/cli/decode/records.c $root/cli/decode/rec-state.c $root/cli/util/*.c"
 		maxlen=65536
+	fi
+	# fuzz-pe reads Windows DLLs with the scan's PE reader (cli/scan/scan-pe.c).
+	if [ "$t" = pe ]; then
+		extra="-I$root/cli/scan $root/cli/scan/scan-pe.c $root/cli/scan/scan-util.c"
+		maxlen=16384
 	fi
 	# shellcheck disable=SC2086
 	"$clang" $cflags -fsanitize=fuzzer "$src" "$work/fuzz-common.o" $extra "$work/libcore-fuzz.a" -ldl -lpthread -o "$bin"
