@@ -67,6 +67,17 @@ struct spy_buf {
 		int state;
 	} texts[64];
 	unsigned text_turn;	/* the next of a lookup's places to give a new text when none is free (recbin.c) */
+	/*
+	 * A failure's recent calls as format 2 packs them, kept for the next failure of this thread, whose list is
+	 * mostly the same calls (recbin.c): the thread's flight entries from `from` on, `count` of them, entry k at
+	 * bytes[off[k]]; `tid` the thread they are of (a forked child counts its calls from 0 again).
+	 */
+	struct spy_recent_packed {
+		int tid;
+		unsigned from, count;
+		uint16_t off[2 * 256 + 1];
+		uint8_t bytes[2 * 256 * 6];
+	} recent;
 };
 
 #include <string.h>

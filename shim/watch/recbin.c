@@ -295,6 +295,52 @@ stack(struct spy_thread *th, struct spy_buf *b, void *const *ips, int nips, uint
 	return n;
 }
 
+_Static_assert(SPY_FLIGHT_MAX == 256, "struct spy_recent_packed holds two flight recorders' worth");
+
+/*
+ * A failure's recent calls, the thread's flight entries [from, from + n), appended to b->line: a function id
+ * and a signed status each. A thread failing again and again lists mostly the calls its last failure listed:
+ * those are kept packed (b->recent) and only the calls since are packed now.
+ */
+static void
+recent_calls(const struct spy_thread *th, struct spy_buf *b, unsigned from, unsigned n)
+{
+	struct spy_recent_packed *r = &b->recent;
+	int tid = spy_tid();
+	unsigned end = from + n;
+
+	/*
+	 * Kept for another thread, from before what is asked, or past its end: packed afresh. So is a whole
+	 * recorder's worth, whose oldest entry the call itself has overwritten, as format 1 shows it.
+	 */
+	if (r->tid != tid || from - r->from > r->count || end - r->from < r->count || n >= SPY_FLIGHT_MAX) {
+		r->tid = tid;
+		r->from = from;
+		r->count = 0;
+		r->off[0] = 0;
+	}
+	/* Room for what is added: the entries before `from` go (the list only moves on). */
+	if (end - r->from > 2 * SPY_FLIGHT_MAX) {
+		unsigned k = from - r->from, base = r->off[k];
+
+		memmove(r->bytes, r->bytes + base, (size_t)(r->off[r->count] - base));
+		for (unsigned i = k; i <= r->count; i++)
+			r->off[i - k] = (uint16_t)(r->off[i] - base);
+		r->count -= k;
+		r->from = from;
+	}
+	for (unsigned i = r->from + r->count; i != end; i++) {
+		uint32_t e = th->flight[i % SPY_FLIGHT_MAX];
+		unsigned at = r->off[r->count];
+
+		at += (unsigned)spy_rec_put_uv(r->bytes + at, e & 0xffff);
+		at += (unsigned)spy_rec_put_uv(r->bytes + at, spy_rec_zigzag((int16_t)(e >> 16)));
+		r->off[++r->count] = (uint16_t)at;
+	}
+	spy_line_mem(&b->line, (const char *)r->bytes + r->off[from - r->from],
+		     (size_t)(r->off[end - r->from] - r->off[from - r->from]));
+}
+
 static int64_t
 load(const void *at, unsigned size, int is_signed)
 {
@@ -693,19 +739,7 @@ stack:
 	if (wlen)
 		put_text(l, fail->why, wlen);
 	spy_line_mem(l, (const char *)v, spy_rec_put_uv(v, fail->nrecent));
-	/* Packed 32 at a time and appended so: two appends (two memcpy calls) a call cost more than the rest. */
-	for (unsigned i = 0; i < fail->nrecent;) {
-		uint8_t recent[32 * 6];
-		size_t r = 0;
-
-		for (unsigned end = i + 32 < fail->nrecent ? i + 32 : fail->nrecent; i < end; i++) {
-			uint32_t e = th->flight[(fail->recent_from + i) % SPY_FLIGHT_MAX];
-
-			r += spy_rec_put_uv(recent + r, e & 0xffff);
-			r += spy_rec_put_uv(recent + r, spy_rec_zigzag((int16_t)(e >> 16)));
-		}
-		spy_line_mem(l, (const char *)recent, r);
-	}
+	recent_calls(th, b, fail->recent_from, fail->nrecent);
 	if (b->py_call)
 		spy_line_mem(l, (const char *)v, spy_rec_put_uv(v, (uint64_t)b->py_id));
 	if (l->overflow)

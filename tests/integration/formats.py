@@ -269,6 +269,15 @@ def binary_texts_kept():
         texts = [f for t, f, _ in schema.frames(bdata) if t == schema.TAG_TEXT]
         check(len(texts) <= 8, "%s: %d texts for 80 alike calls on two descriptors" % (label, len(texts)),
               *[repr(f[:80]) for f in texts[:6]])
+    # Each failure's recent calls are mostly the last one's, kept packed: the same as format 1's whatever the
+    # recorder's length, a whole one (256, whose oldest entry the call overwrote) included.
+    for flight in ("1", "3", "255", "256"):
+        recs, _, _, _ = same_records("same-sets, CUDNNSPY_FLIGHT=" + flight, [prog("same-sets"), "300"],
+                                     {"LD_LIBRARY_PATH": FAKE9, "FAKECUDNN_STATUS": "cudnnSetTensor4dDescriptor=2000",
+                                      "LD_PRELOAD": PRELOAD, "CUDNNSPY_STDERR": "none", "CUDNNSPY_FLIGHT": flight})
+        last = events({"": recs}, "failure", "cudnnSetTensor4dDescriptor")[-1]
+        check(len(last["recent"]) == int(flight), "CUDNNSPY_FLIGHT=%s: as many recent calls" % flight,
+              repr(last["recent"][:4]))
 
 
 @scenario
