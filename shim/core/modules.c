@@ -4,12 +4,15 @@
  * (dlpi_adds, dlpi_subs) say that something was loaded or unloaded since.
  * A failure record names each frame's module; dladdr did it frame by frame
  * and also searched the object's whole symbol table each time, which in a
- * process with large libraries cost most of a failure's time. A leaf: libc
- * and the loader only.
+ * process with large libraries cost most of a failure's time. Where glibc
+ * has _dl_find_object (2.35), each address is asked of it instead, with no
+ * lock and no walk. Below everything but the real dlsym (realdl.c).
  */
+#include "core.h"
 #include "modules.h"
 #include "symtab.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
@@ -226,12 +229,46 @@ spy_module_build_id(uintptr_t base, unsigned char *out, size_t max)
 	return f.len;
 }
 
+/*
+ * glibc 2.35's _dl_find_object, when the process's glibc has it (asked at run time, so that the spy still
+ * loads with an older one): the object of an address, with no lock and no walk of the objects. The link map
+ * it gives stays while the object is loaded, and an object with a frame on the asking thread's stack is.
+ */
+typedef int (*find_object_fn)(void *, struct dl_find_object *);
+static find_object_fn find_object;
+
+static void
+setup(void)
+{
+	register_fork();
+	find_object = (find_object_fn)spy_dlsym(RTLD_DEFAULT, "_dl_find_object");
+}
+
 int
 spy_modules_find(void *const *ips, int n, struct spy_module *out)
 {
 	int saved = errno, rc;
 
-	pthread_once(&once, register_fork);
+	pthread_once(&once, setup);
+	if (find_object) {
+		for (int i = 0; i < n; i++) {
+			struct dl_find_object r;
+
+			out[i].base = 0;
+			out[i].name = NULL;
+			if (find_object(ips[i], &r) != 0 || !r.dlfo_link_map)
+				continue;
+			out[i].base = (uintptr_t)r.dlfo_map_start;
+			out[i].name = r.dlfo_link_map->l_name;
+			/* The program's own map comes first and has no name; dladdr gives argv[0] for it. */
+			if (!r.dlfo_link_map->l_prev && (!out[i].name || !out[i].name[0]))
+				out[i].name = program_invocation_name;
+			if (!out[i].name)
+				out[i].name = "";
+		}
+		errno = saved;
+		return 0;
+	}
 	pthread_mutex_lock(&lock);
 	rc = refresh();
 	for (int i = 0; rc == 0 && i < n; i++)
