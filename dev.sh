@@ -9,6 +9,8 @@
 #   ./dev.sh fuzz   install clang, run each fuzz target for a while (exit 77 without clang)
 #   ./dev.sh deb    build the Debian packages in build-deb/ (debian/, docs/install.md), then
 #                   install, use and remove them (tests/package/deb-test.py; needs root or sudo)
+#   ./dev.sh windows   install mingw-w64 and Wine, then run the Windows tests that need them:
+#                   scan --windows against windres, objdump and Wine's own loader (docs/scan.md)
 # (sanitize and fuzz: docs/reliability.md, "Sanitizers and fuzzing")
 # Packages that cannot be installed (a machine without the archive) are
 # reported and skipped: meson then says which optional parts it left out.
@@ -203,6 +205,23 @@ deb() {
 	tests/package/deb-test.py "$out"
 }
 
+# What checks the Windows side against tools it did not write: mingw-w64's windres and objdump read the same
+# version resources and exports as scan --windows, and Wine's loader picks the DLLs its search order says.
+windows_packages="gcc-mingw-w64-x86-64 binutils-mingw-w64-x86-64 wine64 wine"
+windows_tests="scan-windows-mingw scan-windows-wine scan-windows-wine-dlls"
+
+windows() {
+	install_missing $windows_packages
+	install_missing
+	configure -Dwerror=true
+	if ! command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || ! command -v wine >/dev/null 2>&1; then
+		echo "== windows: mingw-w64 or Wine could not be installed: skipped" >&2
+		return 77
+	fi
+	# shellcheck disable=SC2086
+	meson test -C "$build" --print-errorlogs $windows_tests
+}
+
 case "${1:-}" in
 demo)
 	install_missing
@@ -229,8 +248,11 @@ fuzz)
 deb)
 	deb
 	;;
+windows)
+	windows
+	;;
 *)
-	echo "usage: $0 demo|test|sanitize|fuzz|deb" >&2
+	echo "usage: $0 demo|test|sanitize|fuzz|deb|windows" >&2
 	exit 2
 	;;
 esac
