@@ -255,6 +255,18 @@ out_count(const struct spy_fn_info *f, const struct spy_param_info *q, json_t *a
 	const char *c = q->count >= 0 && q->count < f->nparams ? f->params[q->count].name : NULL;
 	char want[64];
 
+	/*
+	 * Counted by an output of the same call (cudnnGetRNNDataDescriptor's seqLengthArray[batchSize]): a
+	 * failed call wrote none, and the room the program gave is its requested count (arrayLengthRequested).
+	 */
+	if (n < 0 && c && f->params[q->count].dir == SPY_DIR_OUT && f->params[q->count].kind == SPY_ARG_PTR)
+		for (int k = 0; k < f->nparams; k++) {
+			json_t *v = json_object_get(args, f->params[k].name);
+
+			if (f->params[k].dir == SPY_DIR_IN && f->params[k].kind == SPY_ARG_INT && json_is_integer(v) &&
+			    (strstr(f->params[k].name, "Requested") || strncmp(f->params[k].name, "requested", 9) == 0))
+				return (long long)json_integer_value(v);
+		}
 	if (n >= 0 || !c || strncmp(c, "returned", 8) != 0)
 		return n;
 	snprintf(want, sizeof(want), "requested%s", c + 8);
@@ -265,6 +277,17 @@ out_count(const struct spy_fn_info *f, const struct spy_param_info *q, json_t *a
 			return (long long)json_integer_value(v);
 	}
 	return -1;
+}
+
+/*
+ * An output the call writes one thing into that the records cannot hold and need not: a CUDA handle
+ * (cudnnGetStream's stream) or an opaque struct (cudnnQueryRuntimeError's tag). The repro gives room.
+ */
+static int
+out_room(const struct spy_param_info *q)
+{
+	return q->kind == SPY_ARG_PTR && q->dir == SPY_DIR_OUT && q->count < 0 &&
+	       (q->elem == SPY_ARG_CUDA || (q->elem == SPY_ARG_STRUCT && q->struct_id < 0));
 }
 
 /* Whether one argument is something the program can be given; -1 with why. */
@@ -315,12 +338,15 @@ arg_ok(const struct spy_fn_info *f, int i, json_t *args, char *why, size_t cap)
 			return n >= 0 && n <= MAX_ARRAY ? 0 : refuse(why, cap, f->name, "%s: a count the records do "
 								     "not hold, or over 4096", q->name);
 		}
+		/* Where the call writes a CUDA handle (cudnnGetStream) or into an opaque struct (a runtime tag). */
+		if (out_room(q))
+			return 0;
 		if (!q->elem_size || q->elem == SPY_ARG_STRUCT || q->elem == SPY_ARG_PTR || q->elem == SPY_ARG_DESC ||
 		    q->elem == SPY_ARG_OBJECT || q->elem == SPY_ARG_CUDA || q->elem == SPY_ARG_HANDLE ||
 		    q->elem == SPY_ARG_CALLBACK)
 			return refuse(why, cap, f->name, "%s is device data or an object the records do not hold",
 				      q->name);
-		n = count_of(f, q, args);
+		n = q->dir == SPY_DIR_OUT ? out_count(f, q, args) : count_of(f, q, args);
 		if (n < 0 || n > MAX_ARRAY)
 			return refuse(why, cap, f->name, "%s: a count the records do not hold, or over 4096", q->name);
 		if (q->dir == SPY_DIR_OUT)
@@ -730,6 +756,13 @@ write_arrays(FILE *out, const struct spy_fn_info *f, json_t *args, const char *p
 			fputs(" };\n", out);
 			continue;
 		}
+		if (out_room(q)) {
+			/* Room for a handle or an opaque struct, aligned for either; its contents are cuDNN's. */
+			fprintf(out, "%sstatic long long %s%s[%d];\t/* room for the %s the call writes */\n", indent, pre,
+				q->name, q->elem == SPY_ARG_CUDA ? 1 : 32, q->elem == SPY_ARG_CUDA ? "CUDA handle" :
+				"opaque struct");
+			continue;
+		}
 		n = q->dir == SPY_DIR_OUT ? out_count(f, q, args) : count_of(f, q, args);
 		if (n < 1)
 			n = 1;
@@ -952,7 +985,7 @@ write_outputs(FILE *out, const struct spy_fn_info *f, json_t *args)
 		char *text;
 
 		/* Structs and addresses are the call's to fill: the status says what it did with them. */
-		if (!is_output(q, v) || q->elem == SPY_ARG_STRUCT || q->elem == SPY_ARG_PTR)
+		if (!is_output(q, v) || q->elem == SPY_ARG_STRUCT || q->elem == SPY_ARG_PTR || out_room(q))
 			continue;
 		n = n < 1 ? 1 : n > 16 ? 16 : n;
 		rec = json_object_get(v, "values") ? json_object_get(v, "values") : json_object_get(v, "value");
