@@ -194,6 +194,50 @@ device_is(const struct spy_param_info *q, json_t *v)
 	       strlen(s) <= 18 && strspn(s + 2, "0123456789abcdefABCDEF") == strlen(s) - 2;
 }
 
+/*
+ * A device array of sequence lengths (devSeqLengths, devSeqLengthsQO, ...): cuDNN requires it to hold what the
+ * data descriptor beside it was set with (xDesc, qDesc, dqDesc, ...: its seqLengthArray), so that is what the
+ * repro copies there. Its values as the records hold them in that descriptor's Set, or NULL.
+ */
+static json_t *
+seq_lengths(const struct spy_fn_info *f, const struct spy_param_info *q, json_t *args)
+{
+	const char *suffix = q->name + 13;
+	char want[16];
+	json_t *v = json_object_get(args, q->name), *set;
+	const char *s = json_is_string(v) ? json_string_value(v) : NULL;
+
+	if (q->kind != SPY_ARG_PTR || q->dir != SPY_DIR_IN || q->elem != SPY_ARG_INT || q->elem_size != 4 ||
+	    strncmp(q->name, "devSeqLengths", 13) != 0 || !s || strncmp(s, "0x", 2) != 0 || strlen(s) > 18)
+		return NULL;
+	if (!*suffix)
+		snprintf(want, sizeof(want), "xDesc");
+	else if (suffix[0] == 'D' && suffix[1])
+		snprintf(want, sizeof(want), "d%cDesc", suffix[1] - 'A' + 'a');
+	else
+		snprintf(want, sizeof(want), "%cDesc", suffix[0] - 'A' + 'a');
+	for (int k = 0; k < f->nparams; k++)
+		if (f->params[k].kind == SPY_ARG_DESC && strcmp(f->params[k].name, want) == 0) {
+			set = json_object_get(json_object_get(json_object_get(args, want), "set"), "args");
+			v = json_object_get(set, "seqLengthArray");
+			if (!json_is_array(v) || !json_array_size(v) || json_array_size(v) > MAX_ARRAY)
+				return NULL;
+			for (size_t i = 0; i < json_array_size(v); i++)
+				if (!json_is_integer(json_array_get(v, i)) ||
+				    json_integer_value(json_array_get(v, i)) != (int)json_integer_value(json_array_get(v, i)))
+					return NULL;
+			return v;
+		}
+	return NULL;
+}
+
+/* Device data of either kind: an untyped buffer, or sequence lengths the repro fills. */
+static int
+dev_arg(const struct spy_fn_info *f, const struct spy_param_info *q, json_t *args)
+{
+	return device_is(q, json_object_get(args, q->name)) || seq_lengths(f, q, args) != NULL;
+}
+
 /* The bytes a tensor or filter descriptor's last Set spans, as the record carries it; 0 when it does not say. */
 static unsigned long long
 desc_span(json_t *v)
@@ -329,6 +373,8 @@ arg_ok(const struct spy_fn_info *f, int i, json_t *args, char *why, size_t cap)
 								      "whether it is a float or a double", q->name);
 		if (fill_type(f, q, args))
 			return 0;
+		if (seq_lengths(f, q, args))
+			return 0;
 		if (device_is(q, v))
 			return device_bytes(f, i, args) > 0 ? 0 : refuse(why, cap, f->name, "%s is device data whose size "
 								     "the records do not say", q->name);
@@ -387,6 +433,18 @@ repro_host_can(const char *fn, void *record, char *why, size_t cap)
 }
 
 int
+repro_host_device_data(void *record)
+{
+	const struct spy_fn_info *f = info_of(jstr(record, "fn"));
+	json_t *args = json_object_get(record, "args");
+
+	for (int i = 0; f && i < f->nparams; i++)
+		if (dev_arg(f, &f->params[i], args))
+			return 1;
+	return 0;
+}
+
+int
 repro_host_needs_handle(void *record)
 {
 	const struct spy_fn_info *f = info_of(jstr(record, "fn"));
@@ -437,6 +495,7 @@ struct hdesc {
 struct hdev {
 	char var[48];
 	unsigned long long addr, bytes;
+	json_t *init;		/* the int32 values copied there (sequence lengths), else NULL: zeroed */
 };
 
 struct hplan {
@@ -745,7 +804,7 @@ write_arrays(FILE *out, const struct spy_fn_info *f, json_t *args, const char *p
 		json_t *v = json_object_get(args, q->name), *vals;
 		long long n;
 
-		if (q->kind != SPY_ARG_PTR || json_is_null(v) || made_here(q) || device_is(q, v))
+		if (q->kind != SPY_ARG_PTR || json_is_null(v) || made_here(q) || dev_arg(f, q, args))
 			continue;
 		if (scale_is(q, v) || fill_type(f, q, args)) {
 			fprintf(out, "%s%s %s%s[1] = { ", indent, fill_type(f, q, args) ? fill_type(f, q, args) :
@@ -824,7 +883,7 @@ write_args(FILE *out, const struct hplan *h, const struct spy_fn_info *f, json_t
 					return -1;
 				}
 				fprintf(out, "&%s", d->var);
-			} else if (device_is(q, v)) {
+			} else if (dev_arg(f, q, args)) {
 				unsigned long long addr = strtoull(json_string_value(v) + 2, NULL, 16);
 				int k;
 
@@ -1082,10 +1141,12 @@ repro_host_plan(struct repro_plan *p, void *states)
 		unsigned long long addr, bytes;
 		int k;
 
-		if (!device_is(&f->params[i], v))
+		json_t *init = seq_lengths(f, &f->params[i], args);
+
+		if (!dev_arg(f, &f->params[i], args))
 			continue;
 		addr = strtoull(json_string_value(v) + 2, NULL, 16);
-		bytes = device_bytes(f, i, args);
+		bytes = init ? 4 * json_array_size(init) : device_bytes(f, i, args);
 		for (k = 0; k < h->ndev && h->dev[k].addr != addr; k++)
 			;
 		if (k == h->ndev) {
@@ -1099,6 +1160,8 @@ repro_host_plan(struct repro_plan *p, void *states)
 		}
 		if (bytes > h->dev[k].bytes)
 			h->dev[k].bytes = bytes;
+		if (init && !h->dev[k].init)
+			h->dev[k].init = init;
 	}
 	return plan_descs(p, h, f, json_object_get(p->record, "args"), states, 0);
 }
@@ -1180,9 +1243,19 @@ repro_host_write(const struct repro_plan *p, FILE *out)
 		fputs("/* The device data, one buffer per address the program gave, as large as the descriptor (or the\n"
 		      " * size) beside it says, at the recorded offset from a 256-byte boundary, zeroed: the records\n"
 		      " * hold no data. */\n", out);
-		for (int i = 0; i < h->ndev; i++)
+		for (int i = 0; i < h->ndev; i++) {
 			fprintf(out, "static void *%s, *%s_base;\t/* at 0x%llx in the program, %llu bytes */\n",
 				h->dev[i].var, h->dev[i].var, h->dev[i].addr, h->dev[i].bytes);
+			if (!h->dev[i].init)
+				continue;
+			/* seq_lengths checked each is an int. */
+			fprintf(out, "/* What cuDNN requires %s to hold: the seqLengthArray its data descriptor was set "
+				"with. */\nstatic const int %s_init[] = { ", h->dev[i].var + 4, h->dev[i].var);
+			for (size_t k = 0; k < json_array_size(h->dev[i].init); k++)
+				fprintf(out, "%s%lld", k ? ", " : "",
+					(long long)json_integer_value(json_array_get(h->dev[i].init, k)));
+			fputs(" };\n", out);
+		}
 		fputs("\nstatic void\nallocate_device(void)\n{\n", out);
 		for (int i = 0; i < h->ndev; i++)
 			fprintf(out, "\tif (cudaMalloc(&%s_base, %lluu) != cudaSuccess || cudaMemset(%s_base, 0, %lluu) !="
@@ -1191,6 +1264,11 @@ repro_host_write(const struct repro_plan *p, FILE *out)
 				"driver?\\n\");\n\t\texit(2);\n\t}\n\t%s = (char *)%s_base + %llu;\n",
 				h->dev[i].var, h->dev[i].bytes + 256, h->dev[i].var, h->dev[i].bytes + 256,
 				h->dev[i].bytes + 256, h->dev[i].var, h->dev[i].var, h->dev[i].addr % 256);
+		for (int i = 0; i < h->ndev; i++)
+			if (h->dev[i].init)
+				fprintf(out, "\tif (cudaMemcpy(%s, %s_init, sizeof(%s_init), cudaMemcpyHostToDevice) != "
+					"cudaSuccess) {\n\t\tfprintf(stderr, \"repro: cudaMemcpy to the GPU failed\\n\");\n"
+					"\t\texit(2);\n\t}\n", h->dev[i].var, h->dev[i].var, h->dev[i].var);
 		fputs("}\n\n", out);
 	}
 	fputs("/* The call. */\n", out);

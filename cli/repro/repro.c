@@ -763,7 +763,7 @@ signature_matches(struct reader *r, json_t *rec, const struct repro_fn *f)
 }
 
 static void
-list_line(struct reader *r, json_t *rec, const char *fn, int failure)
+list_line(struct reader *r, json_t *rec, const char *fn, int failure, int host)
 {
 	json_t *args = json_object_get(rec, "args");
 	const char *key;
@@ -775,6 +775,10 @@ list_line(struct reader *r, json_t *rec, const char *fn, int failure)
 	repro_text(stdout, jstr(rec, "status_name"));
 	if (failure)
 		printf(" (--failure %lld)", r->failures);
+	/* Replayed from the API description with device memory (repro-host.c): the table's calls say it in their
+	 * programs, which give a GPU's buffers to every one. */
+	if (host && repro_host_device_data(rec))
+		fputs(" [needs a GPU: its replay allocates device memory]", stdout);
 	json_object_foreach(args, key, v) {
 		const char *desc = jstr(v, "desc");
 
@@ -995,7 +999,7 @@ take(struct reader *r, json_t *rec)
 		}
 	}
 	if (r->list) {
-		list_line(r, rec, fn, failure);
+		list_line(r, rec, fn, failure, !f);
 		return 0;
 	}
 	if (r->want_sig && !f)

@@ -277,6 +277,10 @@ repro_host_plan(struct repro_plan *p, void *states);
 /* repro-host.c: whether the plan of RECORD can be made; 0, or -1 with why in WHY (nothing said). */
 int
 repro_host_try(void *record, void *states, char *why, size_t cap);
+/* Whether the call's replay gives it device memory (an address the program gave for device data): it needs a
+ * GPU, or a CUDA runtime that gives memory. */
+int
+repro_host_device_data(void *record);
 
 void
 repro_host_free(struct repro_plan *p);
