@@ -104,12 +104,59 @@ refuse(char *why, size_t cap, const char *fn, const char *fmt, const char *a)
 	return -1;
 }
 
+/* An array counted by a descriptor that was never set (loWinIdx by an unset qDesc): cuDNN cannot read it. */
+#define COUNT_UNSET (-2)
+
+/*
+ * The count the API description gives as a descriptor's dimension ([qDesc.dim0]) or an array's sum
+ * ([sum(hostLabelLengths)]), from the record; -1 when it does not say, COUNT_UNSET for a descriptor never set.
+ */
+static long long
+rule_count(const struct spy_fn_info *f, const struct spy_param_info *q, json_t *args)
+{
+	static const char *const nchw[2][4] = { { "n", "c", "h", "w" }, { "k", "c", "h", "w" } };
+	long long n = 0;
+
+	if (q->count_desc >= 0 && q->count_desc < f->nparams) {
+		json_t *d = json_object_get(args, f->params[q->count_desc].name);
+		json_t *set = json_object_get(json_object_get(d, "set"), "args"), *dims = json_object_get(set, "dimA");
+		json_t *v = NULL;
+
+		if (json_is_true(json_object_get(d, "unset")) && !set)
+			return COUNT_UNSET;
+		if (json_is_array(dims))
+			v = json_array_get(dims, (size_t)q->count_dim);
+		else if (q->count_dim < 4)
+			v = json_object_get(set, nchw[0][q->count_dim]) ? json_object_get(set, nchw[0][q->count_dim]) :
+			    json_object_get(set, nchw[1][q->count_dim]);
+		return json_is_integer(v) && json_integer_value(v) >= 0 ? (long long)json_integer_value(v) : -1;
+	}
+	if (q->count_sum >= 0 && q->count_sum < f->nparams) {
+		json_t *vals = json_object_get(json_object_get(args, f->params[q->count_sum].name), "values");
+
+		if (!json_is_array(vals))
+			return -1;
+		for (size_t k = 0; k < json_array_size(vals); k++) {
+			json_t *x = json_array_get(vals, k);
+
+			if (!json_is_integer(x) || json_integer_value(x) < 0 || json_integer_value(x) > MAX_ARRAY)
+				return -1;
+			n += (long long)json_integer_value(x);
+		}
+		return n;
+	}
+	return -1;
+}
+
 /* The number of elements an array parameter holds: its count parameter's value, else 1. */
 static long long
 count_of(const struct spy_fn_info *f, const struct spy_param_info *q, json_t *args)
 {
 	json_t *c;
 	long long n = 1;
+
+	if (q->count_desc >= 0 || q->count_sum >= 0)
+		return rule_count(f, q, args);
 
 	if (q->count >= 0 && q->count < f->nparams) {
 		c = json_object_get(args, f->params[q->count].name);
@@ -199,6 +246,8 @@ device_is(const struct spy_param_info *q, json_t *v)
  * data descriptor beside it was set with (xDesc, qDesc, dqDesc, ...: its seqLengthArray), so that is what the
  * repro copies there. Its values as the records hold them in that descriptor's Set, or NULL.
  */
+static json_t *unset_lengths;	/* [0]: for a data descriptor never set */
+
 static json_t *
 seq_lengths(const struct spy_fn_info *f, const struct spy_param_info *q, json_t *args)
 {
@@ -219,6 +268,12 @@ seq_lengths(const struct spy_fn_info *f, const struct spy_param_info *q, json_t 
 	for (int k = 0; k < f->nparams; k++)
 		if (f->params[k].kind == SPY_ARG_DESC && strcmp(f->params[k].name, want) == 0) {
 			set = json_object_get(json_object_get(json_object_get(args, want), "set"), "args");
+			/* Never set: cuDNN knows no lengths to hold it to; one zero gives the address a buffer. */
+			if (!set && json_is_true(json_object_get(json_object_get(args, want), "unset"))) {
+				if (!unset_lengths)
+					unset_lengths = json_pack("[i]", 0);
+				return unset_lengths;
+			}
 			v = json_object_get(set, "seqLengthArray");
 			if (!json_is_array(v) || !json_array_size(v) || json_array_size(v) > MAX_ARRAY)
 				return NULL;
@@ -393,6 +448,8 @@ arg_ok(const struct spy_fn_info *f, int i, json_t *args, char *why, size_t cap)
 			return refuse(why, cap, f->name, "%s is device data or an object the records do not hold",
 				      q->name);
 		n = q->dir == SPY_DIR_OUT ? out_count(f, q, args) : count_of(f, q, args);
+		if (n == COUNT_UNSET && q->dir == SPY_DIR_IN)
+			return 0;
 		if (n < 0 || n > MAX_ARRAY)
 			return refuse(why, cap, f->name, "%s: a count the records do not hold, or over 4096", q->name);
 		if (q->dir == SPY_DIR_OUT)
@@ -823,6 +880,11 @@ write_arrays(FILE *out, const struct spy_fn_info *f, json_t *args, const char *p
 			continue;
 		}
 		n = q->dir == SPY_DIR_OUT ? out_count(f, q, args) : count_of(f, q, args);
+		if (n == COUNT_UNSET) {
+			fprintf(out, "%s%s %s%s[1] = { 0 };\t/* counted by %s, never set: a place, no values */\n", indent,
+				elem_ctype(q), pre, q->name, f->params[q->count_desc].name);
+			continue;
+		}
 		if (n < 1)
 			n = 1;
 		if (q->dir == SPY_DIR_OUT) {
@@ -841,6 +903,33 @@ write_arrays(FILE *out, const struct spy_fn_info *f, json_t *args, const char *p
 		fputs(" };\n", out);
 	}
 	return 0;
+}
+
+/*
+ * An array cuDNN cannot read (counted by a descriptor never set), at the address the program gave: where that
+ * was also device data's or another such array's, the same place, so that what aliased aliases here too.
+ */
+static void
+write_unset(FILE *out, const struct hplan *h, const struct spy_fn_info *f, int i, json_t *args, const char *pre)
+{
+	const char *a = jstr(args, f->params[i].name);
+	unsigned long long addr = a && strncmp(a, "0x", 2) == 0 ? strtoull(a + 2, NULL, 16) : 0;
+
+	for (int k = 0; addr && k < h->ndev; k++)
+		if (h->dev[k].addr == addr) {
+			fputs(h->dev[k].var, out);
+			return;
+		}
+	for (int k = 0; addr && k < i; k++) {
+		const char *b = jstr(args, f->params[k].name);
+
+		if (b && strcmp(a, b) == 0 && f->params[k].kind == SPY_ARG_PTR && f->params[k].dir == SPY_DIR_IN &&
+		    count_of(f, &f->params[k], args) == COUNT_UNSET) {
+			fprintf(out, "(void *)%s%s", pre, f->params[k].name);
+			return;
+		}
+	}
+	fprintf(out, "(void *)%s%s", pre, f->params[i].name);
 }
 
 static int
@@ -894,6 +983,8 @@ write_args(FILE *out, const struct hplan *h, const struct spy_fn_info *f, json_t
 					return -1;
 				}
 				fputs(h->dev[k].var, out);
+			} else if (q->dir == SPY_DIR_IN && count_of(f, q, args) == COUNT_UNSET) {
+				write_unset(out, h, f, i, args, pre);
 			} else {
 				fprintf(out, "(void *)%s%s", pre, q->name);
 			}
@@ -1249,8 +1340,10 @@ repro_host_write(const struct repro_plan *p, FILE *out)
 			if (!h->dev[i].init)
 				continue;
 			/* seq_lengths checked each is an int. */
-			fprintf(out, "/* What cuDNN requires %s to hold: the seqLengthArray its data descriptor was set "
-				"with. */\nstatic const int %s_init[] = { ", h->dev[i].var + 4, h->dev[i].var);
+			fprintf(out, h->dev[i].init == unset_lengths ? "/* %s: its data descriptor was never set, so "
+				"cuDNN holds it to no lengths: one zero. */\nstatic const int %s_init[] = { " : "/* What cuDNN "
+				"requires %s to hold: the seqLengthArray its data descriptor was set with. */\n"
+				"static const int %s_init[] = { ", h->dev[i].var + 4, h->dev[i].var);
 			for (size_t k = 0; k < json_array_size(h->dev[i].init); k++)
 				fprintf(out, "%s%lld", k ? ", " : "",
 					(long long)json_integer_value(json_array_get(h->dev[i].init, k)));

@@ -31,6 +31,10 @@ struct spy_param_info {
 	unsigned char elem;	/* for pointers: what one element is (enum spy_arg_kind) */
 	unsigned char elem_size;	/* and its size in bytes; 0 when opaque */
 	short struct_id;	/* for arrays of a described struct: enum spy_struct_id, or -1 */
+	/* A count no argument holds (the description's [desc.dimN] and [sum(array)]), else -1: */
+	signed char count_desc;	/* the descriptor parameter whose dimension count_dim it is, */
+	signed char count_dim;
+	signed char count_sum;	/* or the array parameter whose elements add up to it */
 };
 
 /* One field of a struct from the description's `struct` blocks. */

@@ -54,6 +54,10 @@ class Param:
         self.base = " ".join(base.split())
         self.pointers = ctype.count("*")
         self.count_index = -1
+        # A count the call's own arguments do not hold (issue 30): dimension N of a descriptor as it was last set
+        # ("[qDesc.dim0]": loWinIdx has one element per query time step), or the sum of an array's elements
+        # ("[sum(hostLabelLengths)]": the labels of every sequence, one after another).
+        self.count_desc_index, self.count_dim, self.count_sum_index = -1, -1, -1
 
     def decl(self):
         if self.ctype.endswith("*"):
@@ -117,7 +121,7 @@ def _parse_param(text, where):
         raise ApiError("%s: a parameter is 'in|out|inout TYPE NAME[COUNT]', got %r" % (where, text))
     direction, rest = parts
     count = None
-    m = re.match(r"^(.*?)\[([A-Za-z_0-9]*)\]$", rest)
+    m = re.match(r"^(.*?)\[([A-Za-z_0-9]*|[A-Za-z_0-9]+\.dim[0-7]|sum\([A-Za-z_0-9]+\))\]$", rest)
     if m:
         rest, count = m.group(1), m.group(2)
     m = re.match(r"^(.*?)([A-Za-z_][A-Za-z_0-9]*)$", rest)
@@ -220,7 +224,20 @@ def _check(api, path):
             kind = api.kind_of(p.base)
             if kind is None:
                 raise ApiError("%s: %s: unknown type %r of %s" % (path, fn.name, p.base, p.name))
-            if p.count:
+            rule = re.match(r"^([A-Za-z_0-9]+)\.dim([0-7])$|^sum\(([A-Za-z_0-9]+)\)$", p.count or "")
+            if rule and rule.group(1):
+                d = rule.group(1)
+                if d not in names or api.kind_of(fn.params[names.index(d)].base) != "descriptor":
+                    raise ApiError("%s: %s: array %s counted by %s, which is no descriptor parameter" % (
+                        path, fn.name, p.name, d))
+                p.count_desc_index, p.count_dim = names.index(d), int(rule.group(2))
+            elif rule:
+                a = rule.group(3)
+                if a not in names or not fn.params[names.index(a)].is_array or a == p.name:
+                    raise ApiError("%s: %s: array %s counted by the sum of %s, which is no other array" % (
+                        path, fn.name, p.name, a))
+                p.count_sum_index = names.index(a)
+            elif p.count:
                 if p.count not in names:
                     raise ApiError("%s: %s: array %s counted by unknown %s" % (path, fn.name, p.name, p.count))
                 p.count_index = names.index(p.count)

@@ -303,6 +303,30 @@ spy_arg_json(struct spy_line *l, const struct spy_param_info *p, const union spy
 	spy_line_char(l, '}');
 }
 
+static int64_t array_count(const struct spy_fn_info *f, const struct spy_param_info *p, const union spy_arg *args,
+			   unsigned mode);
+
+/*
+ * The sum of the int array parameter i's elements (CTC's label lengths: how many labels there are), read so
+ * that a bad pointer cannot fault; -1 when unknown, negative or past what a record holds of an array anyway.
+ */
+static int64_t
+sum_count(const struct spy_fn_info *f, int i, const union spy_arg *args, unsigned mode)
+{
+	int32_t v[64];
+	int64_t n = array_count(f, &f->params[i], args, mode), sum = 0;
+
+	if (n < 0 || n > (int64_t)(sizeof(v) / sizeof(v[0])) || (mode & SPY_ARGS_STORED) || !args[i].p ||
+	    spy_safe_copy(v, args[i].p, (size_t)n * sizeof(v[0])) != 0)
+		return -1;
+	for (int64_t k = 0; k < n; k++) {
+		if (v[k] < 0)
+			return -1;
+		sum += v[k];
+	}
+	return sum;
+}
+
 /*
  * How many elements an array argument holds: its count parameter's value,
  * read through the pointer for an out-count, and never more than a
@@ -315,6 +339,11 @@ array_count(const struct spy_fn_info *f, const struct spy_param_info *p, const u
 	const struct spy_param_info *cp;
 	int64_t n;
 
+	if (p->count_desc >= 0 && p->count_desc < f->nparams)
+		return spy_obj_dim(args[p->count_desc].p, p->count_dim, &n) && n >= 0 ? n : -1;
+	if (p->count_sum >= 0 && p->count_sum < f->nparams && f->params[p->count_sum].count_sum < 0 &&
+	    f->params[p->count_sum].elem == SPY_ARG_INT && f->params[p->count_sum].elem_size == 4)
+		return sum_count(f, p->count_sum, args, mode);
 	if (p->count < 0 || p->count >= f->nparams)
 		return -1;
 	cp = &f->params[p->count];

@@ -866,6 +866,37 @@ spy_obj_data_type(const void *ptr, int64_t *dt)
 	return 0;
 }
 
+int
+spy_obj_dim(const void *ptr, int k, int64_t *out)
+{
+	static const char *const nchw[2][4] = { { "n", "c", "h", "w" }, { "k", "c", "h", "w" } };
+	const struct slot *s = ptr ? find(ptr) : NULL;
+	struct slot copy;
+	const struct spy_fn_info *f;
+
+	if (!s || !snapshot(s, &copy) || copy.key != (uintptr_t)ptr || !copy.set_fn || k < 0)
+		return 0;
+	f = &spy_fn_info[copy.set_fn - 1];
+	for (int i = 0; i < f->nparams && i < MAX_ARGS; i++) {
+		/* An Nd Set (tensor, filter, sequence data): its dimA, as copied. */
+		if (strcmp(f->params[i].name, "dimA") == 0) {
+			for (int j = 0; j < 3; j++)
+				if (copy.array_param[j] == i && k < copy.array_len[j]) {
+					*out = copy.array[j][k];
+					return 1;
+				}
+			return 0;
+		}
+		/* A 4d Set: n, c, h, w (k for a filter's output channels) by name. */
+		if (k < 4 && f->params[i].kind == SPY_ARG_INT &&
+		    (strcmp(f->params[i].name, nchw[0][k]) == 0 || strcmp(f->params[i].name, nchw[1][k]) == 0)) {
+			*out = (int32_t)copy.args[i].i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int64_t
 spy_obj_attr(const struct spy_obj_info *o, unsigned fn, int64_t def)
 {

@@ -45,6 +45,9 @@ struct spy_obj_info {
 int spy_obj_get(const void *ptr, struct spy_obj_info *out);
 /* 1 and the data type (cudnnDataType_t) of a tensor or filter whose Set the spy saw. */
 int spy_obj_data_type(const void *ptr, int64_t *dt);
+/* 1 and dimension k of a tensor, filter or sequence data descriptor as its last Set gave it (dimA[k], or n, c, h,
+ * w); 0 when the spy does not know it. */
+int spy_obj_dim(const void *ptr, int k, int64_t *dt);
 /* The value a single-value Set function (cudnnSetConvolutionMathType, ...) left, or `def`. */
 int64_t spy_obj_attr(const struct spy_obj_info *o, unsigned fn, int64_t def);
 /*

@@ -70,6 +70,8 @@ RENAMED = {
     "cudnnConvolutionForward": _IO,
     "cudnnOpTensor": {"opDesc": "opTensorDesc", "aData": "A", "biasDesc": "bDesc", "biasData": "B",
                       "destDesc": "cDesc", "destData": "C"},
+    # cuDNN logs cudnnCTCLoss's host arrays under cudnnCTCLossInternal's names, with the lengths' values.
+    "cudnnCTCLoss": {"labels": "hostLabels", "labelLengths": "hostLabelLengths", "inputLengths": "hostInputLengths"},
     "cudnnReduceTensor": {"reduceDesc": "reduceTensorDesc", "aData": "A", "destDesc": "cDesc", "destData": "C"},
     "cudnnSetConvolution2dDescriptor": {"dataType": "computeType"},
     "cudnnSetConvolutionNdDescriptor": {"dataType": "computeType", "strideA": "filterStrideA"},
@@ -535,7 +537,8 @@ def quirk(fn, k, spy, v):
     """A value cuDNN logs otherwise, by design: the reason, or None."""
     if k == "cudaGraph" and spy is None and v == "false":
         return "a CUDA graph logged as whether there is one"
-    if fn in LOGGED_AS and not agrees(spy, v):
+    # Those RENAMED pairs with the spy's are the same arguments, and must agree (issue 30: the CTC lengths).
+    if fn in LOGGED_AS and k not in RENAMED.get(fn, {}) and not agrees(spy, v):
         return "a parameter of cuDNN's internal entry point"
     return None
 
