@@ -138,6 +138,9 @@ static const struct repro_fn fns[] = {
 	    { "sizeInBytes", RP_OUT_SIZE, 0, NULL } } },
 	/* The graph API: what it needs comes from the backend calls before it (repro-graph.c). */
 	{ "cudnnBackendExecute", RF_CALL, 0, NULL, NULL, NULL, 0, { { NULL, RP_HANDLE, 0, NULL } } },
+	/* Executions too: the plan and pack as cudnnBackendExecute's, and a CUDA graph the repro makes. */
+	{ "cudnnBackendPopulateCudaGraph", RF_CALL, 0, NULL, NULL, NULL, 0, { { NULL, RP_HANDLE, 0, NULL } } },
+	{ "cudnnBackendUpdateCudaGraph", RF_CALL, 0, NULL, NULL, NULL, 0, { { NULL, RP_HANDLE, 0, NULL } } },
 	/* Only as a failure (repro.c): a descriptor, most often a plan, that cuDNN would not finalize. */
 	{ "cudnnBackendFinalize", RF_CALL, 0, NULL, NULL, NULL, 0, { { NULL, RP_HANDLE, 0, NULL } } },
 	/* Only as failures: an attribute cuDNN would not take or give, on a descriptor the records rebuild. */

@@ -200,10 +200,31 @@ is_output(json_t *calls, const char *tensor)
 }
 
 int
+repro_graph_execution(const char *fn)
+{
+	return fn && (strcmp(fn, "cudnnBackendExecute") == 0 || strcmp(fn, "cudnnBackendPopulateCudaGraph") == 0 ||
+		      strcmp(fn, "cudnnBackendUpdateCudaGraph") == 0);
+}
+
+int
 repro_graph_on_desc(const char *fn)
 {
 	return fn && (strcmp(fn, "cudnnBackendFinalize") == 0 || strcmp(fn, "cudnnBackendSetAttribute") == 0 ||
 		      strcmp(fn, "cudnnBackendGetAttribute") == 0);
+}
+
+/*
+ * A variant pack the failure record holds whole (all its attributes, none dropped) with neither unique ids nor
+ * data pointers: the program gave it no buffers, and neither does the repro.
+ */
+static int
+pack_never_given(json_t *pack)
+{
+	json_t *attrs = json_object_get(pack, "attrs");
+
+	return json_is_object(attrs) && json_integer_value(json_object_get(pack, "attrs_dropped")) <= 0 &&
+	       !json_object_get(attrs, "CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS") &&
+	       !json_object_get(attrs, "CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS");
 }
 
 int
@@ -300,6 +321,8 @@ repro_graph_plan(struct repro_plan *p, void *calls_v, void *target_v)
 	uids = attr_of(calls, pack, "CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS");
 	ptrs = attr_of(calls, pack, "CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS");
 	ws = attr_of(calls, pack, "CUDNN_ATTR_VARIANT_PACK_WORKSPACE");
+	if (!uids && !ptrs && pack_never_given(json_object_get(args, "variantPack")))
+		goto done;
 	if (!uids || !ptrs || json_array_size(uids) != json_array_size(ptrs)) {
 		complain("repro: %s: the variant pack's unique ids and data pointers are not in the records", pack);
 		goto fail;
@@ -357,7 +380,7 @@ done:
 		json_array_foreach(call_values(c), k, x)
 			p->graph_no_handle &= !(json_is_string(x) && strncmp(json_string_value(x), "handle#", 7) == 0);
 	}
-	if (strcmp(jstr(target, "fn"), "cudnnBackendExecute") == 0)
+	if (repro_graph_execution(jstr(target, "fn")))
 		p->graph_no_handle = 0;
 	p->graph_calls = chosen;
 	p->graph_types = types;
@@ -758,10 +781,32 @@ repro_graph_write(const struct repro_plan *p, FILE *out)
 			fputs(" */\n", out);
 			free(knobs);
 		}
-		fprintf(out, "\t/* recorded: cudnnBackendExecute(%s, %s, %s) */\n",
+		if (strcmp(p->fn->name, "cudnnBackendExecute") == 0) {
+			fprintf(out, "\t/* recorded: cudnnBackendExecute(%s, %s, %s) */\n",
+				json_is_null(json_object_get(args, "handle")) ? "NULL" : "handle", jstr(pl, "id"),
+				jstr(json_object_get(args, "variantPack"), "id"));
+			fprintf(out, "\treturn cudnnBackendExecute(handle, %s, %s);\n}\n\n", plan, pack);
+			return 0;
+		}
+		/*
+		 * Into a CUDA graph: a new one, as the program's was before cudnnBackendPopulateCudaGraph; for an
+		 * update, one the same plan and pack populated first (what cuDNN updates).
+		 */
+		fprintf(out, "\t/* recorded: %s(%s, %s, %s, %s) */\n", p->fn->name,
 			json_is_null(json_object_get(args, "handle")) ? "NULL" : "handle", jstr(pl, "id"),
-			jstr(json_object_get(args, "variantPack"), "id"));
-		fprintf(out, "\treturn cudnnBackendExecute(handle, %s, %s);\n}\n\n", plan, pack);
+			jstr(json_object_get(args, "variantPack"), "id"), json_is_null(json_object_get(args, "graph")) ?
+			"NULL" : "a CUDA graph");
+		if (json_is_null(json_object_get(args, "graph"))) {
+			fprintf(out, "\treturn %s(handle, %s, %s, NULL);\n}\n\n", p->fn->name, plan, pack);
+			return 0;
+		}
+		fputs("\tcudaGraph_t graph;\n\n\tif (cudaGraphCreate(&graph, 0) != cudaSuccess) {\n"
+		      "\t\tfprintf(stderr, \"repro: cudaGraphCreate failed: is there a GPU, and its driver?\\n\");\n"
+		      "\t\texit(2);\n\t}\n", out);
+		if (strcmp(p->fn->name, "cudnnBackendUpdateCudaGraph") == 0)
+			fprintf(out, "\tcheck_cudnn(cudnnBackendPopulateCudaGraph(handle, %s, %s, graph), "
+				"\"cudnnBackendPopulateCudaGraph (the graph an update needs)\");\n", plan, pack);
+		fprintf(out, "\treturn %s(handle, %s, %s, graph);\n}\n\n", p->fn->name, plan, pack);
 	}
 	return 0;
 }
@@ -980,10 +1025,23 @@ repro_graph_rebuild(void *target_v, void *graph_v)
 	int double_scale = holds_double(graph);
 	size_t i;
 
+	if (plan_id && pack && !json_is_integer(engine) && jstr(plan, "type") &&
+	    json_is_object(json_object_get(plan, "attrs")) && jstr(json_object_get(args, "variantPack"), "type") &&
+	    json_is_object(json_object_get(json_object_get(args, "variantPack"), "attrs"))) {
+		/*
+		 * No plan the spy saw built (it never finalized, or is no plan at all): the failure record holds the
+		 * plan and the pack whole, type and attributes, and they are made again as they were.
+		 */
+		if (synth_desc(out, done, plan, double_scale, 0) != 0 ||
+		    synth_desc(out, done, json_object_get(args, "variantPack"), double_scale, 0) != 0)
+			goto fail;
+		json_decref(done);
+		return out;
+	}
 	if (!plan_id || !pack || !graph_id || !json_is_array(ops) || !json_is_integer(engine) ||
 	    !json_is_array(knobs)) {
-		complain("repro: cudnnBackendExecute: the records hold neither the backend calls (trace cudnnBackend*)"
-			 " nor the plan's engine and knobs and its graph's operations");
+		complain("repro: %s: the records hold neither the backend calls (trace cudnnBackend*)"
+			 " nor the plan's engine and knobs and its graph's operations", jstr(target, "fn"));
 		goto fail;
 	}
 	json_array_foreach(ops, i, op)

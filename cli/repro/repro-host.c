@@ -256,8 +256,9 @@ seq_lengths(const struct spy_fn_info *f, const struct spy_param_info *q, json_t 
 	json_t *v = json_object_get(args, q->name), *set;
 	const char *s = json_is_string(v) ? json_string_value(v) : NULL;
 
-	if (q->kind != SPY_ARG_PTR || q->dir != SPY_DIR_IN || q->elem != SPY_ARG_INT || q->elem_size != 4 ||
-	    strncmp(q->name, "devSeqLengths", 13) != 0 || !s || strncmp(s, "0x", 2) != 0 || strlen(s) > 18)
+	if (q->kind != SPY_ARG_PTR || q->dir != SPY_DIR_IN || !q->on_device || q->elem != SPY_ARG_INT ||
+	    q->elem_size != 4 || strncmp(q->name, "devSeqLengths", 13) != 0 || !s || strncmp(s, "0x", 2) != 0 ||
+	    strlen(s) > 18)
 		return NULL;
 	if (!*suffix)
 		snprintf(want, sizeof(want), "xDesc");
@@ -286,11 +287,39 @@ seq_lengths(const struct spy_fn_info *f, const struct spy_param_info *q, json_t 
 	return NULL;
 }
 
-/* Device data of either kind: an untyped buffer, or sequence lengths the repro fills. */
+/* A typed array the API description says is in GPU memory ("in device"), given at an address. */
+static int
+on_device(const struct spy_param_info *q, json_t *v)
+{
+	const char *s = json_is_string(v) ? json_string_value(v) : NULL;
+
+	return q->kind == SPY_ARG_PTR && q->dir == SPY_DIR_IN && q->on_device && q->elem_size && s &&
+	       strncmp(s, "0x", 2) == 0 && strlen(s) > 2 && strlen(s) <= 18 &&
+	       strspn(s + 2, "0123456789abcdefABCDEF") == strlen(s) - 2;
+}
+
+static long long count_of(const struct spy_fn_info *f, const struct spy_param_info *q, json_t *args);
+
+/*
+ * The bytes of such an array: as many elements as its count says, where the records hold it; a count that is
+ * the sum of another device array's (CTC's labels by their lengths) is 0, as those are zeroed here. One at least.
+ */
+static unsigned long long
+device_array_bytes(const struct spy_fn_info *f, const struct spy_param_info *q, json_t *args)
+{
+	long long n = count_of(f, q, args);
+
+	if (q->count_sum >= 0 && q->count_sum < f->nparams && f->params[q->count_sum].on_device)
+		n = 0;
+	return (unsigned long long)(n > 1 && n <= MAX_ARRAY ? n : 1) * q->elem_size;
+}
+
+/* Device data of any kind: an untyped buffer, sequence lengths the repro fills, or another device array. */
 static int
 dev_arg(const struct spy_fn_info *f, const struct spy_param_info *q, json_t *args)
 {
-	return device_is(q, json_object_get(args, q->name)) || seq_lengths(f, q, args) != NULL;
+	return device_is(q, json_object_get(args, q->name)) || seq_lengths(f, q, args) != NULL ||
+	       on_device(q, json_object_get(args, q->name));
 }
 
 /* The bytes a tensor or filter descriptor's last Set spans, as the record carries it; 0 when it does not say. */
@@ -430,6 +459,9 @@ arg_ok(const struct spy_fn_info *f, int i, json_t *args, char *why, size_t cap)
 			return 0;
 		if (seq_lengths(f, q, args))
 			return 0;
+		if (on_device(q, v))
+			return q->count_sum >= 0 || (count_of(f, q, args) >= 0 && count_of(f, q, args) <= MAX_ARRAY) ? 0 :
+			       refuse(why, cap, f->name, "%s is device data whose size the records do not say", q->name);
 		if (device_is(q, v))
 			return device_bytes(f, i, args) > 0 ? 0 : refuse(why, cap, f->name, "%s is device data whose size "
 								     "the records do not say", q->name);
@@ -1237,7 +1269,8 @@ repro_host_plan(struct repro_plan *p, void *states)
 		if (!dev_arg(f, &f->params[i], args))
 			continue;
 		addr = strtoull(json_string_value(v) + 2, NULL, 16);
-		bytes = init ? 4 * json_array_size(init) : device_bytes(f, i, args);
+		bytes = init ? 4 * json_array_size(init) : on_device(&f->params[i], v) ?
+			device_array_bytes(f, &f->params[i], args) : device_bytes(f, i, args);
 		for (k = 0; k < h->ndev && h->dev[k].addr != addr; k++)
 			;
 		if (k == h->ndev) {

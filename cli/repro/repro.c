@@ -670,10 +670,10 @@ make_plan(struct reader *r, json_t *rec, const struct repro_fn *f)
 			return -1;
 		}
 	}
-	if (strcmp(f->name, "cudnnBackendExecute") == 0 || (repro_graph_on_desc(f->name) &&
+	if (repro_graph_execution(f->name) || (repro_graph_on_desc(f->name) &&
 							      strcmp(f->name, "cudnnBackendFinalize") != 0)) {
 		/* An execution's plan, or the descriptor a failed SetAttribute or GetAttribute was on. */
-		int execute = strcmp(f->name, "cudnnBackendExecute") == 0;
+		int execute = repro_graph_execution(f->name);
 		const char *on = jstr(json_object_get(args, execute ? "executionPlan" : "descriptor"), "id");
 		json_t *c, *calls = r->backend, *made = NULL;
 		size_t i;
@@ -751,7 +751,7 @@ signature_matches(struct reader *r, json_t *rec, const struct repro_fn *f)
 	char sig[2048], why[256];
 	int ok;
 
-	if (strcmp(f->name, "cudnnBackendExecute") == 0) {
+	if (repro_graph_execution(f->name)) {
 		const char *s = jstr(json_object_get(json_object_get(rec, "args"), "executionPlan"), "signature");
 
 		return s && repro_signature_matches(s, r->want_sig);
@@ -890,7 +890,7 @@ take(struct reader *r, json_t *rec)
 	r->failures += failure;
 	f = repro_fn_find(fn);
 	args = json_object_get(rec, "args");
-	if (strncmp(fn, "cudnnBackend", 12) == 0 && strcmp(fn, "cudnnBackendExecute") != 0) {
+	if (strncmp(fn, "cudnnBackend", 12) == 0 && !repro_graph_execution(fn)) {
 		/* Kept for a graph API repro (--list plans each failure too); a framework makes a variant pack per
 		 * execution, hence the cap. */
 		if (!r->backend)
@@ -967,8 +967,8 @@ take(struct reader *r, json_t *rec)
 			return 0;
 		/* Outside the table: any call whose arguments the records hold whole (repro-host.c). */
 		if (strncmp(fn, "cudnnBackend", 12) == 0)
-			snprintf(why, sizeof(why), "%s: a graph API call other than cudnnBackendExecute and "
-				 "cudnnBackendFinalize", fn);
+			snprintf(why, sizeof(why), "%s: a graph API call repro does not replay (it replays executions, "
+				 "and a failed Finalize, SetAttribute or GetAttribute)", fn);
 		if (strncmp(fn, "cudnnBackend", 12) == 0 || repro_host_can(fn, rec, why, sizeof(why)) != 0 ||
 		    state_hide(r, 1) || repro_host_try(rec, r->states, why, sizeof(why)) != 0 || state_hide(r, 0)) {
 			state_hide(r, 0);
@@ -1008,7 +1008,7 @@ take(struct reader *r, json_t *rec)
 		if (!signature_matches(r, rec, f))
 			return 0;
 		if (!failure) {
-			long long *first = f->op || strcmp(fn, "cudnnBackendExecute") == 0 ? &r->sig_call : &r->sig_other;
+			long long *first = f->op || repro_graph_execution(fn) ? &r->sig_call : &r->sig_other;
 
 			if (!*first)
 				*first = r->calls;

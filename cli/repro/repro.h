@@ -196,6 +196,10 @@ repro_graph_rebuild(void *target, void *graph);
 void *
 repro_graph_rebuild_desc(void *target);
 
+/* Whether FN runs an execution plan: cudnnBackendExecute, cudnnBackendPopulateCudaGraph, ...UpdateCudaGraph. */
+int
+repro_graph_execution(const char *fn);
+
 /* Whether FN is a graph API call repro replays as one descriptor's (SetAttribute, GetAttribute, Finalize). */
 int
 repro_graph_on_desc(const char *fn);

@@ -35,6 +35,7 @@ struct spy_param_info {
 	signed char count_desc;	/* the descriptor parameter whose dimension count_dim it is, */
 	signed char count_dim;
 	signed char count_sum;	/* or the array parameter whose elements add up to it */
+	unsigned char on_device;	/* an array in GPU memory (the description's "device"): never read */
 };
 
 /* One field of a struct from the description's `struct` blocks. */

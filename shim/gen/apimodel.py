@@ -47,8 +47,10 @@ class Struct:
 class Param:
     """One parameter: direction, C type, name, and for arrays the count."""
 
-    def __init__(self, direction, ctype, name, count):
+    def __init__(self, direction, ctype, name, count, on_device=False):
         self.direction, self.ctype, self.name, self.count = direction, ctype, name, count
+        # "in device const int *labels[...]": GPU memory, whose values the spy never reads.
+        self.on_device = on_device
         self.is_array = count is not None
         base = ctype.replace("const", " ").replace("*", " ")
         self.base = " ".join(base.split())
@@ -120,6 +122,9 @@ def _parse_param(text, where):
     if len(parts) != 2 or parts[0] not in DIRECTIONS:
         raise ApiError("%s: a parameter is 'in|out|inout TYPE NAME[COUNT]', got %r" % (where, text))
     direction, rest = parts
+    on_device = rest.startswith("device ")
+    if on_device:
+        rest = rest[len("device "):]
     count = None
     m = re.match(r"^(.*?)\[([A-Za-z_0-9]*|[A-Za-z_0-9]+\.dim[0-7]|sum\([A-Za-z_0-9]+\))\]$", rest)
     if m:
@@ -127,7 +132,7 @@ def _parse_param(text, where):
     m = re.match(r"^(.*?)([A-Za-z_][A-Za-z_0-9]*)$", rest)
     if not m or not m.group(1).strip():
         raise ApiError("%s: cannot split type and name in %r" % (where, text))
-    return Param(direction, m.group(1).strip(), m.group(2), count)
+    return Param(direction, m.group(1).strip(), m.group(2), count, on_device)
 
 
 def parse(path):

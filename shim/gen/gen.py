@@ -213,10 +213,10 @@ def emit_api_c(api, path):
                 opaque = p.base in api.types and api.types[p.base].kind in ("struct", "callback")
                 elem_size = "0" if opaque else "sizeof(%s)" % p.base
             struct_id = "_SPY_STRUCT_%s" % p.base if p.base in api.structs else "-1"
-            out.append('\t{ "%s", %s, SPY_DIR_%s, %d, %s, %s, %d, %s, %s, %s, %d, %d, %d },' % (
+            out.append('\t{ "%s", %s, SPY_DIR_%s, %d, %s, %s, %d, %s, %s, %s, %d, %d, %d, %d },' % (
                 p.name, param_kind(api, p), p.direction.upper(), p.count_index, enum_id, desc,
                 1 if p.is_array else 0, elem, elem_size, struct_id, p.count_desc_index, p.count_dim,
-                p.count_sum_index))
+                p.count_sum_index, 1 if p.on_device else 0))
         out.append("};")
     out += ["", "const struct spy_fn_info spy_fn_info[_SPY_FN_COUNT] = {"]
     for fn in api.functions:

@@ -339,6 +339,9 @@ array_count(const struct spy_fn_info *f, const struct spy_param_info *p, const u
 	const struct spy_param_info *cp;
 	int64_t n;
 
+	/* GPU memory: reading it from the host would fault, or migrate managed memory under the program. */
+	if (p->on_device)
+		return -1;
 	if (p->count_desc >= 0 && p->count_desc < f->nparams)
 		return spy_obj_dim(args[p->count_desc].p, p->count_dim, &n) && n >= 0 ? n : -1;
 	if (p->count_sum >= 0 && p->count_sum < f->nparams && f->params[p->count_sum].count_sum < 0 &&
