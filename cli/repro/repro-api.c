@@ -146,6 +146,7 @@ static const struct repro_fn fns[] = {
 	/* Only as failures: an attribute cuDNN would not take or give, on a descriptor the records rebuild. */
 	{ "cudnnBackendSetAttribute", RF_CALL, 0, NULL, NULL, NULL, 0, { { NULL, RP_HANDLE, 0, NULL } } },
 	{ "cudnnBackendGetAttribute", RF_CALL, 0, NULL, NULL, NULL, 0, { { NULL, RP_HANDLE, 0, NULL } } },
+	{ "cudnnBackendInitialize", RF_CALL, 0, NULL, NULL, NULL, 0, { { NULL, RP_HANDLE, 0, NULL } } },
 	/* A failed handle creation: the call is the handle step itself. */
 	{ "cudnnCreate", RF_CALL, 0, NULL, NULL, NULL, 0, { { NULL, RP_HANDLE, 0, NULL } } },
 };

@@ -210,7 +210,7 @@ int
 repro_graph_on_desc(const char *fn)
 {
 	return fn && (strcmp(fn, "cudnnBackendFinalize") == 0 || strcmp(fn, "cudnnBackendSetAttribute") == 0 ||
-		      strcmp(fn, "cudnnBackendGetAttribute") == 0);
+		      strcmp(fn, "cudnnBackendGetAttribute") == 0 || strcmp(fn, "cudnnBackendInitialize") == 0);
 }
 
 /*
@@ -756,6 +756,12 @@ repro_graph_write(const struct repro_plan *p, FILE *out)
 		if (desc_var(var, sizeof(var), on) != 0 || !json_object_get(p->graph_types, on)) {
 			complain("repro: %s: its descriptor is not among those the repro builds", p->fn->name);
 			return -1;
+		}
+		if (strcmp(p->fn->name, "cudnnBackendInitialize") == 0) {
+			fprintf(out, "/* Step 6: the call. */\nstatic cudnnStatus_t\nrun_call(void)\n{\n"
+				"\t/* recorded: cudnnBackendInitialize(%s) */\n\treturn cudnnBackendInitialize(%s);\n}\n\n",
+				on, var);
+			return 0;
 		}
 		fputs("/* Step 6: the call. */\nstatic cudnnStatus_t\nrun_call(void)\n{\n\tcudnnStatus_t status;\n\n", out);
 		if ((set ? write_set(out, p, rec, var, on, 0) : write_get(out, p, rec, var, on, 0)) != 0)

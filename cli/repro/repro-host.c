@@ -415,7 +415,7 @@ static int
 out_room(const struct spy_param_info *q)
 {
 	return q->kind == SPY_ARG_PTR && q->dir == SPY_DIR_OUT && q->count < 0 &&
-	       (q->elem == SPY_ARG_CUDA || (q->elem == SPY_ARG_STRUCT && q->struct_id < 0));
+	       (q->elem == SPY_ARG_CUDA || q->elem == SPY_ARG_CALLBACK || (q->elem == SPY_ARG_STRUCT && q->struct_id < 0));
 }
 
 /* Whether one argument is something the program can be given; -1 with why. */
@@ -611,6 +611,17 @@ made_here(const struct spy_param_info *q)
 	return q->kind == SPY_ARG_PTR && q->elem == SPY_ARG_DESC && q->dir == SPY_DIR_OUT;
 }
 
+/*
+ * Such a parameter of a failed call, which wrote no descriptor there (a Create that failed, or a Get of the
+ * dropout descriptor an RNN or attention descriptor holds): the record has its address alone, and the repro
+ * gives room for one.
+ */
+static int
+made_nothing(const struct spy_param_info *q, json_t *v)
+{
+	return made_here(q) && json_is_string(v) && strncmp(json_string_value(v), "0x", 2) == 0;
+}
+
 static int plan_descs(struct repro_plan *p, struct hplan *h, const struct spy_fn_info *f, json_t *args,
 		      json_t *states, int depth);
 
@@ -791,6 +802,8 @@ plan_descs(struct repro_plan *p, struct hplan *h, const struct spy_fn_info *f, j
 			continue;
 		if (!v || json_is_null(v))
 			continue;
+		if (made_nothing(q, v))
+			continue;
 		/* Created by the call itself (a Create): no state before it. */
 		if (made_here(q)) {
 			const char *id = jstr(v, "value") ? jstr(v, "value") : jstr(v, "id");
@@ -893,6 +906,11 @@ write_arrays(FILE *out, const struct spy_fn_info *f, json_t *args, const char *p
 		json_t *v = json_object_get(args, q->name), *vals;
 		long long n;
 
+		if (made_nothing(q, v)) {
+			fprintf(out, "%sstatic void *%s%s[1];\t/* room for the descriptor the call writes */\n", indent, pre,
+				q->name);
+			continue;
+		}
 		if (q->kind != SPY_ARG_PTR || json_is_null(v) || made_here(q) || dev_arg(f, q, args))
 			continue;
 		if (scale_is(q, v) || fill_type(f, q, args)) {
@@ -907,8 +925,8 @@ write_arrays(FILE *out, const struct spy_fn_info *f, json_t *args, const char *p
 		if (out_room(q)) {
 			/* Room for a handle or an opaque struct, aligned for either; its contents are cuDNN's. */
 			fprintf(out, "%sstatic long long %s%s[%d];\t/* room for the %s the call writes */\n", indent, pre,
-				q->name, q->elem == SPY_ARG_CUDA ? 1 : 32, q->elem == SPY_ARG_CUDA ? "CUDA handle" :
-				"opaque struct");
+				q->name, q->elem == SPY_ARG_STRUCT ? 32 : 1, q->elem == SPY_ARG_CUDA ? "CUDA handle" :
+				q->elem == SPY_ARG_CALLBACK ? "function pointer" : "opaque struct");
 			continue;
 		}
 		n = q->dir == SPY_DIR_OUT ? out_count(f, q, args) : count_of(f, q, args);
@@ -994,6 +1012,8 @@ write_args(FILE *out, const struct hplan *h, const struct spy_fn_info *f, json_t
 		case SPY_ARG_PTR:
 			if (json_is_null(v)) {
 				fputs("NULL", out);
+			} else if (made_nothing(q, v)) {
+				fprintf(out, "(void *)%s%s", pre, q->name);
 			} else if (made_here(q)) {
 				const struct hdesc *d = NULL;
 

@@ -200,7 +200,8 @@ repro_graph_rebuild_desc(void *target);
 int
 repro_graph_execution(const char *fn);
 
-/* Whether FN is a graph API call repro replays as one descriptor's (SetAttribute, GetAttribute, Finalize). */
+/* Whether FN is a graph API call repro replays as one descriptor's (SetAttribute, GetAttribute, Finalize,
+ * Initialize). */
 int
 repro_graph_on_desc(const char *fn);
 

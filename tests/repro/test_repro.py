@@ -20,6 +20,8 @@ import subprocess
 import sys
 import tempfile
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "integration"))
 import sanitizer  # noqa: E402  (sanitizer builds: the runtime first in LD_PRELOAD, its reports fail the test)
 
@@ -960,7 +962,41 @@ def test_host_census():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-TESTS = {"host-device": test_host_device, "host-census": test_host_census, "host-failures": test_host_failures, "hostile": test_hostile, "round-trip-legacy": test_round_trip_legacy, "signature": test_signature, "round-trip-graph": test_round_trip_graph, "real-no-gpu": test_real_no_gpu, "usage": test_usage}
+# The calls call-every makes that leave the objects the others need: these succeed, every other fails.
+FAKE_CENSUS_KEEP = ("cudnnCreate", "cudnnSet", "cudnnDestroy", "cudnnBackendCreateDescriptor",
+                    "cudnnBackendSetAttribute", "cudnnBackendDestroyDescriptor", "cudnnBackendFinalize",
+                    "cudnnRNNSetClip", "cudnnGetVersion", "cudnnGetErrorString", "cudnnGetLastErrorString",
+                    "cudnnGetProperty", "cudnnGetCudartVersion", "cudnnGetMaxDeviceVersion")
+
+
+def test_fake_census():
+    """Every failure against the fake (issue 30: repro for any failure): call-every, every function of the API
+    description once, with each call but those that make and set objects told to fail (BAD_PARAM): each failure
+    --list names must replay, and round-trip under the spy against the fake told the same."""
+    api = open(os.path.join(HERE, "..", "..", "shim", "api", "cudnn.api")).read()
+    names = re.findall(r"^function \S+ (cudnn\w+) ", api, re.M)
+    fail = ",".join("%s=2000" % n for n in names if not n.startswith(FAKE_CENSUS_KEEP) and
+                    not n.endswith("VersionCheck"))
+    env = {"FAKECUDNN_STATUS": fail}
+    tmp = tempfile.mkdtemp(prefix="cudnnspy-repro-")
+    try:
+        out = os.path.join(tmp, "call-every")
+        p = spied([os.path.join(PROGS, "call-every")], out, env)
+        check(p.returncode == 0, "call-every against the fake", p.stdout, p.stderr)
+        lines = [l for l in run([CLI, "repro", "--list", out]).stdout.splitlines() if "(--failure " in l]
+        fails = [r for r in records(out) if r["event"] == "failure"]
+        check(len(lines) == len(fails) >= 120, "--list names every failure (%d)" % len(fails), len(lines))
+        refused = [l for l in lines if "repro cannot replay it: " in l]
+        check(not refused, "every failure replays", "\n".join(refused))
+        for l in lines:
+            n = int(re.search(r"\(--failure (\d+)\)", l).group(1))
+            host_round_trip(tmp, out, n, "fake", [FAKE9, FAKE_CUDART], env)
+        print("call-every against the fake: %d failures, every one replayed and round-tripped" % len(lines))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+TESTS = {"fake-census": test_fake_census, "host-device": test_host_device, "host-census": test_host_census, "host-failures": test_host_failures, "hostile": test_hostile, "round-trip-legacy": test_round_trip_legacy, "signature": test_signature, "round-trip-graph": test_round_trip_graph, "real-no-gpu": test_real_no_gpu, "usage": test_usage}
 
 if __name__ == "__main__":
     try:
