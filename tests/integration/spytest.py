@@ -7,12 +7,14 @@ Not a test itself: the files that import it are (NAME.py runs the scenario NAME,
 2 usage; need_real exits 77, skip, when the real cuDNN is absent).
 """
 import contextlib
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import sanitizer
 import schema
@@ -52,6 +54,26 @@ def need_real():
         sys.exit(77)
 
 
+def keep_records(directory, argv, env, since):
+    """SPYTEST_KEEP_RECORDS=DIR: a copy of each run's record files there, with the libraries and the fake's
+    settings it ran with (env.json), for tests/repro/scenario-census.py: repro of every scenario's failures."""
+    keep = E.get("SPYTEST_KEEP_RECORDS")
+    if not keep or not directory or not os.path.isdir(directory):
+        return
+    files = [f for f in os.listdir(directory) if f.endswith((".jsonl", ".rec")) and
+             os.path.getmtime(os.path.join(directory, f)) >= since]
+    if not files:
+        return
+    os.makedirs(keep, exist_ok=True)
+    d = tempfile.mkdtemp(prefix=os.path.basename(argv[0])[:40] + "-", dir=keep)
+    for f in files:
+        shutil.copy(os.path.join(directory, f), d)
+    with open(os.path.join(d, "env.json"), "w") as f:
+        json.dump({"argv": list(argv), "env": {k: v for k, v in env.items()
+                                               if k == "LD_LIBRARY_PATH" or k.startswith(("FAKECUDNN_", "FAKECUDA_"))}},
+                  f)
+
+
 def run(argv, env=None, check_rc=True, complete=True, preexec=None, signal_ok=False):
     """Runs a program; unless the test chose CUDNNSPY_OUTPUT, its records go to a temporary
     directory and every line of every file is checked against the schema (p.records)."""
@@ -65,12 +87,14 @@ def run(argv, env=None, check_rc=True, complete=True, preexec=None, signal_ok=Fa
     if "CUDNNSPY_OUTPUT" not in base:
         tmp = tempfile.mkdtemp(prefix="cudnnspy-records-")
         base["CUDNNSPY_OUTPUT"] = tmp
+    started = time.time() - 1
     try:
         p = subprocess.run(argv, env=base, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            universal_newlines=True, timeout=120, preexec_fn=preexec)
         # Sanitizer builds: any report fails the test, whatever the test checks (known bugs: sanitizer.py).
         check(not sanitizer.unknown_reports(p.stderr), "%s: a sanitizer report" % argv[0], p.stderr)
         p.records = records_in(tmp, complete) if tmp else {}
+        keep_records(tmp or base.get("CUDNNSPY_OUTPUT"), argv, base, started)
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""repro over every failure of the integration scenarios (issue 30's "Done when"), by hand: too long for the
+test run. First the scenarios, keeping each run's records (tests/integration/spytest.py's SPYTEST_KEEP_RECORDS):
+
+  SPYTEST_KEEP_RECORDS=/tmp/kept meson test -C build --suite integration --suite real-cudnn
+  tests/repro/scenario-census.py build /tmp/kept [--all]
+
+Then this: every failure `cudnnspy repro --list` names in the kept records, counted as replayed or refused (with
+why); and the first failure of each function and status is written, built, and run under the spy against the
+libraries its scenario ran with (the fake's settings too), where it must make the same call with the same
+arguments and status (test_repro.host_round_trip). --all round-trips every failure (hours).
+Exit status: 0 when every replayed one round-tripped."""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    build, kept = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    every = "--all" in sys.argv[3:]
+    E = os.environ
+    E.setdefault("CLI_EXE", os.path.join(build, "cli", "cudnnspy"))
+    E.setdefault("SPY_PRELOAD", os.path.join(build, "shim", "libcudnnspy.so"))
+    E.setdefault("FAKE9_DIR", os.path.join(build, "tests", "fake", "fake9"))
+    E.setdefault("FAKE_CUDART_DIR", os.path.join(build, "tests", "fake", "cudart"))
+    if "REAL_CUDNN_DIR" not in E:
+        E["REAL_CUDNN_DIR"] = subprocess.run([sys.executable, os.path.join(HERE, "..", "find-real-cudnn.py")],
+                                             stdout=subprocess.PIPE, universal_newlines=True).stdout.strip()
+    sys.path.insert(0, HERE)
+    import test_repro as t
+
+    refused, replayed, seen, tripped, broke = {}, 0, set(), 0, []
+    tmp = tempfile.mkdtemp(prefix="cudnnspy-census-")
+    for name in sorted(os.listdir(kept)):
+        d = os.path.join(kept, name)
+        try:
+            with open(os.path.join(d, "env.json")) as f:
+                ran = json.load(f)
+        except (OSError, ValueError):
+            continue
+        listed = subprocess.run([E["CLI_EXE"], "repro", "--list", d], stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, universal_newlines=True).stdout.splitlines()
+        for line in listed:
+            m = re.search(r"^\s*\d+\s+failure\s+(\S+) -> (\S+) \(--failure (\d+)\)", line)
+            if not m:
+                continue
+            if "repro cannot replay it: " in line:
+                why = re.sub(r"(0x[0-9a-f]+|#\d+)", "#", line.split("repro cannot replay it: ", 1)[1])
+                refused[why] = refused.get(why, 0) + 1
+                continue
+            replayed += 1
+            key = (m.group(1), m.group(2))
+            if key in seen and not every:
+                continue
+            seen.add(key)
+            env = dict(ran["env"])
+            libdirs = [x for x in env.pop("LD_LIBRARY_PATH", "").split(":") if x]
+            # Through the spy's drop-in, the copy behind it is the scenario's CUDNNSPY_LIBRARY: the fake here.
+            libdirs = [E["FAKE9_DIR"] if os.path.basename(x).startswith("dropin") else x for x in libdirs]
+            # Without a GPU, a replay that allocates device memory runs against the fake told to fail the same.
+            if "[needs a GPU: " in line and E["REAL_CUDNN_DIR"] in libdirs:
+                libdirs = [E["FAKE9_DIR"]]
+                env["FAKECUDNN_STATUS"] = "%s=%d" % (m.group(1), t.records(d) and [
+                    r for r in t.records(d) if r["event"] == "failure"][int(m.group(3)) - 1]["status"])
+            # A repro links the CUDA runtime, which a scenario against the fake alone did not load.
+            if not any(os.path.exists(os.path.join(x, "libcudart.so")) for x in libdirs):
+                libdirs.append(E["FAKE_CUDART_DIR"])
+            try:
+                t.host_round_trip(tmp, d, int(m.group(3)), "%s-%s" % (name, m.group(3)), libdirs, env)
+                tripped += 1
+            except (t.Failed, IndexError) as e:
+                broke.append("%s (%s %s, failure %s): %s" % (name, m.group(1), m.group(2), m.group(3),
+                                                            str(e).splitlines()[0]))
+    total = replayed + sum(refused.values())
+    print("%d failures in %d scenario runs: %d replayed, %d refused" % (total, len(os.listdir(kept)), replayed,
+                                                                        sum(refused.values())))
+    for why, n in sorted(refused.items(), key=lambda x: -x[1]):
+        print("  %5d  refused: %s" % (n, why))
+    print("%d round-tripped of %d tried (%s), %d did not" % (tripped, tripped + len(broke),
+          "every one" if every else "the first of each function and status", len(broke)))
+    for b in broke:
+        print("  " + b)
+    sys.exit(1 if broke else 0)
+
+
+if __name__ == "__main__":
+    main()
