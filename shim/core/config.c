@@ -82,6 +82,12 @@ spy_config_parse(const char *(*get)(const char *name))
 		}
 	}
 	settle_format();
+#ifdef _WIN32
+	/* Windows takes either separator; the writer's names (a directory, a trailing one) split at '/'. */
+	for (char *p = spy_config.output; *p; p++)
+		if (*p == '\\')
+			*p = '/';
+#endif
 	/* A traced call with Python frames takes the slow path, which reads them: the lane stays as it was. */
 	spy_config.pack_lane = spy_config.format == SPY_FORMAT_BINARY && spy_config.python != SPY_PYTHON_TRACED;
 }

@@ -14,6 +14,7 @@
 #include "stack.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,6 +82,16 @@ spy_module_build_id(uintptr_t base, unsigned char *out, size_t max)
 	return 0;
 }
 
+/* 1 when `ip` lies inside the image mapped at `base` (its SizeOfImage). */
+static int
+in_image(uintptr_t base, const void *ip)
+{
+	const IMAGE_DOS_HEADER *dos = (const IMAGE_DOS_HEADER *)base;
+	const IMAGE_NT_HEADERS64 *nt = (const IMAGE_NT_HEADERS64 *)(base + (uintptr_t)dos->e_lfanew);
+
+	return (uintptr_t)ip > base && (uintptr_t)ip - base < nt->OptionalHeader.SizeOfImage;
+}
+
 __attribute__((noinline)) int
 spy_stack_capture(void **ips, int max)
 {
@@ -94,19 +105,41 @@ spy_stack_capture(void **ips, int max)
 	n = RtlCaptureStackBackTrace(0, RAW_MAX, raw, NULL);
 	spy_modules_find(raw, n, mods);
 	for (int i = 0; i < n && out < max; i++) {
-		if (mods[i].name && mods[i].base == me)
+		/* The walk past the thread's first frame (Wine's goes on into what is no code): the stack ends there. */
+		if (!mods[i].name || !in_image(mods[i].base, raw[i]))
+			break;
+		if (mods[i].base == me)
 			continue;
 		ips[out++] = raw[i];
 	}
 	return out;
 }
 
+/*
+ * The file the command reads a module's exports from (recbin.c records it beside the module's name): under
+ * Wine, the file's Unix path, which the command on Linux opens as it is; on Windows the module's own path.
+ */
 const char *
 spy_stack_symbol_file(const char *name, char *buf, size_t size)
 {
-	(void)buf;
-	(void)size;
-	return name;
+	typedef char *(__cdecl *unix_name_fn)(const wchar_t *);
+	static unix_name_fn unix_name;
+	static int looked;
+	wchar_t w[MAX_PATH];
+	char *u;
+
+	if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) {
+		HMODULE k = GetModuleHandleW(L"kernel32.dll");
+
+		__atomic_store_n(&unix_name, k ? (unix_name_fn)(void *)GetProcAddress(k, "wine_get_unix_file_name") : NULL,
+				 __ATOMIC_RELEASE);
+		__atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
+	}
+	if (!unix_name || !MultiByteToWideChar(CP_UTF8, 0, name, -1, w, MAX_PATH) || !(u = unix_name(w)))
+		return name;
+	snprintf(buf, size, "%s", u);
+	HeapFree(GetProcessHeap(), 0, u);
+	return buf;
 }
 
 /* The export at rva `at` in the module mapped at `base`: its name, or NULL. */
