@@ -7,10 +7,11 @@
  * offset and count is checked against the file, the tables read are bounded.
  */
 #include "pesym.h"
-#include "symtab.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SECTIONS_MAX 96
 #define NAMES_MAX 65536
@@ -19,6 +20,24 @@
 struct section {
 	uint32_t va, vsize, raw, rawsize;
 };
+
+/* N bytes at OFF, whole (symtab.c's spy_read_at, which calls this file: a file of its own keeps no circle). */
+static int
+read_at(int fd, uint64_t off, void *buf, size_t n)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r = pread(fd, (char *)buf + done, n - done, (off_t)(off + done));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		done += (size_t)r;
+	}
+	return 0;
+}
 
 static uint32_t
 u32(const unsigned char *p)
@@ -95,10 +114,10 @@ spy_pe_exports(int fd, uint64_t size, struct spy_pe_sym **syms, size_t *n, char 
 	*syms = NULL;
 	*strs = NULL;
 	*n = *strs_size = 0;
-	if (spy_read_at(fd, 0, dos, sizeof(dos)) != 0 || dos[0] != 'M' || dos[1] != 'Z')
+	if (read_at(fd, 0, dos, sizeof(dos)) != 0 || dos[0] != 'M' || dos[1] != 'Z')
 		return 0;
 	lfanew = u32(dos + 60);
-	if ((uint64_t)lfanew + sizeof(nt) > size || spy_read_at(fd, lfanew, nt, sizeof(nt)) != 0 ||
+	if ((uint64_t)lfanew + sizeof(nt) > size || read_at(fd, lfanew, nt, sizeof(nt)) != 0 ||
 	    memcmp(nt, "PE\0\0", 4) != 0 || u16(nt + 24) != 0x20b /* PE32+ */)
 		return 0;
 	ns = u16(nt + 6);
@@ -112,14 +131,14 @@ spy_pe_exports(int fd, uint64_t size, struct spy_pe_sym **syms, size_t *n, char 
 	pdsize = u32(nt + 24 + 116 + 3 * 8);
 	off = (uint64_t)lfanew + 24 + (uint64_t)optsize;
 	for (int i = 0; i < ns; i++) {
-		if (spy_read_at(fd, off + (uint64_t)i * 40, sh, sizeof(sh)) != 0)
+		if (read_at(fd, off + (uint64_t)i * 40, sh, sizeof(sh)) != 0)
 			return 0;
 		sec[i].vsize = u32(sh + 8);
 		sec[i].va = u32(sh + 12);
 		sec[i].rawsize = u32(sh + 16);
 		sec[i].raw = u32(sh + 20);
 	}
-	if (!edir || edsize < 40 || !(off = file_at(sec, ns, edir, 40, size)) || spy_read_at(fd, off, ed, 40) != 0)
+	if (!edir || edsize < 40 || !(off = file_at(sec, ns, edir, 40, size)) || read_at(fd, off, ed, 40) != 0)
 		return 0;
 	nfns = u32(ed + 20);
 	nnames = u32(ed + 24);
@@ -131,12 +150,12 @@ spy_pe_exports(int fd, uint64_t size, struct spy_pe_sym **syms, size_t *n, char 
 	out = calloc(nnames, sizeof(*out));
 	text = malloc((size_t)nnames * 64 + 1);
 	if (!fns || !names || !ords || !out || !text ||
-	    !(off = file_at(sec, ns, u32(ed + 28), (uint64_t)nfns * 4, size)) || spy_read_at(fd, off, fns, (size_t)nfns * 4) != 0 ||
-	    !(off = file_at(sec, ns, u32(ed + 32), (uint64_t)nnames * 4, size)) || spy_read_at(fd, off, names, (size_t)nnames * 4) != 0 ||
-	    !(off = file_at(sec, ns, u32(ed + 36), (uint64_t)nnames * 2, size)) || spy_read_at(fd, off, ords, (size_t)nnames * 2) != 0)
+	    !(off = file_at(sec, ns, u32(ed + 28), (uint64_t)nfns * 4, size)) || read_at(fd, off, fns, (size_t)nfns * 4) != 0 ||
+	    !(off = file_at(sec, ns, u32(ed + 32), (uint64_t)nnames * 4, size)) || read_at(fd, off, names, (size_t)nnames * 4) != 0 ||
+	    !(off = file_at(sec, ns, u32(ed + 36), (uint64_t)nnames * 2, size)) || read_at(fd, off, ords, (size_t)nnames * 2) != 0)
 		goto out;
 	if (pdir && pdsize >= 12 && pdsize / 12 <= PDATA_MAX && (pdoff = file_at(sec, ns, pdir, pdsize, size)) &&
-	    (pd = malloc(pdsize)) && spy_read_at(fd, pdoff, pd, pdsize) == 0) {
+	    (pd = malloc(pdsize)) && read_at(fd, pdoff, pd, pdsize) == 0) {
 		npd = pdsize / 12;
 		qsort(pd, npd, 12, by_begin);
 	}
@@ -159,7 +178,7 @@ spy_pe_exports(int fd, uint64_t size, struct spy_pe_sym **syms, size_t *n, char 
 		memset(name, 0, sizeof(name));
 		/* Names end before the file does or are cut at 63 bytes: read what there is. */
 		for (len = 0; len < sizeof(name) - 1 && at + len < size; len++)
-			if (spy_read_at(fd, at + len, name + len, 1) != 0 || !name[len])
+			if (read_at(fd, at + len, name + len, 1) != 0 || !name[len])
 				break;
 		name[len] = 0;
 		if (!len)
