@@ -11,7 +11,7 @@
 #include "spy-api.h"
 
 #ifdef _WIN32
-#define FAKE_EXPORT __declspec(dllexport)
+#define FAKE_EXPORT	/* the fake DLLs' exports are gen.py's def-fake8/def-fake9: its major's names only */
 #else
 #define FAKE_EXPORT __attribute__((visibility("default")))
 #endif

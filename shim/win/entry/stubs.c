@@ -4,8 +4,12 @@
  * CUDNN_STATUS_NOT_INITIALIZED, as the declared wrappers do (their parameters are unknown: nothing else
  * can be said to the caller).
  */
+#include <windows.h>
+
 #include "core.h"
 #include "init.h"
+
+#include <errno.h>
 
 spy_fnptr spy_win_stub_real(unsigned id);
 
@@ -18,11 +22,15 @@ not_initialized(void)
 spy_fnptr
 spy_win_stub_real(unsigned id)
 {
+	DWORD saved = GetLastError();
+	int saved_errno = errno;
 	spy_fnptr f;
 
 	if (id >= _SPY_FN_COUNT)
 		return (spy_fnptr)not_initialized;
 	spy_init();
 	f = __atomic_load_n(&spy_copy_real[0][id], __ATOMIC_ACQUIRE);
+	errno = saved_errno;
+	SetLastError(saved);
 	return f ? f : (spy_fnptr)not_initialized;
 }
