@@ -152,29 +152,31 @@ def wine_env(root, extra):
     return env
 
 
-def run_app(root, appdir, args, extra=None):
+def run_app(root, appdir, args, extra=None, exe="win-app.exe"):
     env = wine_env(root, extra or {})
     try:
-        p = subprocess.run(["wine", os.path.join(appdir, "win-app.exe")] + args, cwd=appdir, env=env,
+        p = subprocess.run(["wine", os.path.join(appdir, exe)] + args, cwd=appdir, env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=240)
     except subprocess.TimeoutExpired:
         raise Skip("wine did not finish within 240 s")
-    if b"version " not in p.stdout:
+    if b"version " not in p.stdout and b"cudnnSetBackdoor" not in p.stdout:
         raise Skip("wine ran no Windows program here: %r" % p.stderr[-500:])
     return p
 
 
-def layout(root):
+def layout(root, major=9):
     """app/: the program and the drop-in, first in its search order; fake/: the fake cuDNN; base/: the program
     beside the fake, as it runs without the spy."""
     app, fake, base = (os.path.join(root, n) for n in ("app", "fake", "base"))
+    exe = "tests/windows/win-app%s.exe" % ("" if major == 9 else major)
+    dll = "cudnn64_%d.dll" % major
     for d in (app, fake, base):
         os.makedirs(d)
-    shutil.copy(built("tests/windows/win-app.exe"), app)
-    shutil.copy(built("shim/win/cudnn64_9.dll"), app)
-    shutil.copy(built("tests/windows/fake9/cudnn64_9.dll"), fake)
-    shutil.copy(built("tests/windows/win-app.exe"), base)
-    shutil.copy(built("tests/windows/fake9/cudnn64_9.dll"), base)
+    shutil.copy(built(exe), app)
+    shutil.copy(built("shim/win/" + dll), app)
+    shutil.copy(built("tests/windows/fake%d/%s" % (major, dll)), fake)
+    shutil.copy(built(exe), base)
+    shutil.copy(built("tests/windows/fake%d/%s" % (major, dll)), base)
     return app, fake, base
 
 
@@ -201,7 +203,7 @@ def wine_dropin():
     app, fake, base = layout(root)
     reps = 3
     plain = run_app(root, base, [str(reps)])
-    check(plain.returncode == 3 and b"set tensor n=-1: 3" in plain.stdout, "the program fails one call without the spy",
+    check(plain.returncode == 3 and b"set tensor n=-1: 3 (last error 4343)" in plain.stdout, "the program fails one call without the spy",
           plain.stdout, plain.stderr[-1000:])
     check(b"cudnnspy:" not in plain.stderr, "no spy in the plain run", plain.stderr[-1000:])
     recdir = os.path.join(root, "rec")
@@ -268,6 +270,40 @@ def wine_search_order():
     err = alone.stderr.decode(errors="replace")
     check("no real cuDNN found" in err and alone.returncode == 3, "alone: said, and the program runs on", err)
     check(b"create handle: 1001" in alone.stdout, "calls answer NOT_INITIALIZED", alone.stdout)
+
+
+@scenario
+def wine_stub():
+    """An undeclared name (cudnnSetBackdoor, which the description lists without a prototype) called through the
+    drop-in's jump stub before any other call, so that its first call resolves the real DLL in between: its
+    four register and four stack arguments, and its double result, arrive as without the spy."""
+    root = tmpdir()
+    app, fake, base = layout(root)
+    plain = run_app(root, base, ["stub"])
+    check(b"2000091.3125" in plain.stdout, "the fake's answer without the spy", plain.stdout)
+    spied = run_app(root, app, ["stub"], {"CUDNNSPY_LIBRARY": z(os.path.join(fake, "cudnn64_9.dll"))})
+    err = spied.stderr.decode(errors="replace")
+    check(spied.stdout == plain.stdout and spied.returncode == plain.returncode, "the same answers through the stub",
+          plain.stdout, spied.stdout, err)
+    check("drop-in: cuDNN 9.19.0" in err, "through the drop-in, which resolved at that first call", err)
+
+
+@scenario
+def wine_dropin8():
+    """cudnn64_8.dll before the fake 8.x cudnn64_8.dll that the program is linked to: the same program's output
+    unchanged, the banner says cuDNN 8, the summary counts the calls."""
+    root = tmpdir()
+    app, fake, base = layout(root, 8)
+    plain = run_app(root, base, ["2"], exe="win-app8.exe")
+    check(b"set tensor n=-1: 3 (last error 4343)" in plain.stdout, "the 8.x program without the spy", plain.stdout)
+    lib = z(os.path.join(fake, "cudnn64_8.dll"))
+    spied = run_app(root, app, ["2"], {"CUDNNSPY_LIBRARY": lib}, exe="win-app8.exe")
+    err = spied.stderr.decode(errors="replace")
+    check(spied.stdout == plain.stdout and spied.returncode == plain.returncode, "stdout and status unchanged",
+          plain.stdout, spied.stdout, err)
+    check(re.search(r"drop-in: cuDNN 8\.\d+\.\d+ \(8\d+\) from %s \[CUDNNSPY_LIBRARY\]" % re.escape(lib), err),
+          "the 8.x banner", err)
+    check(re.search(r"summary \(pid \d+\): 12 calls, 1 failed", err), "the summary", err)
 
 
 def main():
