@@ -202,14 +202,21 @@ def wine_dropin():
     root = tmpdir()
     app, fake, base = layout(root)
     reps = 3
-    plain = run_app(root, base, [str(reps)])
+    # A sub-library of another directory: the records say where each cudnn*64_*.dll came from.
+    subdir = os.path.join(root, "sub")
+    os.makedirs(subdir)
+    sublib = os.path.join(subdir, "cudnn_ops64_9.dll")
+    shutil.copy(built("tests/windows/fake8/cudnn64_8.dll"), sublib)
+    plain = run_app(root, base, [str(reps)], {"APP_SUBLIB": z(sublib)})
+    check(b"sub-library: loaded" in plain.stdout, "the program loads the sub-library", plain.stdout)
     check(plain.returncode == 3 and b"set tensor n=-1: 3 (last error 4343)" in plain.stdout, "the program fails one call without the spy",
           plain.stdout, plain.stderr[-1000:])
     check(b"cudnnspy:" not in plain.stderr, "no spy in the plain run", plain.stderr[-1000:])
     recdir = os.path.join(root, "rec")
     os.makedirs(recdir)
     lib = z(os.path.join(fake, "cudnn64_9.dll"))
-    spied = run_app(root, app, [str(reps)], {"CUDNNSPY_LIBRARY": lib, "CUDNNSPY_OUTPUT": z(recdir) + "\\"})
+    spied = run_app(root, app, [str(reps)], {"CUDNNSPY_LIBRARY": lib, "CUDNNSPY_OUTPUT": z(recdir) + "\\",
+                                             "APP_SUBLIB": z(sublib)})
     err = spied.stderr.decode(errors="replace")
     check(spied.stdout == plain.stdout, "stdout unchanged by the drop-in", plain.stdout, spied.stdout, err)
     check(spied.returncode == plain.returncode, "exit status unchanged", spied.returncode, err)
@@ -234,6 +241,10 @@ def wine_dropin():
     answering = [r for r in libs if r["answers"]]
     check(len(answering) == 1 and answering[0]["path"] == lib and answering[0]["kind"] == "cudnn" and
           answering[0]["version"] == 91900, "the loaded modules: the fake answers, from its directory", libs)
+    subs = [r for r in libs if r["kind"] == "cudnn-sublib"]
+    check(len(subs) == 1 and subs[0]["path"] == z(sublib) and not subs[0]["answers"],
+          "the sub-library, from its own directory", libs)
+    check(not [r for r in libs if r["path"].lower().endswith("\\app\\cudnn64_9.dll")], "the drop-in is no library of cuDNN's", libs)
     fails = [r for r in recs if r.get("event") == "failure"]
     check(len(fails) == 1, "one failure record", kinds)
     f = fails[0]

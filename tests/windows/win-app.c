@@ -6,7 +6,8 @@
  * program exports so that the stack can name it from the exports, as it names a DLL's frames. The Win32
  * last error is set before the first call (the spy's one-time resolution) and before the failure (its record
  * written at once) and printed after: the spy must leave it as cuDNN did. With "stub", it calls an undeclared
- * name the DLL it was linked to exports (cudnnSetBackdoor, found with GetProcAddress) with four arguments.
+ * name the DLL it was linked to exports (cudnnSetBackdoor, found with GetProcAddress) with eight arguments.
+ * APP_SUBLIB names a DLL it loads before cudnnCreate, standing for one of cuDNN's sub-libraries.
  */
 #include <windows.h>
 #include <stdio.h>
@@ -56,6 +57,9 @@ main(int argc, char **argv)
 	printf("version %zu\n", cudnnGetVersion());
 	printf("last error after the first call: %lu\n", GetLastError());
 	printf("error string 3: %s\n", cudnnGetErrorString((cudnnStatus_t)3));
+	/* As cuDNN 9 loads its sub-libraries by name: one the test puts elsewhere, loaded by its full path. */
+	if (getenv("APP_SUBLIB"))
+		printf("sub-library: %s\n", LoadLibraryA(getenv("APP_SUBLIB")) ? "loaded" : "not loaded");
 	printf("create handle: %d\n", (int)cudnnCreate(&h));
 	printf("create tensor: %d\n", (int)cudnnCreateTensorDescriptor(&t));
 	for (long i = 0; i < reps; i++)
