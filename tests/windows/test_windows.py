@@ -317,6 +317,38 @@ def wine_dropin8():
     check(re.search(r"summary \(pid \d+\): 12 calls, 1 failed", err), "the summary", err)
 
 
+def normal(text, root):
+    """A run's stderr and stdout as docs/windows.md shows them: its tree at /tmp/win-demo, the record file's
+    host and pid, offsets and timings (which another compiler changes) left out of the comparison."""
+    text = text.replace(z(root), "Z:\\tmp\\win-demo").replace(z(root).replace("\\", "/"), "Z:/tmp/win-demo")
+    text = re.sub(r"win-app\.[^./\\]+\.\d+\.cudnnspy", "win-app.HOST.PID.cudnnspy", text)
+    text = re.sub(r"\(pid \d+\)", "(pid PID)", text)
+    return re.sub(r"\+0x[0-9a-f]+\)", "+0x...)", text).replace("\r\n", "\n")
+
+
+@scenario
+def docs():
+    """docs/windows.md's Wine run is what the drop-in prints today: each line it shows (the summary's timing
+    rows aside) is a line of a fresh run in the same layout."""
+    text = open(os.path.join(SRC, "docs", "windows.md")).read()
+    m = re.search(r"^\$ cd /tmp/win-demo/app && .*?wine win-app\.exe\n(.*?)\n```", text, re.M | re.S)
+    check(m, "docs/windows.md shows the Wine run")
+    root = tmpdir()
+    app, cudnn, rec = (os.path.join(root, *n.split("/")) for n in ("app", "cudnn/bin", "rec"))
+    for d in (app, cudnn, rec):
+        os.makedirs(d)
+    shutil.copy(built("tests/windows/win-app.exe"), app)
+    shutil.copy(built("shim/win/cudnn64_9.dll"), app)
+    shutil.copy(built("tests/windows/fake9/cudnn64_9.dll"), cudnn)
+    p = run_app(root, app, [], {"CUDNNSPY_LIBRARY": z(os.path.join(cudnn, "cudnn64_9.dll")),
+                                "CUDNNSPY_OUTPUT": z(rec) + "\\"})
+    # One stream as a terminal shows them: the spy's lines are each one write, the program's are flushed at exit.
+    got = normal(p.stderr.decode(errors="replace") + p.stdout.decode(errors="replace"), root).split("\n")
+    want = [l for l in normal(m.group(1), "/tmp/win-demo").split("\n") if l != "..." and not l.startswith("cudnnspy:   ")]
+    for line in want:
+        check(line in got, "docs/windows.md's line is not in today's run: %r" % line, "\n".join(got))
+
+
 def main():
     if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
         print("usage: test_windows.py {%s}" % ",".join(sorted(SCENARIOS)))
