@@ -1,6 +1,6 @@
 /*
  * The POSIX subset that the portable layers call and mingw-w64 lacks (README.md): declared here, defined
- * over Win32 in shim/win/posix.c. Only the Windows build sees this directory.
+ * over Win32 in shim/win/common/posix.c. Only the Windows build sees this directory.
  */
 #ifndef SPY_POSIX_H
 #define SPY_POSIX_H
@@ -10,7 +10,7 @@
 
 /* open(2)'s flags that msvcrt lacks. O_CLOEXEC: not inherited, and binary (no "\n" -> "\r\n" in records). */
 #define O_CLOEXEC (0x0080 /* _O_NOINHERIT */ | 0x8000 /* _O_BINARY */)
-#define O_NOFOLLOW 0		/* CreateFileW opens the file a reparse point names; no symlinks of other users */
+#define O_NOFOLLOW 0		/* CreateFileA follows a reparse point, which only an administrator may plant by default */
 #define O_DIRECTORY 0x40000000	/* spy_open: the handle of a directory (FILE_FLAG_BACKUP_SEMANTICS) */
 #define AT_FDCWD (-100)
 #define AT_SYMLINK_NOFOLLOW 0x100
@@ -22,7 +22,7 @@
 typedef int spy_uid_t;
 typedef int spy_gid_t;
 
-/* Files opened with CreateFileW (shared read and delete, so that a reader may open them while written). */
+/* Files opened with CreateFileA (shared read and delete, so that a reader may open them while written). */
 int spy_open(const char *path, int flags, ...);
 int spy_openat(int dirfd, const char *path, int flags, ...);
 int spy_fcntl(int fd, int cmd, ...);
