@@ -208,7 +208,7 @@ deb() {
 # What checks the Windows side against tools it did not write: mingw-w64's windres and objdump read the same
 # version resources and exports as scan --windows, and Wine's loader picks the DLLs its search order says.
 windows_packages="gcc-mingw-w64-x86-64 binutils-mingw-w64-x86-64 wine64 wine"
-windows_tests="scan-windows-mingw scan-windows-wine scan-windows-wine-dlls"
+windows_tests="scan-windows-mingw scan-windows-wine scan-windows-wine-dlls windows-exports9 windows-exports8 windows-wine-dropin windows-wine-search-order windows-wine-stub windows-wine-dropin8 windows-docs"
 
 windows() {
 	install_missing $windows_packages

@@ -6,6 +6,7 @@
  * table; a file with neither, or an unreasonably large one, has none.
  * Plain file reads and libc: the command can use it too.
  */
+#include "pesym.h"
 #include "symtab.h"
 
 #include <elf.h>
@@ -81,6 +82,30 @@ name_quality(const ElfW(Sym) *sym, const char *name)
 	return q - u;
 }
 
+/* A Windows module (the drop-in DLL's records): its exports, offsets from its base being RVAs. */
+static int
+pe_load(struct module *m, int fd, uint64_t size)
+{
+	struct spy_pe_sym *pe;
+	size_t n;
+
+	if (!spy_pe_exports(fd, size, &pe, &n, &m->strs, &m->strs_size))
+		return 0;
+	m->syms = malloc(n * sizeof(*m->syms));
+	if (m->syms) {
+		for (size_t i = 0; i < n; i++) {
+			m->syms[i].value = pe[i].rva;
+			m->syms[i].size = pe[i].size;
+			m->syms[i].name = pe[i].name;
+			m->syms[i].quality = 0;
+		}
+		qsort(m->syms, n, sizeof(*m->syms), by_value);
+		m->n = n;
+	}
+	free(pe);
+	return 1;
+}
+
 /* The function symbols of one file; an empty table when it has none or cannot be read. */
 static void
 load(struct module *m)
@@ -98,6 +123,8 @@ load(struct module *m)
 	fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && pe_load(m, fd, (uint64_t)st.st_size))
+		goto out;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || spy_read_at(fd, 0, &eh, sizeof(eh)) != 0 ||
 	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) ||
 	    eh.e_shentsize != sizeof(ElfW(Shdr)) || eh.e_shnum == 0 || eh.e_shnum > 4096 ||

@@ -28,6 +28,18 @@ settle_format(void)
 										      : SPY_FORMAT_BINARY;
 }
 
+/* "/..." on Linux; on Windows also a drive letter's path or a share's (the drop-in DLL's CUDNNSPY_LIBRARY). */
+static int
+path_absolute(const char *v)
+{
+#ifdef _WIN32
+	if (((v[0] | 0x20) >= 'a' && (v[0] | 0x20) <= 'z' && v[1] == ':' && (v[2] == '\\' || v[2] == '/')) ||
+	    (v[0] == '\\' && v[1] == '\\'))
+		return 1;
+#endif
+	return v[0] == '/';
+}
+
 void
 spy_config_parse(const char *(*get)(const char *name))
 {
@@ -49,7 +61,7 @@ spy_config_parse(const char *(*get)(const char *name))
 			continue;
 		if (o->type == SPY_OPT_PATH) {
 			spy_config.library_refused = 0;
-			if (v[0] && v[0] != '/') {
+			if (v[0] && !path_absolute(v)) {
 				spy_log("%s=%s is not an absolute path: refused", o->name, v);
 				spy_config.library_refused = 1;
 				continue;
@@ -70,6 +82,12 @@ spy_config_parse(const char *(*get)(const char *name))
 		}
 	}
 	settle_format();
+#ifdef _WIN32
+	/* Windows takes either separator; the writer's names (a directory, a trailing one) split at '/'. */
+	for (char *p = spy_config.output; *p; p++)
+		if (*p == '\\')
+			*p = '/';
+#endif
 	/* A traced call with Python frames takes the slow path, which reads them: the lane stays as it was. */
 	spy_config.pack_lane = spy_config.format == SPY_FORMAT_BINARY && spy_config.python != SPY_PYTHON_TRACED;
 }

@@ -14,7 +14,11 @@
 #include "options.h"
 #include "spy-api.h"
 
+#ifdef _WIN32
+#define SPY_EXPORT __declspec(dllexport)	/* the Windows DLLs export the cudnn* names from a .def (gen.py) */
+#else
 #define SPY_EXPORT __attribute__((visibility("default")))
+#endif
 #define SPY_LIKELY(x) __builtin_expect(!!(x), 1)
 #define SPY_UNLIKELY(x) __builtin_expect(!!(x), 0)
 

@@ -4,7 +4,8 @@
 usage: gen.py WHAT API_FILE OUTPUT
 WHAT is one of: types, protos, api-h, api-c, wrappers, names, stubs,
 map-preload, map-dropin8, map-dropin9, map-fake8, map-fake9, fake,
-exports-preload, exports-dropin9, exports-dropin8.
+exports-preload, exports-dropin9, exports-dropin8, def-dropin9, def-dropin8, def-fake9, def-fake8,
+stubs-win.
 
 Each output starts with a line saying it is generated and must not be edited.
 """
@@ -516,6 +517,45 @@ def emit_map(api, path, flavor):
     return out
 
 
+def emit_def(api, path, flavor):
+    """The Windows drop-in's export list (a module-definition file for GNU ld): every name the real
+    cudnn64_<major>.dll exports, each bound to its copy-0 wrapper (_spy_x_NAME, g_wrappers.c) or, for the
+    undeclared names, to its jump stub (g_stubs_win.S). The spy's own cudnnspy_* are dllexport in public.c.
+    The fake's: its major's names and its control API, as its version script (map-fake*) says on Linux."""
+    major = {"dropin9": 9, "dropin8": 8, "fake9": 9, "fake8": 8}[flavor]
+    fake = flavor.startswith("fake")
+    out = []
+    banner(out, path, "; %s")
+    out += ["LIBRARY cudnn64_%d.dll" % major, "EXPORTS"]
+    for fn in sorted(api.functions, key=lambda f: f.name):
+        if major not in fn.majors:
+            continue
+        if fake:
+            out.append("\t%s" % fn.name)
+        else:
+            out.append("\t%s=%s%s" % (fn.name, "_spy_stub_" if fn.stub else "_spy_x_", fn.name))
+    # The fake's control API for tests (tests/fake/fake-cudnn.h), as its version script's fakecudnn_*.
+    if fake:
+        out += ["\tfakecudnn_calls", "\tfakecudnn_set_status"]
+    return out
+
+
+def emit_stubs_win(api, path):
+    """The jump stubs of the undeclared names for the Windows DLLs (PE/COFF, the Microsoft x64 convention):
+    a jump through copy 0's slot, or, before it is filled, through _spy_win_stub_resolve (shim/win/stubs.S),
+    which keeps the four argument registers while it asks for the real function."""
+    out = []
+    banner(out, path)
+    out += ["\t.text"]
+    for fn in api.stubs():
+        out += ["\t.globl _spy_stub_%s" % fn.name, "\t.def _spy_stub_%s; .scl 2; .type 32; .endef" % fn.name,
+                "_spy_stub_%s:" % fn.name,
+                "\tmovq spy_copy_real+%d(%%rip), %%rax" % (8 * fn.index),
+                "\ttestq %rax, %rax", "\tjz 1f", "\tjmp *%rax",
+                "1:\tmovl $%d, %%eax" % fn.index, "\tjmp _spy_win_stub_resolve"]
+    return out
+
+
 def emit_fake(api, path):
     """Fake cuDNN functions: count the call, then return the status a test set."""
     out = []
@@ -561,6 +601,10 @@ def main():
     }
     if what.startswith("map-"):
         lines = emit_map(api, api_path, what[4:])
+    elif what.startswith("def-"):
+        lines = emit_def(api, api_path, what[4:])
+    elif what == "stubs-win":
+        lines = emit_stubs_win(api, api_path)
     elif what.startswith("exports-"):
         lines = emit_exports(api, api_path, what[8:])
     elif what in emitters:

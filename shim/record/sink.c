@@ -1477,11 +1477,17 @@ header(int f)
 	host[sizeof(host) - 1] = 0;
 	clock_gettime(CLOCK_REALTIME, &wall);
 	clock_gettime(CLOCK_MONOTONIC, &mono);
+#ifdef _WIN32
+	/* No /proc (under Wine the path reaches the Unix one of another process): the arguments as Windows parsed them. */
+	(void)cf;
+	n = spy_win_cmdline(cmdline, sizeof(cmdline) - 1);
+#else
 	cf = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
 	if (cf >= 0) {
 		n = read(cf, cmdline, sizeof(cmdline) - 1);
 		close(cf);
 	}
+#endif
 	spy_line_lit(l, "{\"event\":\"header\",\"schema\":1,\"spy\":");
 	spy_line_str(l, SPY_VERSION);
 	spy_line_lit(l, ",\"mode\":");

@@ -113,8 +113,15 @@ def circles(files):
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
+PLATFORMS = ("win/",)
+
+
 def layer_of(path, layers):
-    """The layer of a file named relative to its part's folder, or None."""
+    """The layer of a file named relative to its part's folder, or None. A platform's folder (shim/win/) holds
+    its own files of the same layers: win/core/loader.c is of core."""
+    for p in PLATFORMS:
+        if path.startswith(p):
+            path = path[len(p):]
     top = path.split("/")[0] if "/" in path else "."
     return top if top in layers else None
 

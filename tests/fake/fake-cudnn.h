@@ -10,7 +10,11 @@
 #include "g_prototypes.h"
 #include "spy-api.h"
 
+#ifdef _WIN32
+#define FAKE_EXPORT	/* the fake DLLs' exports are gen.py's def-fake8/def-fake9: its major's names only */
+#else
 #define FAKE_EXPORT __attribute__((visibility("default")))
+#endif
 
 cudnnStatus_t fake_enter(int id);
 void *fake_new_object(void);
