@@ -230,15 +230,28 @@ scale_double(const struct spy_fn_info *f, json_t *args)
 	return -1;
 }
 
-/* Device data: an address (not NULL) given for a parameter the API description types as void. */
+/* An address as the spy writes one, not NULL: "0x" and 1 to 16 hex digits. */
 static int
-device_is(const struct spy_param_info *q, json_t *v)
+is_address(json_t *v)
 {
 	const char *s = json_is_string(v) ? json_string_value(v) : NULL;
 
-	return q->kind == SPY_ARG_PTR && q->dir == SPY_DIR_IN && q->elem_size == 0 && s && strncmp(s, "0x", 2) == 0 &&
-	       strlen(s) > 2 &&
-	       strlen(s) <= 18 && strspn(s + 2, "0123456789abcdefABCDEF") == strlen(s) - 2;
+	return s && strncmp(s, "0x", 2) == 0 && strlen(s) > 2 && strlen(s) <= 18 &&
+	       strspn(s + 2, "0123456789abcdefABCDEF") == strlen(s) - 2;
+}
+
+/* Device data: an address given for a parameter the API description types as void. */
+static int
+device_is(const struct spy_param_info *q, json_t *v)
+{
+	return q->kind == SPY_ARG_PTR && q->dir == SPY_DIR_IN && q->elem_size == 0 && is_address(v);
+}
+
+/* A typed array the API description says is in GPU memory ("in device"), given at an address. */
+static int
+on_device(const struct spy_param_info *q, json_t *v)
+{
+	return q->kind == SPY_ARG_PTR && q->dir == SPY_DIR_IN && q->on_device && q->elem_size && is_address(v);
 }
 
 /*
@@ -253,12 +266,10 @@ seq_lengths(const struct spy_fn_info *f, const struct spy_param_info *q, json_t 
 {
 	const char *suffix = q->name + 13;
 	char want[16];
-	json_t *v = json_object_get(args, q->name), *set;
-	const char *s = json_is_string(v) ? json_string_value(v) : NULL;
+	json_t *v, *set;
 
-	if (q->kind != SPY_ARG_PTR || q->dir != SPY_DIR_IN || !q->on_device || q->elem != SPY_ARG_INT ||
-	    q->elem_size != 4 || strncmp(q->name, "devSeqLengths", 13) != 0 || !s || strncmp(s, "0x", 2) != 0 ||
-	    strlen(s) > 18)
+	if (!on_device(q, json_object_get(args, q->name)) || q->elem != SPY_ARG_INT || q->elem_size != 4 ||
+	    strncmp(q->name, "devSeqLengths", 13) != 0)
 		return NULL;
 	if (!*suffix)
 		snprintf(want, sizeof(want), "xDesc");
@@ -285,17 +296,6 @@ seq_lengths(const struct spy_fn_info *f, const struct spy_param_info *q, json_t 
 			return v;
 		}
 	return NULL;
-}
-
-/* A typed array the API description says is in GPU memory ("in device"), given at an address. */
-static int
-on_device(const struct spy_param_info *q, json_t *v)
-{
-	const char *s = json_is_string(v) ? json_string_value(v) : NULL;
-
-	return q->kind == SPY_ARG_PTR && q->dir == SPY_DIR_IN && q->on_device && q->elem_size && s &&
-	       strncmp(s, "0x", 2) == 0 && strlen(s) > 2 && strlen(s) <= 18 &&
-	       strspn(s + 2, "0123456789abcdefABCDEF") == strlen(s) - 2;
 }
 
 static long long count_of(const struct spy_fn_info *f, const struct spy_param_info *q, json_t *args);
@@ -460,7 +460,7 @@ arg_ok(const struct spy_fn_info *f, int i, json_t *args, char *why, size_t cap)
 		if (seq_lengths(f, q, args))
 			return 0;
 		if (on_device(q, v))
-			return q->count_sum >= 0 || (count_of(f, q, args) >= 0 && count_of(f, q, args) <= MAX_ARRAY) ? 0 :
+			return q->count_sum >= 0 || ((n = count_of(f, q, args)) >= 0 && n <= MAX_ARRAY) ? 0 :
 			       refuse(why, cap, f->name, "%s is device data whose size the records do not say", q->name);
 		if (device_is(q, v))
 			return device_bytes(f, i, args) > 0 ? 0 : refuse(why, cap, f->name, "%s is device data whose size "
@@ -619,7 +619,7 @@ made_here(const struct spy_param_info *q)
 static int
 made_nothing(const struct spy_param_info *q, json_t *v)
 {
-	return made_here(q) && json_is_string(v) && strncmp(json_string_value(v), "0x", 2) == 0;
+	return made_here(q) && is_address(v);
 }
 
 static int plan_descs(struct repro_plan *p, struct hplan *h, const struct spy_fn_info *f, json_t *args,
@@ -963,7 +963,7 @@ static void
 write_unset(FILE *out, const struct hplan *h, const struct spy_fn_info *f, int i, json_t *args, const char *pre)
 {
 	const char *a = jstr(args, f->params[i].name);
-	unsigned long long addr = a && strncmp(a, "0x", 2) == 0 ? strtoull(a + 2, NULL, 16) : 0;
+	unsigned long long addr = is_address(json_object_get(args, f->params[i].name)) ? strtoull(a + 2, NULL, 16) : 0;
 
 	for (int k = 0; addr && k < h->ndev; k++)
 		if (h->dev[k].addr == addr) {

@@ -175,12 +175,12 @@ spy_pe_exports(int fd, uint64_t size, struct spy_pe_sym **syms, size_t *n, char 
 		at = file_at(sec, ns, u32(names + (size_t)i * 4), 1, size);
 		if (!at)
 			continue;
-		memset(name, 0, sizeof(name));
-		/* Names end before the file does or are cut at 63 bytes: read what there is. */
-		for (len = 0; len < sizeof(name) - 1 && at + len < size; len++)
-			if (read_at(fd, at + len, name + len, 1) != 0 || !name[len])
-				break;
+		/* Names end before the file does or are cut at 63 bytes: read what there is, once. */
+		len = size - at < sizeof(name) - 1 ? (size_t)(size - at) : sizeof(name) - 1;
+		if (read_at(fd, at, name, len) != 0)
+			continue;
 		name[len] = 0;
+		len = strlen(name);
 		if (!len)
 			continue;
 		out[k].rva = rva;

@@ -47,7 +47,7 @@ int spy_obj_get(const void *ptr, struct spy_obj_info *out);
 int spy_obj_data_type(const void *ptr, int64_t *dt);
 /* 1 and dimension k of a tensor, filter or sequence data descriptor as its last Set gave it (dimA[k], or n, c, h,
  * w); 0 when the spy does not know it. */
-int spy_obj_dim(const void *ptr, int k, int64_t *dt);
+int spy_obj_dim(const void *ptr, int k, int64_t *out);
 /* The value a single-value Set function (cudnnSetConvolutionMathType, ...) left, or `def`. */
 int64_t spy_obj_attr(const struct spy_obj_info *o, unsigned fn, int64_t def);
 /*
