@@ -39,6 +39,7 @@
 #define DEPTH 2			/* descriptors nested in a graph record: op, then its tensors */
 #define GRAPH_OPS 256		/* operations kept per graph (past VALUES, in `more`) */
 #define MM_DIMS 8		/* dimensions kept per matmul tensor */
+#define DESTROYED 1024		/* destroyed descriptors kept for what names them (a power of two) */
 
 /* How the elements of each cudnnBackendAttributeType_t are laid out and named (common/battr.c). */
 #define types spy_battr_types
@@ -65,6 +66,7 @@ struct slot {
 	unsigned num;		/* backend#N */
 	int type;		/* cudnnBackendDescriptorType_t, -1 when the spy missed its creation */
 	unsigned char finalized, nattrs;
+	unsigned char destroyed;	/* by the program: kept (find_named) for the descriptors that name it */
 	unsigned char refs;	/* an attribute names other objects (descriptors, handles): its text shows their numbers */
 	unsigned short dropped;	/* attributes that found no room */
 	short query, rank;	/* engine configs (and their engines, knob choices): the heuristics query that returned it */
@@ -146,6 +148,17 @@ static __thread struct {
 static unsigned epoch = 1;
 static char json[JSON_MAX + 1];
 static int full_said, queries_said;
+/*
+ * cudnn-frontend destroys an operation's tensors once the operation is finalized, and a graph's operations once
+ * the graph is: the last DESTROYED destroyed descriptors stay in the table, found only through what names them
+ * (target), so that a graph record and a failure's descriptor show them whole (what repro rebuilds a graph
+ * from). The oldest goes first, and any when the table is full.
+ */
+static struct {
+	struct slot *s;
+	unsigned num;
+} destroyed_ring[DESTROYED];
+static unsigned destroyed_next, destroyed_first;
 static int queries_from;	/* in a forked child: the queries before the fork are the parent's to record */
 
 /* ---- The table (lock held) ---- */
@@ -181,12 +194,63 @@ find(const void *ptr)
 	for (size_t i = hash(key), n = 0; n < SLOTS; i = (i + 1) & (SLOTS - 1), n++) {
 		uintptr_t k = __atomic_load_n(&slots[i].key, __ATOMIC_ACQUIRE);
 
-		if (k == key)
+		if (k == key && !__atomic_load_n(&slots[i].destroyed, __ATOMIC_ACQUIRE))
 			return &slots[i];
 		if (k == KEY_EMPTY)
 			return NULL;
 	}
 	return NULL;
+}
+
+/* The descriptor at PTR, destroyed or not, that is no newer than backend#BORN (lock held). */
+static struct slot *
+find_named(const void *ptr, unsigned born)
+{
+	uintptr_t key = (uintptr_t)ptr;
+	struct slot *best = NULL;
+
+	if (key <= KEY_GONE)
+		return NULL;
+	for (size_t i = hash(key), n = 0; n < SLOTS; i = (i + 1) & (SLOTS - 1), n++) {
+		uintptr_t k = __atomic_load_n(&slots[i].key, __ATOMIC_ACQUIRE);
+
+		if (k == KEY_EMPTY)
+			break;
+		if (k == key && slots[i].num <= born && (!best || slots[i].num > best->num))
+			best = &slots[i];
+	}
+	return best;
+}
+
+static void forget(struct slot *s);
+
+/* Forgets the oldest destroyed descriptor still kept; 0 when there is none (lock held). */
+static int
+forget_destroyed(void)
+{
+	while (destroyed_first != destroyed_next) {
+		unsigned k = destroyed_first++ & (DESTROYED - 1);
+		struct slot *s = destroyed_ring[k].s;
+
+		/* Not taken again since: still that destroyed descriptor. */
+		if (s->destroyed && s->num == destroyed_ring[k].num && s->key > KEY_GONE) {
+			forget(s);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The program destroyed S: kept, found by what names it only (lock held). */
+static void
+keep_destroyed(struct slot *s)
+{
+	if (destroyed_next - destroyed_first >= DESTROYED)
+		forget_destroyed();
+	__atomic_store_n(&s->destroyed, 1, __ATOMIC_RELEASE);
+	destroyed_ring[destroyed_next & (DESTROYED - 1)].s = s;
+	destroyed_ring[destroyed_next & (DESTROYED - 1)].num = s->num;
+	destroyed_next++;
 }
 
 static struct slot *
@@ -197,6 +261,7 @@ insert(const void *ptr, int type)
 
 	if (s || key <= KEY_GONE)
 		return s;
+again:
 	for (size_t i = hash(key), n = 0; n < SLOTS; i = (i + 1) & (SLOTS - 1), n++) {
 		if (slots[i].key != KEY_EMPTY && slots[i].key != KEY_GONE)
 			continue;
@@ -215,6 +280,9 @@ insert(const void *ptr, int type)
 		__atomic_store_n(&s->key, key, __ATOMIC_RELEASE);
 		return s;
 	}
+	/* Full: the destroyed descriptors kept make room first. */
+	if (forget_destroyed())
+		goto again;
 	spy_log_once(&full_said, "more than %d live backend descriptors: the others are not decoded", SLOTS);
 	return NULL;
 }
@@ -226,6 +294,7 @@ forget(struct slot *s)
 	size_t i = (size_t)(s - slots);
 
 	__atomic_store_n(&s->key, (uintptr_t)KEY_GONE, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->destroyed, 0, __ATOMIC_RELEASE);
 	free(s->sig);
 	free(s->short_sig);
 	free(s->self);
@@ -262,14 +331,12 @@ target(const struct slot *s, int name, int k)
 
 	if (!a || a->type != CUDNN_TYPE_BACKEND_DESCRIPTOR || k < 0)
 		return NULL;
+	/* Destroyed since, it is still what was named; an address given to a newer descriptor since is not. */
 	if (k < a->stored)
-		t = find((const void *)(uintptr_t)a->v[k]);
+		t = find_named((const void *)(uintptr_t)a->v[k], a->born);
 	else if (name == CUDNN_ATTR_OPERATIONGRAPH_OPS && k - VALUES < s->nmore && a->stored == VALUES)
-		t = find((const void *)(uintptr_t)s->more[k - VALUES]);
+		t = find_named((const void *)(uintptr_t)s->more[k - VALUES], a->born);
 	else
-		return NULL;
-	/* The address was freed and given to a newer descriptor since. */
-	if (t && t->num > a->born)
 		return NULL;
 	return t;
 }
@@ -1882,7 +1949,7 @@ spy_backend_call(struct spy_call *c, long status, const union spy_arg *args)
 		if (args[1].p && *(void *const *)args[1].p) {
 			const void *p = *(void *const *)args[1].p;
 
-			/* A reused address: whatever was there is gone. */
+			/* A reused address: whatever was there is gone, kept destroyed ones too. */
 			if ((s = find(p)))
 				forget(s);
 			if (args[0].i != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR || (spy_fn_flags[c->id] & SPY_FN_TRACE))
@@ -1892,7 +1959,7 @@ spy_backend_call(struct spy_call *c, long status, const union spy_arg *args)
 	case _SPY_FN_cudnnBackendDestroyDescriptor:
 		if ((s = find(args[0].p))) {
 			query_learn(s);
-			forget(s);
+			keep_destroyed(s);
 		}
 		break;
 	case _SPY_FN_cudnnBackendSetAttribute: {

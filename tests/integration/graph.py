@@ -266,6 +266,9 @@ def graph_frontend():
     same_output(plain, p, "under preload")
     g = only(events(p.records, "graph"), "graph record")
     check(g["signature"] == FRONTEND_SIG, "the signature whole, though its parts were destroyed early", repr(g))
+    x = g["ops"][0]["attrs"].get("CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X")
+    check(isinstance(x, dict) and x["attrs"].get("CUDNN_ATTR_TENSOR_DIMENSIONS") == [8, 16, 32, 32],
+          "its operations' tensors whole, though destroyed before the graph was finalized", repr(g)[:1500])
     h = only(events(p.records, "heuristics"), "heuristics record")
     check(len(h["configs"]) == 30 and h["engines"][:22] == [12, 0, 7] + list(range(103, 122)),
           "every config of the query, and the engines the program read", repr(h))
