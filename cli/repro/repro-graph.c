@@ -1016,6 +1016,84 @@ max_id(json_t *v, long long m)
 	return m;
 }
 
+/*
+ * The operation graph's operations, the graph, an engine of index ENGINE on it, its knob choices (KNOBS, an array
+ * of {"type", "value"}) and an engine config of them, id CFG (a new one when CFG is no backend id), finalized
+ * unless FINALIZE is 0. New ids from *NEXT on. -1 after a message.
+ */
+static int
+synth_config(json_t *out, json_t *done, json_t *graph, const char *handle, json_t *engine, json_t *knobs, char *cfg,
+	     size_t cfg_cap, long long *next, int finalize)
+{
+	const char *graph_id = jstr(graph, "id");
+	json_t *ops = json_object_get(graph, "ops"), *op, *k, *ids;
+	int double_scale = holds_double(graph);
+	char eng[32], id[32];
+	size_t i;
+
+	json_array_foreach(ops, i, op)
+		if (synth_desc(out, done, op, double_scale, 0) != 0)
+			return -1;
+	synth_create(out, graph_id, "CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR");
+	ids = json_array();
+	json_array_foreach(ops, i, op)
+		json_array_append_new(ids, json_string(jstr(op, "id")));
+	synth_set(out, graph_id, "CUDNN_ATTR_OPERATIONGRAPH_OPS", "CUDNN_TYPE_BACKEND_DESCRIPTOR", ids);
+	json_decref(ids);
+	if (handle) {
+		ids = json_pack("[s]", handle);
+		synth_set(out, graph_id, "CUDNN_ATTR_OPERATIONGRAPH_HANDLE", "CUDNN_TYPE_HANDLE", ids);
+		json_decref(ids);
+	}
+	synth_finalize(out, graph_id);
+	/* The engine and knobs, in an engine config of the program's id. */
+	snprintf(eng, sizeof(eng), "backend#%lld", (*next)++);
+	synth_create(out, eng, "CUDNN_BACKEND_ENGINE_DESCRIPTOR");
+	ids = json_pack("[s]", graph_id);
+	synth_set(out, eng, "CUDNN_ATTR_ENGINE_OPERATION_GRAPH", "CUDNN_TYPE_BACKEND_DESCRIPTOR", ids);
+	json_decref(ids);
+	ids = json_pack("[O]", engine);
+	synth_set(out, eng, "CUDNN_ATTR_ENGINE_GLOBAL_INDEX", "CUDNN_TYPE_INT64", ids);
+	json_decref(ids);
+	synth_finalize(out, eng);
+	ids = json_array();
+	json_array_foreach(knobs, i, k) {
+		json_t *v;
+
+		if (!jstr(k, "type") || !repro_cudnn_word(jstr(k, "type")) ||
+		    !json_is_integer(json_object_get(k, "value"))) {
+			complain("repro: %s: a knob without its type or value", cfg[0] ? cfg : graph_id);
+			json_decref(ids);
+			return -1;
+		}
+		snprintf(id, sizeof(id), "backend#%lld", (*next)++);
+		synth_create(out, id, "CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR");
+		v = json_pack("[s]", jstr(k, "type"));
+		synth_set(out, id, "CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE", "CUDNN_TYPE_KNOB_TYPE", v);
+		json_decref(v);
+		v = json_pack("[O]", json_object_get(k, "value"));
+		synth_set(out, id, "CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE", "CUDNN_TYPE_INT64", v);
+		json_decref(v);
+		synth_finalize(out, id);
+		json_array_append_new(ids, json_string(id));
+	}
+	if (strncmp(cfg, "backend#", 8) != 0)
+		snprintf(cfg, cfg_cap, "backend#%lld", (*next)++);
+	synth_create(out, cfg, "CUDNN_BACKEND_ENGINECFG_DESCRIPTOR");
+	{
+		json_t *e = json_pack("[s]", eng);
+
+		synth_set(out, cfg, "CUDNN_ATTR_ENGINECFG_ENGINE", "CUDNN_TYPE_BACKEND_DESCRIPTOR", e);
+		json_decref(e);
+	}
+	if (json_array_size(ids))
+		synth_set(out, cfg, "CUDNN_ATTR_ENGINECFG_KNOB_CHOICES", "CUDNN_TYPE_BACKEND_DESCRIPTOR", ids);
+	json_decref(ids);
+	if (finalize)
+		synth_finalize(out, cfg);
+	return 0;
+}
+
 void *
 repro_graph_rebuild(void *target_v, void *graph_v)
 {
@@ -1024,10 +1102,10 @@ repro_graph_rebuild(void *target_v, void *graph_v)
 	const char *plan_id = jstr(plan, "id"), *pack = jstr(json_object_get(args, "variantPack"), "id");
 	const char *graph_id = jstr(graph, "id"), *handle = jstr(args, "handle");
 	json_t *ops = json_object_get(graph, "ops"), *knobs = json_object_get(plan, "knobs");
-	json_t *out = json_array(), *done = json_object(), *op, *k, *ids, *uids, *ptrs;
+	json_t *out = json_array(), *done = json_object(), *k, *ids, *uids, *ptrs;
 	json_t *engine = json_object_get(plan, "engine"), *ws = json_object_get(plan, "workspace");
 	long long next = max_id(target, max_id(graph, 0)) + 1, addr = 0x10000000;
-	char eng[32], cfg[32], id[32];
+	char cfg[32];
 	int double_scale = holds_double(graph);
 	size_t i;
 
@@ -1050,65 +1128,9 @@ repro_graph_rebuild(void *target_v, void *graph_v)
 			 " nor the plan's engine and knobs and its graph's operations", jstr(target, "fn"));
 		goto fail;
 	}
-	json_array_foreach(ops, i, op)
-		if (synth_desc(out, done, op, double_scale, 0) != 0)
-			goto fail;
-	synth_create(out, graph_id, "CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR");
-	ids = json_array();
-	json_array_foreach(ops, i, op)
-		json_array_append_new(ids, json_string(jstr(op, "id")));
-	synth_set(out, graph_id, "CUDNN_ATTR_OPERATIONGRAPH_OPS", "CUDNN_TYPE_BACKEND_DESCRIPTOR", ids);
-	json_decref(ids);
-	if (handle) {
-		ids = json_pack("[s]", handle);
-		synth_set(out, graph_id, "CUDNN_ATTR_OPERATIONGRAPH_HANDLE", "CUDNN_TYPE_HANDLE", ids);
-		json_decref(ids);
-	}
-	synth_finalize(out, graph_id);
-	/* The engine and knobs the plan ran, in an engine config of the program's id. */
-	snprintf(eng, sizeof(eng), "backend#%lld", next++);
-	synth_create(out, eng, "CUDNN_BACKEND_ENGINE_DESCRIPTOR");
-	ids = json_pack("[s]", graph_id);
-	synth_set(out, eng, "CUDNN_ATTR_ENGINE_OPERATION_GRAPH", "CUDNN_TYPE_BACKEND_DESCRIPTOR", ids);
-	json_decref(ids);
-	ids = json_pack("[O]", engine);
-	synth_set(out, eng, "CUDNN_ATTR_ENGINE_GLOBAL_INDEX", "CUDNN_TYPE_INT64", ids);
-	json_decref(ids);
-	synth_finalize(out, eng);
-	ids = json_array();
-	json_array_foreach(knobs, i, k) {
-		json_t *v;
-
-		if (!jstr(k, "type") || !json_is_integer(json_object_get(k, "value"))) {
-			complain("repro: %s: a knob without its type or value", plan_id);
-			json_decref(ids);
-			goto fail;
-		}
-		snprintf(id, sizeof(id), "backend#%lld", next++);
-		synth_create(out, id, "CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR");
-		v = json_pack("[s]", jstr(k, "type"));
-		synth_set(out, id, "CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE", "CUDNN_TYPE_KNOB_TYPE", v);
-		json_decref(v);
-		v = json_pack("[O]", json_object_get(k, "value"));
-		synth_set(out, id, "CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE", "CUDNN_TYPE_INT64", v);
-		json_decref(v);
-		synth_finalize(out, id);
-		json_array_append_new(ids, json_string(id));
-	}
 	snprintf(cfg, sizeof(cfg), "%s", jstr(plan, "config") ? jstr(plan, "config") : "");
-	if (strncmp(cfg, "backend#", 8) != 0)
-		snprintf(cfg, sizeof(cfg), "backend#%lld", next++);
-	synth_create(out, cfg, "CUDNN_BACKEND_ENGINECFG_DESCRIPTOR");
-	{
-		json_t *e = json_pack("[s]", eng);
-
-		synth_set(out, cfg, "CUDNN_ATTR_ENGINECFG_ENGINE", "CUDNN_TYPE_BACKEND_DESCRIPTOR", e);
-		json_decref(e);
-	}
-	if (json_array_size(ids))
-		synth_set(out, cfg, "CUDNN_ATTR_ENGINECFG_KNOB_CHOICES", "CUDNN_TYPE_BACKEND_DESCRIPTOR", ids);
-	json_decref(ids);
-	synth_finalize(out, cfg);
+	if (synth_config(out, done, graph, handle, engine, knobs, cfg, sizeof(cfg), &next, 1) != 0)
+		goto fail;
 	synth_create(out, plan_id, "CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR");
 	if (handle) {
 		ids = json_pack("[s]", handle);
@@ -1174,13 +1196,76 @@ fail:
 	return NULL;
 }
 
+/*
+ * An engine config the failed call names with its engine by id alone: one cuDNN filled from a heuristics query,
+ * or the one a plan that did not finalize was given. From CONFIGS (repro.c's config_pass: its engine, the knobs
+ * a plan of it had, its graph) or the plan's own record, it is made again from its engine's index and those knobs
+ * on its operation graph (GRAPHS), with the config's own id; then the plan, as the record has it. NULL, nothing
+ * said, when the records do not hold them.
+ */
+static json_t *
+rebuild_filled_config(json_t *d, json_t *configs, json_t *graphs, long long next)
+{
+	const char *type = jstr(d, "type"), *id;
+	json_t *attrs = json_object_get(d, "attrs"), *c, *graph, *out, *done, *none, *engine, *knobs;
+	int is_plan = type && strcmp(type, "CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR") == 0;
+	char cfg[32];
+
+	if (!type || (!is_plan && strcmp(type, "CUDNN_BACKEND_ENGINECFG_DESCRIPTOR") != 0) || !json_is_object(attrs))
+		return NULL;
+	id = is_plan ? jstr(attrs, "CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG") : jstr(d, "id");
+	if (!id || (!is_plan && !jstr(attrs, "CUDNN_ATTR_ENGINECFG_ENGINE")) || strlen(id) >= sizeof(cfg) ||
+	    !repro_id_ok(id))
+		return NULL;
+	c = json_object_get(configs, id);
+	engine = json_object_get(c, "engine");
+	knobs = json_object_get(c, "knobs");
+	graph = json_object_get(graphs, jstr(c, "graph") ? jstr(c, "graph") : "");
+	if (is_plan) {
+		if (!json_is_integer(engine))
+			engine = json_object_get(d, "engine");
+		if (!json_is_array(knobs))
+			knobs = json_object_get(d, "knobs");
+		if (!graph && jstr(d, "graph"))
+			graph = json_object_get(graphs, jstr(d, "graph"));
+	}
+	if (!graph || !json_is_array(json_object_get(graph, "ops")) || !json_is_integer(engine))
+		return NULL;
+	out = json_array();
+	done = json_object();
+	none = json_array();
+	snprintf(cfg, sizeof(cfg), "%s", id);
+	/* The program's graph had a handle; which one the records do not say: the plan's, or the repro's own. */
+	if (synth_config(out, done, graph, jstr(attrs, "CUDNN_ATTR_EXECUTION_PLAN_HANDLE") ?
+			 jstr(attrs, "CUDNN_ATTR_EXECUTION_PLAN_HANDLE") : "handle#1", engine,
+			 json_is_array(knobs) ? knobs : none, cfg, sizeof(cfg), &next,
+			 is_plan || !json_is_false(json_object_get(d, "finalized"))) != 0) {
+		json_decref(out);
+		out = NULL;
+	} else if (is_plan) {
+		/* The plan itself, its attributes as recorded: the config is made. */
+		json_object_set_new(done, cfg, json_true());
+		if (synth_desc(out, done, d, holds_double(graph), 0) != 0) {
+			json_decref(out);
+			out = NULL;
+		}
+	}
+	json_decref(none);
+	json_decref(done);
+	return out;
+}
+
 void *
-repro_graph_rebuild_desc(void *target_v)
+repro_graph_rebuild_desc(void *target_v, void *configs, void *graphs)
 {
 	json_t *target = target_v, *d = json_object_get(json_object_get(target, "args"), "descriptor");
-	json_t *out = json_array(), *done = json_object();
+	json_t *out, *done;
 	int double_scale = holds_double(d);
 
+	if ((out = rebuild_filled_config(d, configs, graphs, max_id(target, max_id(graphs, 0)) + 1)))
+		return out;
+	out = json_array();
+	done = json_object();
 	if (!jstr(d, "type") || !json_is_object(json_object_get(d, "attrs"))) {
 		complain("repro: %s: the records hold neither the backend calls on its descriptor (trace cudnnBackend*)"
 			 " nor the descriptor's type and attributes", jstr(target, "fn"));

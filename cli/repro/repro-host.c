@@ -23,6 +23,7 @@
 
 #include "cli-util.h"
 #include "spy-api.h"
+#include "g_decl8.h"
 
 #define MAX_ARRAY 4096		/* elements of one array argument, in or out */
 #define MAX_STEPS 16		/* Set calls replayed on one descriptor */
@@ -336,6 +337,10 @@ desc_span(json_t *v)
 	return sh.elems && elem && sh.elems <= (1ull << 40) / elem ? sh.elems * elem : 0;
 }
 
+/* A size no GPU holds (1 TiB): a program that gave it had no such buffer either, and the repro allocates 1 GiB. */
+#define DEV_NONE (1ull << 40)
+#define DEV_MAX (1ull << 30)
+
 /*
  * The bytes device data parameter I needs: the tensor or filter descriptor named after it (x: xDesc, dy: dyDesc,
  * A: aDesc), or a byte count beside it (workSpace: workSpaceSizeInBytes). 0 when neither says.
@@ -351,8 +356,16 @@ device_bytes(const struct spy_fn_info *f, int i, json_t *args)
 	for (int k = 0; k < f->nparams; k++) {
 		const struct spy_param_info *d = &f->params[k];
 
-		if (d->kind == SPY_ARG_DESC && strcmp(d->name, want) == 0)
-			return desc_span(json_object_get(args, d->name));
+		/* Named after it, or (dkDesc, dkeys) just before it, as cuDNN writes each data's descriptor. */
+		if (d->kind == SPY_ARG_DESC && (strcmp(d->name, want) == 0 || (k == i - 1 && strstr(d->name, "Desc")))) {
+			json_t *v = json_object_get(args, d->name);
+
+			/* A descriptor the records hold no Set of is made again as created, set to nothing: its data
+			 * spans nothing, and the address gets a byte. */
+			if (json_is_object(v) && !json_object_get(v, "set"))
+				return 1;
+			return desc_span(v);
+		}
 	}
 	/* A workspace, reserve or weight space: the size the program gave with it (workSpaceSizeInBytes,
 	 * weightSpaceSize), or the byte count just after it. */
@@ -362,12 +375,17 @@ device_bytes(const struct spy_fn_info *f, int i, json_t *args)
 		json_t *n = json_object_get(args, c->name);
 
 		if ((c->kind != SPY_ARG_UINT && c->kind != SPY_ARG_INT) || !json_is_integer(n) ||
-		    json_integer_value(n) <= 0 || json_integer_value(n) >= (1ll << 40))
+		    json_integer_value(n) < 0)
 			continue;
+		/*
+		 * The size is the call's own argument, passed as recorded: the buffer behind the address is one byte
+		 * where the program said none, and DEV_MAX where it said more than any GPU holds.
+		 */
 		if ((strncmp(c->name, name, len) == 0 && (strcmp(c->name + len, "Size") == 0 ||
 							   strcmp(c->name + len, "SizeInBytes") == 0)) ||
 		    (k == i + 1 && strstr(c->name, "SizeInBytes")))
-			return (unsigned long long)json_integer_value(n);
+			return json_integer_value(n) == 0 ? 1 : json_integer_value(n) >= (long long)DEV_NONE ? DEV_MAX :
+			       (unsigned long long)json_integer_value(n);
 	}
 	return 0;
 }
@@ -466,7 +484,8 @@ arg_ok(const struct spy_fn_info *f, int i, json_t *args, char *why, size_t cap)
 			return device_bytes(f, i, args) > 0 ? 0 : refuse(why, cap, f->name, "%s is device data whose size "
 								     "the records do not say", q->name);
 		/* What the call writes into the program's memory: an array of a described struct, or addresses. */
-		if (q->dir == SPY_DIR_OUT && ((q->elem == SPY_ARG_STRUCT && q->struct_id >= 0) || q->elem == SPY_ARG_PTR)) {
+		if (q->dir == SPY_DIR_OUT && ((q->elem == SPY_ARG_STRUCT && q->struct_id >= 0) || q->elem == SPY_ARG_PTR ||
+					      (q->elem == SPY_ARG_OBJECT && q->count >= 0))) {
 			n = out_count(f, q, args);
 			return n >= 0 && n <= MAX_ARRAY ? 0 : refuse(why, cap, f->name, "%s: a count the records do "
 								     "not hold, or over 4096", q->name);
@@ -982,6 +1001,16 @@ write_unset(FILE *out, const struct hplan *h, const struct spy_fn_info *f, int i
 	fprintf(out, "(void *)%s%s", pre, f->params[i].name);
 }
 
+/* The type of parameter I of FN when it is a `value` type passed by value, else NULL. */
+static const char *
+value_type(const char *fn, int i)
+{
+	for (size_t k = 0; k < sizeof(spy_value_params) / sizeof(spy_value_params[0]); k++)
+		if (spy_value_params[k].param == i && strcmp(spy_value_params[k].fn, fn) == 0)
+			return spy_value_params[k].type;
+	return NULL;
+}
+
 static int
 write_args(FILE *out, const struct hplan *h, const struct spy_fn_info *f, json_t *args, const char *pre)
 {
@@ -1045,8 +1074,13 @@ write_args(FILE *out, const struct hplan *h, const struct spy_fn_info *f, json_t
 		case SPY_ARG_UINT:
 		case SPY_ARG_DOUBLE:
 		case SPY_ARG_ENUM:
+			/* A struct around the scalar (cudnnAlgorithm_t): its first member, in either major's type. */
+			if (value_type(f->name, i))
+				fprintf(out, "(%s){ ", value_type(f->name, i));
 			if (c_scalar(out, q->kind, q->enum_id, v, f->name, q->name) != 0)
 				return -1;
+			if (value_type(f->name, i))
+				fputs(" }", out);
 			break;
 		default:
 			fputs("NULL", out);
@@ -1340,6 +1374,64 @@ repro_host_free(struct repro_plan *p)
 	p->hplan = NULL;
 }
 
+/* The declaration of FN when only cuDNN 8 has it, else NULL. */
+static const char *
+decl8_of(const char *fn)
+{
+	for (size_t i = 0; fn && i < sizeof(spy_decl8) / sizeof(spy_decl8[0]); i++)
+		if (strcmp(spy_decl8[i].name, fn) == 0)
+			return spy_decl8[i].decl;
+	return NULL;
+}
+
+/* FN into SEEN (N of CAP) when only cuDNN 8 has it, once. */
+static void
+add_decl8(const char **seen, int *n, int cap, const char *fn)
+{
+	for (int j = 0; j < *n; j++)
+		if (strcmp(seen[j], fn) == 0)
+			return;
+	if (*n < cap && decl8_of(fn))
+		seen[(*n)++] = fn;
+}
+
+/*
+ * A repro of a function only cuDNN 8 has (the call, a Set, Create or Destroy of a descriptor it names) is built
+ * against whichever headers are installed, cuDNN 9's most likely, which do not declare it: it declares those
+ * itself, from the API description, as the program had them. Weak, so that it links against a cuDNN without
+ * them too, where the program's call can only have been answered by the spy (NOT_INITIALIZED, the function
+ * missing from its copy): run_call says so.
+ */
+static void
+write_decl8(FILE *out, const struct spy_fn_info *f, const struct hplan *h)
+{
+	const char *seen[64];
+	int n = 0;
+
+	add_decl8(seen, &n, 64, f->name);
+	for (int i = 0; i < h->n; i++) {
+		add_decl8(seen, &n, 64, kind_fn(h->d[i].kind, "cudnnCreate"));
+		add_decl8(seen, &n, 64, kind_fn(h->d[i].kind, "cudnnDestroy"));
+		for (size_t k = 0; k < json_array_size(h->d[i].steps); k++) {
+			const char *fn = jstr(json_array_get(h->d[i].steps, k), "fn");
+
+			if (fn)
+				add_decl8(seen, &n, 64, fn);
+		}
+	}
+	if (!n)
+		return;
+	fputs("/* Only cuDNN 8 has these, and cuDNN 9's headers do not declare them: as cudnnspy's API description\n"
+	      " * has them. Weak: this links against a cuDNN without them too. */\n#if CUDNN_MAJOR >= 9\n", out);
+	fputs(spy_types8_text, out);
+	for (int i = 0; i < n; i++)
+		fprintf(out, "%s\n", decl8_of(seen[i]));
+	fputs("#endif\n", out);
+	for (int i = 0; i < n; i++)
+		fprintf(out, "#pragma weak %s\n", seen[i]);
+	fputs("\n", out);
+}
+
 int
 repro_host_write(const struct repro_plan *p, FILE *out)
 {
@@ -1350,12 +1442,14 @@ repro_host_write(const struct repro_plan *p, FILE *out)
 
 	write_header(out, p, h);
 	fputs(host_prelude, out);
+	write_decl8(out, f, h);
 	fputs(repro_print_status, out);
 	fputs(host_checks, out);
 	fprintf(out, "#define RECORDED_STATUS %lld\t/* ", p->status);
 	repro_comment(out, p->status_name);
+	/* A repro of cudnnDestroy(NULL) never uses it. */
 	fputs(" */\n\n/* The handle and the descriptors, named after their ids in the records. */\n"
-	      "static cudnnHandle_t handle;\n", out);
+	      "static __attribute__((unused)) cudnnHandle_t handle;\n", out);
 	for (int i = 0; i < h->n; i++) {
 		const char *create = kind_fn(h->d[i].kind, "cudnnCreate");
 
@@ -1385,8 +1479,8 @@ repro_host_write(const struct repro_plan *p, FILE *out)
 	if (h->ndev) {
 		/* The records hold where the program's device data was and how large, not what it held. */
 		fputs("/* The device data, one buffer per address the program gave, as large as the descriptor (or the\n"
-		      " * size) beside it says, at the recorded offset from a 256-byte boundary, zeroed: the records\n"
-		      " * hold no data. */\n", out);
+		      " * size) beside it says (a byte for a size of 0, 1 GiB for one no GPU holds), at the recorded\n"
+		      " * offset from a 256-byte boundary, zeroed: the records hold no data. */\n", out);
 		for (int i = 0; i < h->ndev; i++) {
 			fprintf(out, "static void *%s, *%s_base;\t/* at 0x%llx in the program, %llu bytes */\n",
 				h->dev[i].var, h->dev[i].var, h->dev[i].addr, h->dev[i].bytes);
@@ -1422,6 +1516,10 @@ repro_host_write(const struct repro_plan *p, FILE *out)
 		return -1;
 	fputs("\nstatic cudnnStatus_t\nrun_call(void)\n{\n", out);
 	comment_call(out, "\t", f, args);
+	if (decl8_of(f->name))
+		fprintf(out, "\tif (!%s) {\n\t\tprintf(\"%s is not in the cuDNN this runs against; where the program's copy "
+			"lacked it too, the spy answered its call with CUDNN_STATUS_NOT_INITIALIZED\\n\");\n"
+			"\t\treturn CUDNN_STATUS_NOT_INITIALIZED;\n\t}\n", f->name, f->name);
 	fprintf(out, "\treturn %s(", f->name);
 	if (write_args(out, h, f, args, "out_") != 0)
 		return -1;

@@ -98,6 +98,10 @@ struct reader {
 	json_t *search[3];	/* fwd, bwd-data, bwd-filter */
 	json_t *backend;	/* the traced graph API calls, in order */
 	json_t *graphs;		/* the last `graph` record of each operation graph, by id */
+	json_t *configs;	/* each engine config's engine, knobs and graph, from the whole process's heuristics
+				 * and plan records (config_pass): a probe of one comes before them */
+	json_t *segs;		/* config_pass's, one {"configs", "graphs"} per process in the file (its header on) */
+	size_t seg_no;
 	json_t *searches;	/* the last `search` record of each signature */
 	int backend_full;
 	json_t *states;		/* repro-host.c's: each descriptor id's Set calls, failed ones too, in order */
@@ -169,6 +173,8 @@ live_get(struct reader *r, const char *id)
 	return l;
 }
 
+static void next_segment(struct reader *r);
+
 static void
 reset_file(struct reader *r)
 {
@@ -189,6 +195,8 @@ reset_file(struct reader *r)
 	r->backend = NULL;
 	json_decref(r->graphs);
 	r->graphs = NULL;
+	json_decref(r->configs);
+	r->configs = NULL;
 	json_decref(r->searches);
 	r->searches = NULL;
 	json_decref(r->states);
@@ -662,13 +670,30 @@ make_plan(struct reader *r, json_t *rec, const struct repro_fn *f)
 	if (si >= 0 && !p->search && r->searches)
 		p->search = search_call(r, p, args, f);
 	if (strcmp(f->name, "cudnnBackendFinalize") == 0) {
-		if (!r->backend || repro_graph_plan(p, r->backend, rec) != 0) {
-			if (!r->backend)
+		const char *on = jstr(json_object_get(args, "descriptor"), "id");
+		json_t *c, *made = NULL;
+		size_t i;
+		int traced = 0;
+
+		json_array_foreach(r->backend, i, c)
+			traced |= strcmp(jstr(c, "fn"), "cudnnBackendCreateDescriptor") == 0 && on &&
+				  jstr(json_object_get(json_object_get(c, "args"), "descriptor"), "value") &&
+				  strcmp(jstr(json_object_get(json_object_get(c, "args"), "descriptor"), "value"), on) == 0;
+		/* A plan whose calls were not traced: made again from its record, its config's and its graph's. */
+		if (!traced && jstr(json_object_get(args, "descriptor"), "type") &&
+		    strcmp(jstr(json_object_get(args, "descriptor"), "type"),
+			   "CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR") == 0 &&
+		    (made = repro_graph_rebuild_desc(rec, r->configs, r->graphs)))
+			p->graph_rebuilt = 2;
+		if (!(made || r->backend) || repro_graph_plan(p, made ? made : r->backend, rec) != 0) {
+			if (!(made || r->backend))
 				plan_error(r, "cudnnBackendFinalize: no traced graph API calls before it (trace"
 					   " cudnnBackend* from the start)%s%s", "", "");
+			json_decref(made);
 			r->error = 1;
 			return -1;
 		}
+		json_decref(made);
 	}
 	if (repro_graph_execution(f->name) || (repro_graph_on_desc(f->name) &&
 							      strcmp(f->name, "cudnnBackendFinalize") != 0)) {
@@ -689,7 +714,7 @@ make_plan(struct reader *r, json_t *rec, const struct repro_fn *f)
 		if (!traced) {
 			const char *graph = jstr(json_object_get(args, "executionPlan"), "graph");
 
-			made = !execute ? repro_graph_rebuild_desc(rec) :
+			made = !execute ? repro_graph_rebuild_desc(rec, r->configs, r->graphs) :
 			       repro_graph_rebuild(rec, graph ? json_object_get(r->graphs, graph) : NULL);
 			if (!made) {
 				r->error = 1;
@@ -817,6 +842,25 @@ list_refused(struct reader *r, json_t *rec, const char *fn, const char *why)
 	putchar('\n');
 }
 
+/* Whether a graph API call names no backend descriptor but NULL: the program passed NULL (descriptor, plan, pack). */
+static int
+null_backend(const char *fn, json_t *args)
+{
+	static const char *const names[] = { "descriptor", "executionPlan", "variantPack" };
+	int some = 0;
+
+	if (strncmp(fn, "cudnnBackend", 12) != 0 || strcmp(fn, "cudnnBackendCreateDescriptor") == 0)
+		return 0;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		json_t *v = json_object_get(args, names[i]);
+
+		if (v && !json_is_null(v))
+			return 0;
+		some |= v != NULL;
+	}
+	return some;
+}
+
 /* Whether a descriptor among the call's arguments was filled by cuDNN (cudnnDeriveBNTensorDescriptor). */
 static int
 filled_arg(json_t *args)
@@ -843,6 +887,7 @@ take(struct reader *r, json_t *rec)
 		return 0;
 	if (strcmp(event, "header") == 0) {
 		reset_file(r);
+		next_segment(r);
 		r->header = json_incref(rec);
 		if (r->list) {
 			repro_text(stdout, r->file);
@@ -862,7 +907,8 @@ take(struct reader *r, json_t *rec)
 		return 0;
 	}
 	if (strcmp(event, "graph") == 0) {
-		if (!r->list && jstr(rec, "id")) {
+		/* --list too: whether an execution or a probe replays depends on its graph. */
+		if (jstr(rec, "id")) {
 			if (!r->graphs)
 				r->graphs = json_object();
 			if (json_object_size(r->graphs) < MAX_LIVE)
@@ -958,6 +1004,12 @@ take(struct reader *r, json_t *rec)
 	if (f && f->cls == RF_CALL && strncmp(fn, "cudnnBackend", 12) != 0 && filled_arg(args) &&
 	    repro_host_can(fn, rec, NULL, 0) == 0)
 		f = NULL;	/* the table makes descriptors by Set calls only; repro-host.c replays a filling call too */
+	/* A graph API call on a NULL descriptor: nothing to rebuild, repro-host.c passes the NULL the program did. */
+	if (f && (repro_graph_on_desc(fn) || repro_graph_execution(fn)) && null_backend(fn, args))
+		f = NULL;
+	/* cudnnCreate(NULL): the table's replay makes a handle; repro-host.c passes the NULL the program did. */
+	if (f && strcmp(fn, "cudnnCreate") == 0 && json_is_null(json_object_get(args, "handle")))
+		f = NULL;
 	if (!f || f->cls != RF_CALL) {
 		char why[256];
 
@@ -966,10 +1018,10 @@ take(struct reader *r, json_t *rec)
 		    !(failure && (r->pick_default || (r->want_failure && r->failures == r->want_failure))))
 			return 0;
 		/* Outside the table: any call whose arguments the records hold whole (repro-host.c). */
-		if (strncmp(fn, "cudnnBackend", 12) == 0)
+		if (strncmp(fn, "cudnnBackend", 12) == 0 && !null_backend(fn, args))
 			snprintf(why, sizeof(why), "%s: a graph API call repro does not replay (it replays executions, "
 				 "and a failed Finalize, SetAttribute or GetAttribute)", fn);
-		if (strncmp(fn, "cudnnBackend", 12) == 0 || repro_host_can(fn, rec, why, sizeof(why)) != 0 ||
+		if ((strncmp(fn, "cudnnBackend", 12) == 0 && !null_backend(fn, args)) || repro_host_can(fn, rec, why, sizeof(why)) != 0 ||
 		    state_hide(r, 1) || repro_host_try(rec, r->states, why, sizeof(why)) != 0 || state_hide(r, 0)) {
 			state_hide(r, 0);
 			/* --list names every failure, and why repro cannot replay one. */
@@ -1040,6 +1092,94 @@ take(struct reader *r, json_t *rec)
 	return 1;
 }
 
+/*
+ * An engine config cuDNN filled from a heuristics query is named in a failed probe of it (cudnn-frontend asks
+ * each for CUDNN_ATTR_ENGINECFG_SHARED_MEMORY_USED) by its id alone; the heuristics record that says its engine,
+ * and the plan records that say its knobs, come after the probe. A first pass over the file keeps them, by
+ * config id: {"engine", "knobs" (from a plan), "graph"}; and the graph records, which a probe's rebuild needs.
+ */
+static void
+config_pass(struct reader *r, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), flags;
+	struct rec_reader in;
+	const char *line;
+	size_t n;
+
+	json_decref(r->segs);
+	r->segs = json_array();
+	r->seg_no = 0;
+	/* Records before the first header (a cut file) are a process of their own. */
+	json_array_append_new(r->segs, json_pack("{s:{}, s:{}}", "configs", "graphs"));
+	if (fd < 0)
+		return;
+	rec_open_fd(&in, fd);
+	while (rec_next(&in, &line, &n, &flags)) {
+		json_t *rec, *v, *configs, *graphs;
+		const char *event, *graph;
+		size_t k;
+
+		/* Only the three kinds it keeps are parsed: a traced run has millions of other records. */
+		if (!flags && memmem(line, n, "\"event\":\"header\"", 16) &&
+		    json_array_size(r->segs) < MAX_FILES) {
+			json_array_append_new(r->segs, json_pack("{s:{}, s:{}}", "configs", "graphs"));
+			continue;
+		}
+		configs = json_object_get(json_array_get(r->segs, json_array_size(r->segs) - 1), "configs");
+		graphs = json_object_get(json_array_get(r->segs, json_array_size(r->segs) - 1), "graphs");
+		if (n > LINE_CAP || flags || (!memmem(line, n, "\"event\":\"plan\"", 14) &&
+					      !memmem(line, n, "\"event\":\"heuristics\"", 20) &&
+					      !memmem(line, n, "\"event\":\"graph\"", 15)))
+			continue;
+		rec = json_loadb(line, n, 0, NULL);
+		event = jstr(rec, "event");
+		graph = jstr(rec, "graph");
+		if (!event || json_object_size(configs) >= MAX_LIVE) {
+			json_decref(rec);
+			continue;
+		}
+		if (strcmp(event, "graph") == 0 && jstr(rec, "id") && repro_id_ok(jstr(rec, "id"))) {
+			if (json_object_size(graphs) < MAX_LIVE)
+				json_object_set(graphs, jstr(rec, "id"), rec);
+		} else if (strcmp(event, "heuristics") == 0 && graph && repro_id_ok(graph)) {
+			json_array_foreach(json_object_get(rec, "configs"), k, v) {
+				json_t *e = json_array_get(json_object_get(rec, "engines"), k);
+
+				if (json_is_string(v) && repro_id_ok(json_string_value(v)) && json_is_integer(e) &&
+				    !json_object_get(configs, json_string_value(v)))
+					json_object_set_new(configs, json_string_value(v),
+							    json_pack("{s:O, s:s}", "engine", e, "graph", graph));
+			}
+		} else if (strcmp(event, "plan") == 0 && jstr(rec, "config") && repro_id_ok(jstr(rec, "config")) &&
+			   graph && repro_id_ok(graph) && json_is_integer(json_object_get(rec, "engine")) &&
+			   json_is_array(json_object_get(rec, "knobs"))) {
+			/* The first plan of it: the knobs it had when the program built one. */
+			json_t *had = json_object_get(configs, jstr(rec, "config"));
+
+			if (!had || !json_object_get(had, "knobs"))
+				json_object_set_new(configs, jstr(rec, "config"),
+						    json_pack("{s:O, s:O, s:s}", "engine", json_object_get(rec, "engine"),
+							      "knobs", json_object_get(rec, "knobs"), "graph", graph));
+		}
+		json_decref(rec);
+	}
+	rec_close(&in);
+	close(fd);
+}
+
+/* The next process's configs and graphs (config_pass), as its records begin. */
+static void
+next_segment(struct reader *r)
+{
+	json_t *seg = json_array_get(r->segs, r->seg_no++);
+
+	json_decref(r->configs);
+	json_decref(r->graphs);
+	r->configs = json_incref(json_object_get(seg, "configs"));
+	/* A copy: the graph records read on add to it, and a process's are its own. */
+	r->graphs = json_object_get(seg, "graphs") ? json_copy(json_object_get(seg, "graphs")) : NULL;
+}
+
 /* Reads one file; 1 when the pick was made in it, -1 when it cannot be read. */
 static int
 read_file(struct reader *r, const char *path)
@@ -1057,6 +1197,8 @@ read_file(struct reader *r, const char *path)
 	r->file = path;
 	r->line_no = 0;
 	reset_file(r);
+	config_pass(r, path);
+	next_segment(r);
 	/* Either format: records.c gives format 2's records as the lines format 1 holds. */
 	rec_open_fd(&in, fd);
 	while (!done && rec_next(&in, &line, &n, &flags)) {
@@ -1510,6 +1652,7 @@ cudnnspy_repro_main(int argc, char **argv)
 	}
 done:
 	reset_file(&r);
+	json_decref(r.segs);
 	free(r.live);
 	free(r.drop_next);
 	json_decref(r.hidden);

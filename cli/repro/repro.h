@@ -191,10 +191,12 @@ repro_graph_rebuild(void *target, void *graph);
  * repro-graph.c: for a failed cudnnBackendSetAttribute or GetAttribute whose
  * descriptor's calls were not traced, the calls that make that descriptor
  * again from the failure record (its type and attributes, finalized as it
- * was); a new json_t array, or NULL after a message.
+ * was), or, for an engine config cuDNN filled from a heuristics query, from
+ * CONFIGS (json_t: by config id, its engine, knobs and graph) and GRAPHS
+ * (json_t: graph records by id); a new json_t array, or NULL after a message.
  */
 void *
-repro_graph_rebuild_desc(void *target);
+repro_graph_rebuild_desc(void *target, void *configs, void *graphs);
 
 /* Whether FN runs an execution plan: cudnnBackendExecute, cudnnBackendPopulateCudaGraph, ...UpdateCudaGraph. */
 int

@@ -2,7 +2,7 @@
 """Generate C sources, headers and linker version scripts from the API description.
 
 usage: gen.py WHAT API_FILE OUTPUT
-WHAT is one of: types, protos, api-h, api-c, wrappers, names, stubs,
+WHAT is one of: types, protos, decl8, api-h, api-c, wrappers, names, stubs,
 map-preload, map-dropin8, map-dropin9, map-fake8, map-fake9, fake,
 exports-preload, exports-dropin9, exports-dropin8, def-dropin9, def-dropin8, def-fake9, def-fake8,
 stubs-win.
@@ -119,6 +119,31 @@ def emit_types(api, path):
             out.append("\t%s %s%s;" % (ftype, fname, arr))
         out.append("} %s;" % s.name)
     out += ["#endif", "", "#endif"]
+    return out
+
+
+def emit_decl8(api, path):
+    """What a repro (cli/repro) built against cuDNN 9's headers needs to call a function only cuDNN 8 has."""
+    out = []
+    banner(out, path)
+    out += ["#ifndef SPY_G_DECL8_H", "#define SPY_G_DECL8_H", "",
+            "/* cuDNN 8's types that cuDNN 9's headers lack. */",
+            "static const char spy_types8_text[] ="]
+    for t in api.types.values():
+        if t.majors == {8}:
+            out.append('\t"%s\\n"' % opaque_typedef(t).replace("_spy_opaque_", "cudnn8_opaque_"))
+    out += ["\t\"\";", "", "/* The declaration of each function only cuDNN 8 has. */",
+            "static const struct { const char *name, *decl; } spy_decl8[] = {"]
+    for fn in api.declared():
+        if fn.majors == {8}:
+            out.append('\t{ "%s", "%s %s(%s);" },' % (fn.name, fn.ret, fn.name, fn.proto_params()))
+    out += ["};", "", "/* Parameters of a `value` type (a struct around a scalar), passed by value: {0} in C. */",
+            "static const struct { const char *fn; int param; const char *type; } spy_value_params[] = {"]
+    for fn in api.declared():
+        for i, p in enumerate(fn.params):
+            if not p.pointers and api.kind_of(p.base) == "value":
+                out.append('\t{ "%s", %d, "%s" },' % (fn.name, i, p.base))
+    out += ["};", "", "#endif"]
     return out
 
 
@@ -596,7 +621,7 @@ def main():
         sys.stderr.write("gen.py: %s\n" % e)
         return 1
     emitters = {
-        "types": emit_types, "protos": emit_protos, "api-h": emit_api_h, "api-c": emit_api_c,
+        "types": emit_types, "protos": emit_protos, "decl8": emit_decl8, "api-h": emit_api_h, "api-c": emit_api_c,
         "wrappers": emit_wrappers, "names": emit_names, "stubs": emit_stubs, "fake": emit_fake,
     }
     if what.startswith("map-"):

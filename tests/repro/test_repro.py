@@ -996,7 +996,70 @@ def test_fake_census():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-TESTS = {"fake-census": test_fake_census, "host-device": test_host_device, "host-census": test_host_census, "host-failures": test_host_failures, "hostile": test_hostile, "round-trip-legacy": test_round_trip_legacy, "signature": test_signature, "round-trip-graph": test_round_trip_graph, "real-no-gpu": test_real_no_gpu, "usage": test_usage}
+def test_all_functions():
+    """all-functions against the fake, every function of the API description, cuDNN 8's too (issue 30: repro for
+    any failure): every failure replays and round-trips under the spy, including calls of functions only cuDNN 8
+    has, which the fake 9 lacks and the spy answers with NOT_INITIALIZED (the repro declares them, from the API
+    description, weak: it builds against cuDNN 9's headers and links against a cuDNN without them), and
+    cudnnCreate(NULL), replayed with the NULL the program passed."""
+    api = open(os.path.join(HERE, "..", "..", "shim", "api", "cudnn.api")).read()
+    only8 = set(re.findall(r"^function \S+ (cudnn\w+) @8(?! @9)", api, re.M))
+    tmp = tempfile.mkdtemp(prefix="cudnnspy-repro-")
+    try:
+        out = os.path.join(tmp, "all-functions")
+        p = spied([os.path.join(PROGS, "all-functions")], out)
+        check(p.returncode == 0, "all-functions against the fake", p.stdout, p.stderr)
+        lines = [l for l in run([CLI, "repro", "--list", out]).stdout.splitlines() if "(--failure " in l]
+        fails = [r for r in records(out) if r["event"] == "failure"]
+        check(len(lines) == len(fails) and len([r for r in fails if r["fn"] in only8]) >= 50,
+              "--list names every failure, cuDNN 8's functions among them (%d)" % len(fails), "\n".join(lines))
+        # The program passes whatever its registers hold: one junk argument is a descriptor the spy first saw
+        # there, never its Create or a Set, whose state no record holds (named in issue 30's note, not fixed).
+        refused = [l for l in lines if "repro cannot replay it: " in l]
+        check(len(refused) <= 1 and all(re.search(r"the records do not say how rnndata#\d+ was set", l)
+                                        for l in refused), "every failure replays", "\n".join(refused))
+        for l in lines:
+            if l in refused:
+                continue
+            n = int(re.search(r"\(--failure (\d+)\)", l).group(1))
+            text = host_round_trip(tmp, out, n, "all", [FAKE9, FAKE_CUDART], {})
+            if fails[n - 1]["fn"] in only8:
+                check("#pragma weak %s\n" % fails[n - 1]["fn"] in text, "%s: declared weak" % fails[n - 1]["fn"],
+                      text[:3000])
+        print("all-functions against the fake: %d failures (%d of cuDNN 8's functions), %d replayed and round-tripped,"
+              " %d refused: %s" % (len(lines), len([r for r in fails if r["fn"] in only8]), len(lines) - len(refused),
+                                   len(refused), "; ".join(refused) or "none"))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_frontend_probes():
+    """The graph API as cudnn-frontend drives it (graph-frontend against the fake: 30 configs from one heuristics
+    query, the first 21 engines unsupported): each of the 43 probing failures, 22 shared-memory questions to engine
+    configs cuDNN filled and 21 plans that did not finalize, replays and round-trips under the spy (issue 30),
+    rebuilt from the records though the program traced nothing and destroyed each operation's tensors early: the
+    graph record holds them whole, the heuristics record each config's engine, a plan record its knobs."""
+    unsupported = ",".join(str(e) for e in [12, 0, 7] + list(range(103, 121)))
+    env = {"FAKECUDNN_HEUR_COUNT": "30", "FAKECUDNN_UNSUPPORTED_ENGINES": unsupported}
+    tmp = tempfile.mkdtemp(prefix="cudnnspy-repro-")
+    try:
+        out = os.path.join(tmp, "frontend")
+        p = spied([os.path.join(PROGS, "graph-frontend"), "40"], out, env)
+        check(p.returncode == 0, "graph-frontend against the fake", p.stdout, p.stderr)
+        lines = [l for l in run([CLI, "repro", "--list", out]).stdout.splitlines() if "(--failure " in l]
+        fails = [r for r in records(out) if r["event"] == "failure"]
+        check(len(lines) == len(fails) == 43, "--list names every failure", "\n".join(lines))
+        refused = [l for l in lines if "repro cannot replay it: " in l]
+        check(not refused, "every failure replays", "\n".join(refused))
+        for l in lines:
+            n = int(re.search(r"\(--failure (\d+)\)", l).group(1))
+            host_round_trip(tmp, out, n, "frontend", [FAKE9, FAKE_CUDART], env)
+        print("graph-frontend's probing: %d failures, every one replayed and round-tripped" % len(lines))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+TESTS = {"frontend-probes": test_frontend_probes, "all-functions": test_all_functions, "fake-census": test_fake_census, "host-device": test_host_device, "host-census": test_host_census, "host-failures": test_host_failures, "hostile": test_hostile, "round-trip-legacy": test_round_trip_legacy, "signature": test_signature, "round-trip-graph": test_round_trip_graph, "real-no-gpu": test_real_no_gpu, "usage": test_usage}
 
 if __name__ == "__main__":
     try:
