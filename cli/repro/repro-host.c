@@ -1264,11 +1264,7 @@ write_header(FILE *out, const struct repro_plan *p, const struct hplan *h)
 	fprintf(out, ",\n * which ran cuDNN %lld from ", p->lib_version);
 	repro_comment(out, p->lib_path);
 	fputs(".\n", out);
-	if (p->message && p->message[0]) {
-		fputs(" * cuDNN's message: ", out);
-		repro_comment(out, p->message);
-		fputs("\n", out);
-	}
+	repro_write_message(out, p);
 	repro_write_python(out, json_object_get(p->record, "python"));
 	fputs(" *\n * The records hold every argument of this call (it takes no device data,\n"
 	      " * not its data). What this program replays from them:\n", out);

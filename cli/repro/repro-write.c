@@ -391,6 +391,25 @@ write_search(FILE *out, const struct repro_plan *p)
 
 /* The Python lines the call came from, innermost first, one a line: the records' strings, escaped. */
 void
+repro_write_message(FILE *out, const struct repro_plan *p)
+{
+	/* The spy's own status (CUDNNSPY_INJECT): the message is the spy's, with the rule that matched. */
+	if (json_is_true(json_object_get(p->record, "injected"))) {
+		fputs(" * Its status was injected by cudnnspy (CUDNNSPY_INJECT): cuDNN never saw the call, and\n"
+		      " * this program makes it of cuDNN. For the injected status, run it under the spy with the\n"
+		      " * program's rule, as the spy said: ", out);
+		repro_comment(out, p->message && p->message[0] ? p->message : "(no message recorded)");
+		fputs("\n", out);
+		return;
+	}
+	if (p->message && p->message[0]) {
+		fputs(" * cuDNN's message: ", out);
+		repro_comment(out, p->message);
+		fputs("\n", out);
+	}
+}
+
+void
 repro_write_python(FILE *out, void *frames_v)
 {
 	json_t *frames = frames_v;
@@ -444,11 +463,7 @@ write_header_comment(FILE *out, const struct repro_plan *p)
 			fputs("\n", out);
 		}
 	}
-	if (p->message && p->message[0]) {
-		fputs(" * cuDNN's message: ", out);
-		repro_comment(out, p->message);
-		fputs("\n", out);
-	}
+	repro_write_message(out, p);
 	repro_write_python(out, json_object_get(p->record, "python"));
 	fputs(" *\n * The records hold what the program set, not its data. What this program\n"
 	      " * replays from them:\n", out);

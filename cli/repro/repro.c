@@ -112,6 +112,7 @@ struct reader {
 	/* The default pick (docs/repro.md): the first failure that replays without a GPU when there is none. */
 	int no_gpu;
 	long long default_any;	/* the first failure of a call it can replay, cudnnCreate aside */
+	long long default_injected;	/* the first failure CUDNNSPY_INJECT made */
 	/* The outcome. */
 	int found, error;
 	long long default_create;	/* the first cudnnCreate failure, a fallback for the default */
@@ -804,6 +805,8 @@ list_line(struct reader *r, json_t *rec, const char *fn, int failure, int host)
 	 * programs, which give a GPU's buffers to every one. */
 	if (host && repro_host_device_data(rec))
 		fputs(" [needs a GPU: its replay allocates device memory]", stdout);
+	if (json_is_true(json_object_get(rec, "injected")))
+		fputs(" [injected by CUDNNSPY_INJECT: cuDNN never saw it]", stdout);
 	json_object_foreach(args, key, v) {
 		const char *desc = jstr(v, "desc");
 
@@ -1072,6 +1075,12 @@ take(struct reader *r, json_t *rec)
 		if (strcmp(fn, "cudnnCreate") == 0) {
 			if (!r->default_create)
 				r->default_create = r->failures;
+			return 0;
+		}
+		/* A status the spy injected is no cuDNN failure to reproduce: the last choice but cudnnCreate's. */
+		if (json_is_true(json_object_get(rec, "injected"))) {
+			if (!r->default_injected)
+				r->default_injected = r->failures;
 			return 0;
 		}
 		/* Without a GPU here, a failure whose replay needs a handle cannot show its status. */
@@ -1563,13 +1572,17 @@ cudnnspy_repro_main(int argc, char **argv)
 	if (r.found && r.pick_default) {
 		why = r.no_gpu ? "the first failure that replays without a GPU, which this machine lacks" :
 		      "the first failure";
-	} else if (!r.found && r.pick_default && (r.default_any || r.default_create)) {
+	} else if (!r.found && r.pick_default && (r.default_any || r.default_injected || r.default_create)) {
 		/* None replays without a GPU: the first failure all the same; or, when only the handle failed, that. */
 		why = r.default_any ? "the first failure; none replays without a GPU, which this machine lacks, so its "
-				      "program needs one" : "the only kind of failure: cudnnCreate";
+				      "program needs one" :
+		      r.default_injected ? "the first failure CUDNNSPY_INJECT made (the records hold no other but "
+					   "cudnnCreate's): its status comes back under the spy with the same rule" :
+		      "the only kind of failure: cudnnCreate";
 		r.calls = r.failures = 0;
 		r.pick_default = 0;
-		r.want_failure = r.default_any ? r.default_any : r.default_create;
+		r.want_failure = r.default_any ? r.default_any : r.default_injected ? r.default_injected :
+				 r.default_create;
 		read_all(&r, files, nfiles);
 	}
 	if (!r.found && r.want_sig && (r.sig_call || r.sig_other)) {

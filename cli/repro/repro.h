@@ -299,6 +299,11 @@ repro_host_write(const struct repro_plan *p, FILE *out);
 /* repro-write.c: the generated programs' print_status, a status in words with cuDNN's own message. */
 extern const char repro_print_status[];
 
+/* repro-write.c: the opening comment's line of the recorded message: cuDNN's, or, for a status the spy injected
+ * (CUDNNSPY_INJECT), that it was injected and by which rule. */
+void
+repro_write_message(FILE *out, const struct repro_plan *p);
+
 /* repro-write.c: the opening comment's "Called from Python:" lines, from a record's "python" (json_t). */
 void
 repro_write_python(FILE *out, void *frames);

@@ -55,8 +55,8 @@ def need_real():
 
 
 def keep_records(directory, argv, env, since):
-    """SPYTEST_KEEP_RECORDS=DIR: a copy of each run's record files there, with the libraries and the fake's
-    settings it ran with (env.json), for tests/repro/scenario-census.py: repro of every scenario's failures."""
+    """SPYTEST_KEEP_RECORDS=DIR: a copy of each run's record files there, with the libraries, the fake's settings
+    and the spy's injection rules it ran with (env.json), for tests/repro/scenario-census.py: repro of every scenario's failures."""
     keep = E.get("SPYTEST_KEEP_RECORDS")
     if not keep or not directory or not os.path.isdir(directory):
         return
@@ -70,7 +70,8 @@ def keep_records(directory, argv, env, since):
         shutil.copy(os.path.join(directory, f), d)
     with open(os.path.join(d, "env.json"), "w") as f:
         json.dump({"argv": list(argv), "env": {k: v for k, v in env.items()
-                                               if k == "LD_LIBRARY_PATH" or k.startswith(("FAKECUDNN_", "FAKECUDA_"))}},
+                                               if k in ("LD_LIBRARY_PATH", "CUDNNSPY_INJECT") or
+                                               k.startswith(("FAKECUDNN_", "FAKECUDA_"))}},
                   f)
 
 

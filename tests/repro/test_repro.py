@@ -1059,7 +1059,42 @@ def test_frontend_probes():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-TESTS = {"frontend-probes": test_frontend_probes, "all-functions": test_all_functions, "fake-census": test_fake_census, "host-device": test_host_device, "host-census": test_host_census, "host-failures": test_host_failures, "hostile": test_hostile, "round-trip-legacy": test_round_trip_legacy, "signature": test_signature, "round-trip-graph": test_round_trip_graph, "real-no-gpu": test_real_no_gpu, "usage": test_usage}
+def test_injected():
+    """A status CUDNNSPY_INJECT made is no cuDNN failure (issue 30: true answers): --list marks it, the default
+    pick takes a failure cuDNN gave first and an injected one only when there is none, saying so, and the file says
+    cuDNN never saw the call and which rule made its status; under the spy with the same rule it round-trips."""
+    tmp = tempfile.mkdtemp(prefix="cudnnspy-repro-")
+    rule = {"CUDNNSPY_INJECT": "cudnnSetTensor4dDescriptor=EXECUTION_FAILED"}
+    host_calls = os.path.join(PROGS, os.pardir, "examples", "host-calls")
+    try:
+        out = os.path.join(tmp, "injected")
+        spied([host_calls], out, rule)
+        listed = [l for l in run([CLI, "repro", "--list", out]).stdout.splitlines() if "(--failure " in l]
+        check(len(listed) == 2 and all("[injected by CUDNNSPY_INJECT: cuDNN never saw it]" in l for l in listed),
+              "--list marks both", "\n".join(listed))
+        src = os.path.join(tmp, "bug.c")
+        p = run([CLI, "repro", "-o", src, out])
+        check("failure 1, cudnnSetTensor4dDescriptor -> CUDNN_STATUS_EXECUTION_FAILED: the first failure "
+              "CUDNNSPY_INJECT made" in p.stderr, "the default says why", p.stderr)
+        text = host_round_trip(tmp, out, 1, "injected", [FAKE9, FAKE_CUDART], rule)
+        check("Its status was injected by cudnnspy (CUDNNSPY_INJECT): cuDNN never saw the call" in text and
+              "rule 'cudnnSetTensor4dDescriptor=EXECUTION_FAILED'" in text and " * cuDNN's message: " not in text,
+              "the file says so", text[:2500])
+        # The first Set injected, the second refused by the fake itself: the second is the default.
+        both = os.path.join(tmp, "both")
+        spied([host_calls], both, {"CUDNNSPY_INJECT": "cudnnSetTensor4dDescriptor=EXECUTION_FAILED@1",
+                                   "FAKECUDNN_STATUS": "cudnnSetTensor4dDescriptor=2000"})
+        p = run([CLI, "repro", "-o", src, both], check_rc=False)
+        fails = [r for r in records(both) if r["event"] == "failure"]
+        check([r.get("injected", False) for r in fails[:2]] == [True, False] and
+              p.stderr.startswith("cudnnspy: repro: failure 2, cudnnSetTensor4dDescriptor -> CUDNN_STATUS_BAD_PARAM"),
+              "a failure cuDNN gave first", p.stderr, json.dumps(fails)[:2000])
+        print("injected: marked, picked last, said, round-tripped under the rule")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+TESTS = {"injected": test_injected, "frontend-probes": test_frontend_probes, "all-functions": test_all_functions, "fake-census": test_fake_census, "host-device": test_host_device, "host-census": test_host_census, "host-failures": test_host_failures, "hostile": test_hostile, "round-trip-legacy": test_round_trip_legacy, "signature": test_signature, "round-trip-graph": test_round_trip_graph, "real-no-gpu": test_real_no_gpu, "usage": test_usage}
 
 if __name__ == "__main__":
     try:
