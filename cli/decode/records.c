@@ -1047,10 +1047,12 @@ failure_tail(struct rec_reader *r, struct spy_line *l, const uint8_t *p, size_t 
 		return 0;
 	flags = p[pos++];
 	if (flags & ~(unsigned)(SPY_REC_F_INJECTED | SPY_REC_F_PROBING | SPY_REC_F_MESSAGE | SPY_REC_F_WHY |
-				SPY_REC_F_PYTHON))
+				SPY_REC_F_PYTHON | SPY_REC_F_NO_FUNCTION))
 		return 0;
 	if (flags & SPY_REC_F_INJECTED)
 		spy_line_lit(l, ",\"injected\":true");
+	if (flags & SPY_REC_F_NO_FUNCTION)
+		spy_line_lit(l, ",\"no_function\":true");
 	if (flags & SPY_REC_F_PROBING)
 		spy_line_lit(l, ",\"probing\":true");
 	spy_line_lit(l, ",\"message\":");

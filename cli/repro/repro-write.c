@@ -402,6 +402,13 @@ repro_write_message(FILE *out, const struct repro_plan *p)
 		fputs("\n", out);
 		return;
 	}
+	/* The spy's fallback answered: the copy had no such function (a cuDNN 8 one against 9), or no copy. */
+	if (json_is_true(json_object_get(p->record, "no_function"))) {
+		fputs(" * Its status was the spy's: the cuDNN the call reached had no such function (or the spy had\n"
+		      " * found no cuDNN at all), and the spy answers such a call with NOT_INITIALIZED. This program\n"
+		      " * makes the call of the cuDNN it runs against.\n", out);
+		return;
+	}
 	if (p->message && p->message[0]) {
 		fputs(" * cuDNN's message: ", out);
 		repro_comment(out, p->message);

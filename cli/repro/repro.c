@@ -112,7 +112,7 @@ struct reader {
 	/* The default pick (docs/repro.md): the first failure that replays without a GPU when there is none. */
 	int no_gpu;
 	long long default_any;	/* the first failure of a call it can replay, cudnnCreate aside */
-	long long default_injected;	/* the first failure CUDNNSPY_INJECT made */
+	long long default_injected;	/* the first failure whose status the spy made (injected, no function) */
 	/* The outcome. */
 	int found, error;
 	long long default_create;	/* the first cudnnCreate failure, a fallback for the default */
@@ -807,6 +807,8 @@ list_line(struct reader *r, json_t *rec, const char *fn, int failure, int host)
 		fputs(" [needs a GPU: its replay allocates device memory]", stdout);
 	if (json_is_true(json_object_get(rec, "injected")))
 		fputs(" [injected by CUDNNSPY_INJECT: cuDNN never saw it]", stdout);
+	if (json_is_true(json_object_get(rec, "no_function")))
+		fputs(" [the spy's answer: its cuDNN has no such function]", stdout);
 	json_object_foreach(args, key, v) {
 		const char *desc = jstr(v, "desc");
 
@@ -1077,8 +1079,9 @@ take(struct reader *r, json_t *rec)
 				r->default_create = r->failures;
 			return 0;
 		}
-		/* A status the spy injected is no cuDNN failure to reproduce: the last choice but cudnnCreate's. */
-		if (json_is_true(json_object_get(rec, "injected"))) {
+		/* A status the spy injected, or gave for a function its copy lacks, is no cuDNN failure to reproduce:
+		 * the last choice but cudnnCreate's. */
+		if (json_is_true(json_object_get(rec, "injected")) || json_is_true(json_object_get(rec, "no_function"))) {
 			if (!r->default_injected)
 				r->default_injected = r->failures;
 			return 0;
@@ -1576,8 +1579,8 @@ cudnnspy_repro_main(int argc, char **argv)
 		/* None replays without a GPU: the first failure all the same; or, when only the handle failed, that. */
 		why = r.default_any ? "the first failure; none replays without a GPU, which this machine lacks, so its "
 				      "program needs one" :
-		      r.default_injected ? "the first failure CUDNNSPY_INJECT made (the records hold no other but "
-					   "cudnnCreate's): its status comes back under the spy with the same rule" :
+		      r.default_injected ? "the first failure whose status the spy made (injected, or for a function "
+					   "its cuDNN lacks): the records hold no other but cudnnCreate's" :
 		      "the only kind of failure: cudnnCreate";
 		r.calls = r.failures = 0;
 		r.pick_default = 0;

@@ -19,7 +19,7 @@
 #include "battr.h"
 #include "counts.h"
 
-#define SPY_REC_VERSION 7
+#define SPY_REC_VERSION 8
 /* The first frame of a file: tag, length, "cudnnspy", version, function count, the function table's hash. */
 #define SPY_REC_MAGIC "cudnnspy"
 enum spy_rec_tag {
@@ -71,7 +71,8 @@ struct spy_rec_kept {
 #define SPY_REC_BLOCK_CAPACITY 8
 /* A failure frame's flags, after its stack. */
 enum { SPY_REC_F_INJECTED = 1, SPY_REC_F_PROBING = 2, SPY_REC_F_MESSAGE = 4, SPY_REC_F_WHY = 8,
-	SPY_REC_F_PYTHON = 16 /* version 7: the Python frames' text id, after the recent calls */ };
+	SPY_REC_F_PYTHON = 16 /* version 7: the Python frames' text id, after the recent calls */,
+	SPY_REC_F_NO_FUNCTION = 32 /* version 8: the spy answered, its copy has no such function (or no copy) */ };
 /* A failure's texts (cuDNN's message, the spy's why) are never longer: a longer one is written as JSON. */
 #define SPY_REC_MESSAGE_MAX 1024
 /* A failure's recent calls are never more (SPY_FLIGHT_MAX, core/spy.h). */

@@ -732,6 +732,7 @@ stack:
 	spy_line_reset(l);
 	spy_line_mem(l, (const char *)body, n);
 	spy_line_char(l, (char)((fail->injected ? SPY_REC_F_INJECTED : 0) | (fail->probing ? SPY_REC_F_PROBING : 0) |
+				(fail->no_function ? SPY_REC_F_NO_FUNCTION : 0) |
 				(fail->message ? SPY_REC_F_MESSAGE : 0) | (wlen ? SPY_REC_F_WHY : 0) |
 				(b->py_call ? SPY_REC_F_PYTHON : 0)));
 	if (fail->message)

@@ -26,6 +26,7 @@ struct spy_recbin_failure {
 	const char *why;	/* what the spy can see about why; NULL or "" when nothing */
 	int cuda_error;		/* found when synchronizing after the call; 0 */
 	int injected, probing;
+	int no_function;	/* the spy answered: the copy has no such function, or there is no real cuDNN */
 	unsigned recent_from;	/* the recent calls: th->flight[(recent_from + i) % SPY_FLIGHT_MAX], oldest first */
 	unsigned nrecent;
 	const struct spy_pystack *py;	/* the calling thread's Python frames; NULL when none */

@@ -484,6 +484,8 @@ slow_path(struct spy_call *c, long status, const union spy_arg *args)
 	const char *message = NULL;
 	char cuda_message[160], why[768];
 	int nips = 0, cuda_err = 0, failed, probe = 0;
+	/* No real function was called, and no rule injected the status: the spy's fallback answered (fallback.c). */
+	int no_function = !c->real && !(c->pre && c->injected);
 	/* A destroyed object is forgotten after its record, which names it by its own id. */
 	int destroy = state_kind[c->id] == STATE_DESTROY;
 
@@ -553,6 +555,7 @@ slow_path(struct spy_call *c, long status, const union spy_arg *args)
 	if (sink && failed && spy_config.format == SPY_FORMAT_BINARY) {
 		struct spy_recbin_failure f = {
 			.message = message, .why = why, .cuda_error = cuda_err, .injected = c->pre && c->injected,
+			.no_function = no_function,
 			.probing = probe != 0, .py = py.n > 0 ? &py : NULL,
 		};
 
@@ -568,6 +571,8 @@ slow_path(struct spy_call *c, long status, const union spy_arg *args)
 		spy_args_json(l, c->id, args, status == 0 ? SPY_ARGS_AFTER_SUCCESS | (failed ? 0 : SPY_ARGS_BRIEF) : 0);
 		if (c->pre && c->injected)
 			spy_line_lit(l, ",\"injected\":true");
+		if (no_function)
+			spy_line_lit(l, ",\"no_function\":true");
 		if (probe)
 			spy_line_lit(l, ",\"probing\":true");
 		if (cuda_err) {

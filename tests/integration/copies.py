@@ -162,6 +162,10 @@ def missing_function():
     check("error string FAKE_STATUS_1" in p.stdout, "the real cudnnGetErrorString still answers", p.stdout)
     check(p.stderr.count("cudnnGraphVersionCheck is not in") == 1, "one warning per missing function",
           p.stderr)
+    fails = [r for recs in p.records.values() for r in recs if r.get("event") == "failure"]
+    check(len(fails) == 2 and all(r["fn"] == "cudnnGraphVersionCheck" and r.get("no_function") is True and
+                                  not r.get("injected") for r in fails),
+          "the failures say the spy answered them, the copy having no such function", repr(fails)[:1500])
 
 
 def unusable(value, expect):
@@ -173,6 +177,9 @@ def unusable(value, expect):
     check("error string 2000: CUDNN_STATUS_BAD_PARAM" in p.stdout, "cudnnGetErrorString still answers", p.stdout)
     check(expect in p.stderr and "not trying any other copy" in p.stderr, "one clear message", p.stderr)
     check(p.stderr.count("\n") < 20, "no flood of messages", p.stderr)
+    fails = [r for recs in p.records.values() for r in recs if r.get("event") == "failure"]
+    check(fails and all(r.get("no_function") is True for r in fails), "each failure the spy's answer, no copy",
+          repr(fails)[:1500])
 
 
 @scenario

@@ -194,6 +194,8 @@ def check_record(obj, where):
             errors.append("%s: a failure with status 0 and no CUDA error" % where)
         if "injected" in obj and obj["injected"] is not True:
             errors.append("%s: injected is %r" % (where, obj["injected"]))
+        if "no_function" in obj and obj["no_function"] is not True:
+            errors.append("%s: no_function is %r" % (where, obj["no_function"]))
     elif ev == "gpu":
         _fields(obj, [("fn", STR, False), ("copy", INT, False), ("tid", INT, False), ("t_ns", INT, False),
                       ("gpu_ns", INT, False)], where,

@@ -1024,8 +1024,11 @@ def test_all_functions():
             n = int(re.search(r"\(--failure (\d+)\)", l).group(1))
             text = host_round_trip(tmp, out, n, "all", [FAKE9, FAKE_CUDART], {})
             if fails[n - 1]["fn"] in only8:
-                check("#pragma weak %s\n" % fails[n - 1]["fn"] in text, "%s: declared weak" % fails[n - 1]["fn"],
-                      text[:3000])
+                # The spy's own answer, recorded as such: the fake 9 has no such function.
+                check("#pragma weak %s\n" % fails[n - 1]["fn"] in text and fails[n - 1].get("no_function") and
+                      "[the spy's answer: its cuDNN has no such function]" in l and
+                      "Its status was the spy's: the cuDNN the call reached had no such function" in text,
+                      "%s: declared weak, its status the spy's" % fails[n - 1]["fn"], l, text[:3000])
         print("all-functions against the fake: %d failures (%d of cuDNN 8's functions), %d replayed and round-tripped,"
               " %d refused: %s" % (len(lines), len([r for r in fails if r["fn"] in only8]), len(lines) - len(refused),
                                    len(refused), "; ".join(refused) or "none"))
@@ -1074,8 +1077,8 @@ def test_injected():
               "--list marks both", "\n".join(listed))
         src = os.path.join(tmp, "bug.c")
         p = run([CLI, "repro", "-o", src, out])
-        check("failure 1, cudnnSetTensor4dDescriptor -> CUDNN_STATUS_EXECUTION_FAILED: the first failure "
-              "CUDNNSPY_INJECT made" in p.stderr, "the default says why", p.stderr)
+        check("failure 1, cudnnSetTensor4dDescriptor -> CUDNN_STATUS_EXECUTION_FAILED: the first failure whose "
+              "status the spy made (injected" in p.stderr, "the default says why", p.stderr)
         text = host_round_trip(tmp, out, 1, "injected", [FAKE9, FAKE_CUDART], rule)
         check("Its status was injected by cudnnspy (CUDNNSPY_INJECT): cuDNN never saw the call" in text and
               "rule 'cudnnSetTensor4dDescriptor=EXECUTION_FAILED'" in text and " * cuDNN's message: " not in text,
