@@ -42,7 +42,7 @@ skip() {
 }
 
 command -v "$clang" >/dev/null 2>&1 || skip "no $clang (install clang and libclang-rt-dev)"
-for g in g_api.c g_names.c g_api.h g_cudnn_types.h g_prototypes.h; do
+for g in g_api.c g_names.c g_api.h g_cudnn_types.h g_prototypes.h g_decl8.h; do
 	[ -f "$build/shim/$g" ] || { echo "== fuzz: $build/shim/$g missing: configure and build $build first" >&2; exit 1; }
 done
 mkdir -p "$work/obj" "$work/artifacts"

@@ -421,7 +421,7 @@ def binary_cut_and_damaged():
               "its packed calls are not guessed at; its JSON records still print")
         # The same function names packed by another layout (a parameter's kind changed in another API
         # description): the layout hash of version 5 tells, and the calls are not parsed by this one's.
-        check(data[0] == schema.TAG_FILE and data[1] == 22 and data[10] == 7, "a version 7 file frame of 22 bytes",
+        check(data[0] == schema.TAG_FILE and data[1] == 22 and data[10] == 8, "a version 8 file frame of 22 bytes",
               repr(data[:24]))
         layout = os.path.join(d, "layout.cudnnspy.rec")
         with open(layout, "wb") as f:

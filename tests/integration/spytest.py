@@ -54,9 +54,14 @@ def need_real():
         sys.exit(77)
 
 
+# The spy's settings a repro of the run's failures runs under again: its injections, its copy (drop-in), what it
+# traced (the state of a descriptor as the records show it) and whether it synchronized after each call.
+KEPT_SETTINGS = ("CUDNNSPY_INJECT", "CUDNNSPY_LIBRARY", "CUDNNSPY_TRACE", "CUDNNSPY_SYNC")
+
+
 def keep_records(directory, argv, env, since):
     """SPYTEST_KEEP_RECORDS=DIR: a copy of each run's record files there, with the libraries, the fake's settings
-    and the spy's injection rules it ran with (env.json), for tests/repro/scenario-census.py: repro of every scenario's failures."""
+    and the spy's (KEPT_SETTINGS) it ran with (env.json), for tests/repro/scenario-census.py: repro of every scenario's failures."""
     keep = E.get("SPYTEST_KEEP_RECORDS")
     if not keep or not directory or not os.path.isdir(directory):
         return
@@ -70,8 +75,8 @@ def keep_records(directory, argv, env, since):
         shutil.copy(os.path.join(directory, f), d)
     with open(os.path.join(d, "env.json"), "w") as f:
         json.dump({"argv": list(argv), "env": {k: v for k, v in env.items()
-                                               if k in ("LD_LIBRARY_PATH", "CUDNNSPY_INJECT") or
-                                               k.startswith(("FAKECUDNN_", "FAKECUDA_"))}},
+                                               if k in ("LD_LIBRARY_PATH", "LD_PRELOAD") or
+                                               k in KEPT_SETTINGS or k.startswith(("FAKECUDNN_", "FAKECUDA_"))}},
                   f)
 
 

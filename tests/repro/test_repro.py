@@ -724,10 +724,10 @@ print(lib.cudnnActivationForward(None, None, None, d, None, None, d, None))
 """
 
 
-def host_round_trip(tmp, rec_dir, n, label, libdirs, env):
-    """Failure N of REC_DIR: its repro built against LIBDIR and run under the spy. Its last call of the failed
-    function must be the failure again: same status, same arguments (ids by what was set on them). Returns the
-    repro's text."""
+def host_round_trip(tmp, rec_dir, n, label, libdirs, env, preload=True):
+    """Failure N of REC_DIR: its repro built against LIBDIR and run under the spy (PRELOAD false: LIBDIRS hold its
+    drop-in). Its last call of the failed function must be the failure again: same status, same arguments (ids by
+    what was set on them). Returns the repro's text."""
     recs = records(rec_dir)
     orig = [r for r in recs if r["event"] == "failure"][n - 1]
     src = os.path.join(tmp, "%s-%d.c" % (label, n))
@@ -738,8 +738,8 @@ def host_round_trip(tmp, rec_dir, n, label, libdirs, env):
     build(src, src[:-2], include_dir(), libdirs)
     out = os.path.join(tmp, "%s-%d.records" % (label, n))
     os.makedirs(out)
-    q = run([src[:-2]], dict(env, LD_PRELOAD=PRELOAD, CUDNNSPY_OUTPUT=out, CUDNNSPY_STDERR="none",
-                             LD_LIBRARY_PATH=":".join(libdirs)), check_rc=False)
+    q = run([src[:-2]], dict(env, CUDNNSPY_OUTPUT=out, CUDNNSPY_STDERR="none", LD_LIBRARY_PATH=":".join(libdirs),
+                             **({"LD_PRELOAD": PRELOAD} if preload else {})), check_rc=False)
     check(q.returncode == 0 and "the same status as recorded" in q.stdout,
           "%s %d (%s): the repro returns the recorded status" % (label, n, orig["fn"]), text[:2500], q.stdout,
           q.stderr)
