@@ -129,6 +129,22 @@ jstr(json_t *o, const char *key)
 	return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
+/* Whether the traced backend CALLS hold the cudnnBackendCreateDescriptor that made descriptor ON. */
+static int
+create_traced(json_t *calls, const char *on)
+{
+	json_t *c;
+	size_t i;
+
+	json_array_foreach(calls, i, c) {
+		const char *made = jstr(json_object_get(json_object_get(c, "args"), "descriptor"), "value");
+
+		if (on && made && strcmp(jstr(c, "fn"), "cudnnBackendCreateDescriptor") == 0 && strcmp(made, on) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 static struct live *
 live_find(struct reader *r, const char *id)
 {
@@ -672,14 +688,9 @@ make_plan(struct reader *r, json_t *rec, const struct repro_fn *f)
 		p->search = search_call(r, p, args, f);
 	if (strcmp(f->name, "cudnnBackendFinalize") == 0) {
 		const char *on = jstr(json_object_get(args, "descriptor"), "id");
-		json_t *c, *made = NULL;
-		size_t i;
-		int traced = 0;
+		json_t *made = NULL;
+		int traced = create_traced(r->backend, on);
 
-		json_array_foreach(r->backend, i, c)
-			traced |= strcmp(jstr(c, "fn"), "cudnnBackendCreateDescriptor") == 0 && on &&
-				  jstr(json_object_get(json_object_get(c, "args"), "descriptor"), "value") &&
-				  strcmp(jstr(json_object_get(json_object_get(c, "args"), "descriptor"), "value"), on) == 0;
 		/* A plan whose calls were not traced: made again from its record, its config's and its graph's. */
 		if (!traced && jstr(json_object_get(args, "descriptor"), "type") &&
 		    strcmp(jstr(json_object_get(args, "descriptor"), "type"),
@@ -701,17 +712,12 @@ make_plan(struct reader *r, json_t *rec, const struct repro_fn *f)
 		/* An execution's plan, or the descriptor a failed SetAttribute or GetAttribute was on. */
 		int execute = repro_graph_execution(f->name);
 		const char *on = jstr(json_object_get(args, execute ? "executionPlan" : "descriptor"), "id");
-		json_t *c, *calls = r->backend, *made = NULL;
-		size_t i;
-		int traced = 0;
+		json_t *calls = r->backend, *made = NULL;
+		/* Its creation traced: replay the program's calls; else make them up from the records. */
+		int traced = create_traced(calls, on);
 
 		if (execute)
 			p->handle_null = json_is_null(json_object_get(args, "handle"));
-		/* Its creation traced: replay the program's calls; else make them up from the records. */
-		json_array_foreach(calls, i, c)
-			traced |= strcmp(jstr(c, "fn"), "cudnnBackendCreateDescriptor") == 0 && on &&
-				  jstr(json_object_get(json_object_get(c, "args"), "descriptor"), "value") &&
-				  strcmp(jstr(json_object_get(json_object_get(c, "args"), "descriptor"), "value"), on) == 0;
 		if (!traced) {
 			const char *graph = jstr(json_object_get(args, "executionPlan"), "graph");
 
