@@ -21,11 +21,15 @@ int conv_graph_main(int argc, char **argv);
  * Any cuDNN function, called with every argument zero: the first eight
  * floating-point parameters come from xmm registers (v registers on
  * aarch64), the integer and pointer ones from general registers, the rest
- * from the stack, and all of those are zero whatever the real prototype.
+ * from the stack, and all of those are zero whatever the real prototype:
+ * 40 integer slots, more than the 33 parameters of the longest function
+ * (fewer left stack words unset, which the callee read as junk).
  */
 typedef long (*any_fn)(double, double, double, double, double, double, double, double,
 		       long, long, long, long, long, long, long, long, long, long, long, long,
-		       long, long, long, long, long, long, long, long, long, long, long, long);
+		       long, long, long, long, long, long, long, long, long, long, long, long,
+		       long, long, long, long, long, long, long, long, long, long, long, long,
+		       long, long, long, long);
 
 int
 main(void)
@@ -55,7 +59,8 @@ main(void)
 			missing++;
 			continue;
 		}
-		f(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+		f(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+		  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 		/* Stubs (no known prototype) are forwarded by a jump, never counted. */
 		printf("%s %s\n", spy_fn_info[i].ret == SPY_RET_UNKNOWN ? "stub" : "called", spy_fn_info[i].name);
 		called++;
