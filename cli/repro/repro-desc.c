@@ -17,6 +17,7 @@
  * buffers of both planners (repro.c, repro-host.c).
  */
 #include "repro.h"
+#include "spy-api.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -339,5 +340,26 @@ repro_shape_of(void *set_v, struct repro_shape *sh, char *why, size_t cap)
 		return -1;
 	}
 	sh->elems = span;
+	return 0;
+}
+
+int
+repro_is_default(const char *fn, const char *param, const void *value)
+{
+	const json_t *v = value;
+	int id = fn ? spy_fn_lookup(fn) : -1;
+
+	if (id < 0 || !param)
+		return 0;
+	for (unsigned k = 0; k < spy_setting_default_count; k++) {
+		const struct spy_setting_default *sd = &spy_setting_defaults[k];
+
+		if (sd->fn != (unsigned)id || sd->param >= spy_fn_info[id].nparams ||
+		    strcmp(spy_fn_info[id].params[sd->param].name, param) != 0)
+			continue;
+		if (sd->name)
+			return json_is_string(v) && strcmp(json_string_value(v), sd->name) == 0;
+		return json_is_number(v) && json_number_value(v) == sd->value;
+	}
 	return 0;
 }

@@ -593,6 +593,27 @@ write_set(FILE *out, const struct repro_plan *p, json_t *c, const char *var, con
 	return 0;
 }
 
+/*
+ * The descriptors an attribute holds, by their type: a Get of it takes as many made by the caller as it asks
+ * for, each of that type, though none came back filled.
+ */
+static const char *
+element_type(const char *attr)
+{
+	static const char *const of[][2] = {
+		{ "CUDNN_ATTR_ENGINEHEUR_RESULTS", "CUDNN_BACKEND_ENGINECFG_DESCRIPTOR" },
+		{ "CUDNN_ATTR_ENGINECFG_ENGINE", "CUDNN_BACKEND_ENGINE_DESCRIPTOR" },
+		{ "CUDNN_ATTR_ENGINECFG_KNOB_CHOICES", "CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR" },
+		{ "CUDNN_ATTR_ENGINE_KNOB_INFO", "CUDNN_BACKEND_KNOB_INFO_DESCRIPTOR" },
+		{ "CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG", "CUDNN_BACKEND_ENGINECFG_DESCRIPTOR" },
+	};
+
+	for (size_t i = 0; attr && i < sizeof(of) / sizeof(of[0]); i++)
+		if (strcmp(of[i][0], attr) == 0)
+			return of[i][1];
+	return NULL;
+}
+
 static int
 write_get(FILE *out, const struct repro_plan *p, json_t *c, const char *var, const char *id, int check)
 {
@@ -603,6 +624,7 @@ write_get(FILE *out, const struct repro_plan *p, json_t *c, const char *var, con
 	json_t *got = json_object_get(json_object_get(a, "elementCount"), "value");
 	int t = attr_type(type);
 	long long n = json_integer_value(req);
+	const char *more;
 
 	if (!repro_cudnn_word(name) || t < 0 || !json_is_integer(req) || n < 0 || n > 4096) {
 		complain("repro: %s: cudnnBackendGetAttribute that repro cannot replay", id);
@@ -624,11 +646,11 @@ write_get(FILE *out, const struct repro_plan *p, json_t *c, const char *var, con
 			}
 		}
 		fputs(json_array_size(v) ? " };\n" : "NULL };\n", out);
-		if ((long long)json_array_size(v) < n && json_array_size(v)) {
-			const char *kind = json_string_value(json_array_get(v, 0));
-
-			fprintf(out, "\t\tcudnnBackendDescriptorType_t more = %s;\n\n",
-				json_string_value(json_object_get(p->graph_types, kind)));
+		more = json_array_size(v) ? json_string_value(json_object_get(p->graph_types,
+									   json_string_value(json_array_get(v, 0)))) :
+		       element_type(name);
+		if ((long long)json_array_size(v) < n && more) {
+			fprintf(out, "\t\tcudnnBackendDescriptorType_t more = %s;\n\n", more);
 			fprintf(out, "\t\t/* the program passed %lld, %zu came back filled: the rest are more of the same"
 				" kind */\n"
 				"\t\tfor (int i = %zu; i < %lld; i++)\n"
@@ -1206,7 +1228,7 @@ fail:
 static json_t *
 rebuild_filled_config(json_t *d, json_t *configs, json_t *graphs, long long next)
 {
-	const char *type = jstr(d, "type"), *id;
+	const char *type = jstr(d, "type"), *id, *handle;
 	json_t *attrs = json_object_get(d, "attrs"), *c, *graph, *out, *done, *none, *engine, *knobs;
 	int is_plan = type && strcmp(type, "CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR") == 0;
 	char cfg[32];
@@ -1235,11 +1257,19 @@ rebuild_filled_config(json_t *d, json_t *configs, json_t *graphs, long long next
 	done = json_object();
 	none = json_array();
 	snprintf(cfg, sizeof(cfg), "%s", id);
-	/* The program's graph had a handle; which one the records do not say: the plan's, or the repro's own. */
-	if (synth_config(out, done, graph, jstr(attrs, "CUDNN_ATTR_EXECUTION_PLAN_HANDLE") ?
-			 jstr(attrs, "CUDNN_ATTR_EXECUTION_PLAN_HANDLE") : "handle#1", engine,
+	/*
+	 * The graph's handle, as its record says (null: none, a device-properties build); records before the
+	 * field do not say: the plan's, or the repro's own.
+	 */
+	handle = json_object_get(graph, "handle") ? jstr(graph, "handle") :
+		 jstr(attrs, "CUDNN_ATTR_EXECUTION_PLAN_HANDLE") ? jstr(attrs, "CUDNN_ATTR_EXECUTION_PLAN_HANDLE") :
+		 "handle#1";
+	if (handle && (strncmp(handle, "handle#", 7) != 0 || !repro_id_ok(handle)))
+		handle = "handle#1";
+	if (synth_config(out, done, graph, handle, engine,
 			 json_is_array(knobs) ? knobs : none, cfg, sizeof(cfg), &next,
-			 is_plan || !json_is_false(json_object_get(d, "finalized"))) != 0) {
+			 is_plan ? !json_is_true(json_object_get(c, "unfinalized")) :
+			 !json_is_false(json_object_get(d, "finalized"))) != 0) {
 		json_decref(out);
 		out = NULL;
 	} else if (is_plan) {

@@ -679,6 +679,13 @@ add_settings(json_t *steps, const char *kind, const char *id, json_t *v)
 			if (all && (!best || f->nparams > best->nparams))
 				best = f;
 		}
+		/* Every value cuDNN's own for a new descriptor: a call the program need not have made. */
+		for (int k = 1, dflt = 1; best && k < best->nparams; k++) {
+			dflt &= repro_is_default(best->name, best->params[k].name,
+						 json_object_get(v, best->params[k].name));
+			if (dflt && k == best->nparams - 1)
+				best = NULL;
+		}
 		if (best) {
 			json_t *args = json_pack("{s:s}", best->params[0].name, id);
 
@@ -691,7 +698,7 @@ add_settings(json_t *steps, const char *kind, const char *id, json_t *v)
 	json_object_foreach(v, key, x) {
 		const struct repro_fn *s = repro_setting_for(rk, key);
 
-		if (s && s->nparams == 2)
+		if (s && s->nparams == 2 && !repro_is_default(s->name, s->params[1].name, x))
 			json_array_append_new(steps, json_pack("{s:s, s:{s:s, s:O}}", "fn", s->name, "args",
 							       s->params[0].name, id, s->params[1].name, x));
 	}
@@ -1248,6 +1255,8 @@ write_outputs(FILE *out, const struct spy_fn_info *f, json_t *args)
 static void
 write_header(FILE *out, const struct repro_plan *p, const struct hplan *h)
 {
+	int before = 0;
+
 	fputs("/*\n * A standalone reproduction of one recorded cuDNN call: ", out);
 	repro_comment(out, jstr(p->record, "fn"));
 	fputs(",\n * which returned ", out);
@@ -1264,7 +1273,13 @@ write_header(FILE *out, const struct repro_plan *p, const struct hplan *h)
 	fprintf(out, ",\n * which ran cuDNN %lld from ", p->lib_version);
 	repro_comment(out, p->lib_path);
 	fputs(".\n", out);
-	repro_write_message(out, p);
+	for (int i = 0; i < h->n; i++)
+		for (size_t k = 0; k < json_array_size(h->d[i].steps); k++) {
+			const char *sfn = jstr(json_array_get(h->d[i].steps, k), "fn");
+
+			before += sfn && strcmp(sfn, jstr(p->record, "fn")) == 0;
+		}
+	repro_write_message(out, p, before);
 	repro_write_python(out, json_object_get(p->record, "python"));
 	fputs(" *\n * The records hold every argument of this call (it takes no device data,\n"
 	      " * not its data). What this program replays from them:\n", out);

@@ -7,6 +7,7 @@
  * comments and strings is escaped.
  */
 #include "repro.h"
+#include "spy-api.h"
 
 #include <jansson.h>
 #include <limits.h>
@@ -390,16 +391,45 @@ write_search(FILE *out, const struct repro_plan *p)
 }
 
 /* The Python lines the call came from, innermost first, one a line: the records' strings, escaped. */
-void
-repro_write_message(FILE *out, const struct repro_plan *p)
+/* The calls of the replayed function that this program makes before it: descriptor Set calls, graph calls. */
+static int
+calls_before(const struct repro_plan *p)
 {
-	/* The spy's own status (CUDNNSPY_INJECT): the message is the spy's, with the rule that matched. */
+	const char *fn = jstr(p->record, "fn");
+	json_t *c;
+	size_t i;
+	int n = 0;
+
+	for (int d = 0; fn && d < p->ndescs; d++)
+		json_array_foreach((json_t *)p->descs[d].sets, i, c)
+			n += jstr(c, "fn") && strcmp(jstr(c, "fn"), fn) == 0;
+	json_array_foreach((json_t *)p->graph_calls, i, c) {
+		if (c == p->record || json_equal(c, p->record))
+			break;
+		n += fn && jstr(c, "fn") && strcmp(jstr(c, "fn"), fn) == 0;
+	}
+	return n;
+}
+
+void
+repro_write_message(FILE *out, const struct repro_plan *p, int before)
+{
+	/*
+	 * The spy's own status (CUDNNSPY_INJECT): the message is the spy's, with the rule that matched. The
+	 * program's rule may pick its Nth call or a share of them (@N, %P), which this program's one call is
+	 * not: the rule for this program picks its call of the function by number.
+	 */
 	if (json_is_true(json_object_get(p->record, "injected"))) {
+		const char *fn = jstr(p->record, "fn");
+
 		fputs(" * Its status was injected by cudnnspy (CUDNNSPY_INJECT): cuDNN never saw the call, and\n"
-		      " * this program makes it of cuDNN. For the injected status, run it under the spy with the\n"
-		      " * program's rule, as the spy said: ", out);
+		      " * this program makes it of cuDNN. The spy said: ", out);
 		repro_comment(out, p->message && p->message[0] ? p->message : "(no message recorded)");
 		fputs("\n", out);
+		/* The status by number, as recorded: a rule's name may be another major's numbering of it. */
+		if (fn && spy_fn_lookup(fn) >= 0)
+			fprintf(out, " * For the injected status, run it under the spy with the rule for this program's\n"
+				" * call: CUDNNSPY_INJECT='%s=%lld@%d'\n", fn, p->status, before + 1);
 		return;
 	}
 	/* The spy's fallback answered: the copy had no such function (a cuDNN 8 one against 9), or no copy. */
@@ -470,7 +500,7 @@ write_header_comment(FILE *out, const struct repro_plan *p)
 			fputs("\n", out);
 		}
 	}
-	repro_write_message(out, p);
+	repro_write_message(out, p, calls_before(p));
 	repro_write_python(out, json_object_get(p->record, "python"));
 	fputs(" *\n * The records hold what the program set, not its data. What this program\n"
 	      " * replays from them:\n", out);
@@ -924,9 +954,10 @@ static void
 write_main(FILE *out, const struct repro_plan *p)
 {
 	int create = strcmp(p->fn->name, "cudnnCreate") == 0;
+	json_t *cuda_error = json_object_get(p->record, "cuda_error");
 
 	fprintf(out, "int\nmain(int argc, char **argv)\n{\n"
-		"\tenum fill fill = FILL_%s;\n\tint timing = %d;\n\tcudnnStatus_t status;\n\n",
+		"\tenum fill fill = FILL_%s;\n\tint timing = %d, cuda_same = 1;\n\tcudnnStatus_t status;\n\n",
 		p->fill == FILL_NAN ? "NAN" : p->fill == FILL_ZERO ? "ZERO" : p->fill == FILL_RANDOM ? "RANDOM" :
 		"PATTERN", p->time_default);
 	fputs("\tfor (int i = 1; i < argc; i++) {\n"
@@ -966,8 +997,20 @@ write_main(FILE *out, const struct repro_plan *p)
 		if (p->search)
 			fputs("\trun_search();\n", out);
 		fputs("\tstatus = run_call();\n", out);
-		fputs("\tif (status == CUDNN_STATUS_SUCCESS)\n"
-		      "\t\tcheck_cuda(cudaDeviceSynchronize(), \"cudaDeviceSynchronize after the call\", NULL);\n", out);
+		if (json_is_integer(cuda_error) && p->status == 0)
+			/* The program's GPU failed after the call: the error it gave is part of what is replayed. */
+			fprintf(out, "\tif (status == CUDNN_STATUS_SUCCESS) {\n"
+				"\t\tcudaError_t err = cudaDeviceSynchronize();\n\n"
+				"\t\tprintf(\"cudaDeviceSynchronize after the call: %%s (%%d)%%s\\n\", cudaGetErrorString(err),"
+				" (int)err,\n\t\t       (int)err == %lld ? \", the same CUDA error as recorded\" :"
+				" \", NOT the recorded CUDA error, %lld\");\n"
+				"\t\tcuda_same = (int)err == %lld;\n\t}\n",
+				(long long)json_integer_value(cuda_error), (long long)json_integer_value(cuda_error),
+				(long long)json_integer_value(cuda_error));
+		else
+			fputs("\tif (status == CUDNN_STATUS_SUCCESS)\n"
+			      "\t\tcheck_cuda(cudaDeviceSynchronize(), \"cudaDeviceSynchronize after the call\", NULL);\n",
+			      out);
 	}
 	fprintf(out, "\tprint_status(stdout, \"%s\", status);\n"
 		"\tif ((int)status == RECORDED_STATUS)\n"
@@ -984,7 +1027,7 @@ write_main(FILE *out, const struct repro_plan *p)
 		fputs("\t(void)fill;\n\t(void)timing;\n", out);
 	}
 	fputs("\tif (handle)\n\t\tcudnnDestroy(handle);\n", out);
-	fputs("\treturn (int)status == RECORDED_STATUS ? 0 : 1;\n}\n", out);
+	fputs("\treturn (int)status == RECORDED_STATUS && cuda_same ? 0 : 1;\n}\n", out);
 }
 
 int

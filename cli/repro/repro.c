@@ -470,7 +470,7 @@ plan_desc(struct reader *r, struct repro_plan *p, json_t *v, int kind, const cha
 		json_object_foreach(v, key, val) {
 			const struct repro_fn *s = repro_setting_for(kind, key);
 
-			if (s)
+			if (s && !repro_is_default(s->name, s->params[1].name, val))
 				json_array_append_new(sets, json_pack("{s:s, s:{s:s, s:O}}", "fn", s->name, "args",
 								      s->params[0].name, id, s->params[1].name, val));
 		}
@@ -501,7 +501,7 @@ plan_desc(struct reader *r, struct repro_plan *p, json_t *v, int kind, const cha
 
 				for (size_t i = 0; s && i < json_array_size(sets); i++)
 					have |= strcmp(jstr(json_array_get(sets, i), "fn"), s->name) == 0;
-				if (s && !have)
+				if (s && !have && !repro_is_default(s->name, s->params[1].name, val))
 					json_array_append_new(sets, json_pack("{s:s, s:{s:s, s:O}}", "fn", s->name, "args",
 									      s->params[0].name, id, s->params[1].name,
 									      val));
@@ -691,10 +691,14 @@ make_plan(struct reader *r, json_t *rec, const struct repro_fn *f)
 		json_t *made = NULL;
 		int traced = create_traced(r->backend, on);
 
-		/* A plan whose calls were not traced: made again from its record, its config's and its graph's. */
-		if (!traced && jstr(json_object_get(args, "descriptor"), "type") &&
-		    strcmp(jstr(json_object_get(args, "descriptor"), "type"),
-			   "CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR") == 0 &&
+		const char *type = jstr(json_object_get(args, "descriptor"), "type");
+
+		/*
+		 * A plan or an engine config whose calls were not traced: made again from its record, its
+		 * config's (the engine and knobs a plan of it names) and its graph's.
+		 */
+		if (!traced && type && (strcmp(type, "CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR") == 0 ||
+					strcmp(type, "CUDNN_BACKEND_ENGINECFG_DESCRIPTOR") == 0) &&
 		    (made = repro_graph_rebuild_desc(rec, r->configs, r->graphs)))
 			p->graph_rebuilt = 2;
 		if (!(made || r->backend) || repro_graph_plan(p, made ? made : r->backend, rec) != 0) {
@@ -795,7 +799,7 @@ signature_matches(struct reader *r, json_t *rec, const struct repro_fn *f)
 }
 
 static void
-list_line(struct reader *r, json_t *rec, const char *fn, int failure, int host)
+list_line(struct reader *r, json_t *rec, const char *fn, int failure, int gpu)
 {
 	json_t *args = json_object_get(rec, "args");
 	const char *key;
@@ -807,9 +811,8 @@ list_line(struct reader *r, json_t *rec, const char *fn, int failure, int host)
 	repro_text(stdout, jstr(rec, "status_name"));
 	if (failure)
 		printf(" (--failure %lld)", r->failures);
-	/* Replayed from the API description with device memory (repro-host.c): the table's calls say it in their
-	 * programs, which give a GPU's buffers to every one. */
-	if (host && repro_host_device_data(rec))
+	/* Replayed with device memory: from the API description (repro-host.c), or a table call with buffers. */
+	if (gpu)
 		fputs(" [needs a GPU: its replay allocates device memory]", stdout);
 	if (json_is_true(json_object_get(rec, "injected")))
 		fputs(" [injected by CUDNNSPY_INJECT: cuDNN never saw it]", stdout);
@@ -891,7 +894,7 @@ take(struct reader *r, json_t *rec)
 {
 	const char *event = jstr(rec, "event"), *fn;
 	const struct repro_fn *f;
-	int failure;
+	int failure, gpu = 0;
 	json_t *args;
 
 	if (!event)
@@ -1052,6 +1055,7 @@ take(struct reader *r, json_t *rec)
 		char why[512];
 		int ok = plan_trial(r, rec, f, &scratch, why, sizeof(why)) == 0;
 
+		gpu = ok && scratch.nbufs > 0;
 		plan_free(&scratch);
 		if (!ok) {
 			/* Its place in the records is this list's own: what is left is why. */
@@ -1062,7 +1066,7 @@ take(struct reader *r, json_t *rec)
 		}
 	}
 	if (r->list) {
-		list_line(r, rec, fn, failure, !f);
+		list_line(r, rec, fn, failure, f ? gpu : repro_host_device_data(rec));
 		return 0;
 	}
 	if (r->want_sig && !f)
@@ -1116,6 +1120,34 @@ take(struct reader *r, json_t *rec)
  * and the plan records that say its knobs, come after the probe. A first pass over the file keeps them, by
  * config id: {"engine", "knobs" (from a plan), "graph"}; and the graph records, which a probe's rebuild needs.
  */
+/* A plan record, or a plan descriptor in a failure record: its config's id, engine, knobs and graph. */
+static int
+is_plan_of_config(json_t *o)
+{
+	return jstr(o, "config") && repro_id_ok(jstr(o, "config")) && jstr(o, "graph") && repro_id_ok(jstr(o, "graph")) &&
+	       json_is_integer(json_object_get(o, "engine")) && json_is_array(json_object_get(o, "knobs"));
+}
+
+/* What the records say of engine config ID, each the first time it is said; 0 when there is no room. */
+static int
+note_config(json_t *configs, const char *id, json_t *engine, json_t *knobs, const char *graph)
+{
+	json_t *c = json_object_get(configs, id);
+
+	if (!c) {
+		if (json_object_size(configs) >= MAX_LIVE)
+			return 0;
+		json_object_set_new(configs, id, c = json_object());
+	}
+	if (engine && !json_object_get(c, "engine"))
+		json_object_set(c, "engine", engine);
+	if (knobs && !json_object_get(c, "knobs"))
+		json_object_set(c, "knobs", knobs);
+	if (graph && !json_object_get(c, "graph"))
+		json_object_set_new(c, "graph", json_string(graph));
+	return 1;
+}
+
 static void
 config_pass(struct reader *r, const char *path)
 {
@@ -1147,12 +1179,15 @@ config_pass(struct reader *r, const char *path)
 		graphs = json_object_get(json_array_get(r->segs, json_array_size(r->segs) - 1), "graphs");
 		if (n > LINE_CAP || flags || (!memmem(line, n, "\"event\":\"plan\"", 14) &&
 					      !memmem(line, n, "\"event\":\"heuristics\"", 20) &&
-					      !memmem(line, n, "\"event\":\"graph\"", 15)))
+					      !memmem(line, n, "\"event\":\"graph\"", 15) &&
+					      !(memmem(line, n, "\"event\":\"failure\"", 17) &&
+						(memmem(line, n, "\"config\":\"backend#", 18) ||
+						 memmem(line, n, "\"CUDNN_BACKEND_ENGINECFG_DESCRIPTOR\"", 36)))))
 			continue;
 		rec = json_loadb(line, n, 0, NULL);
 		event = jstr(rec, "event");
 		graph = jstr(rec, "graph");
-		if (!event || json_object_size(configs) >= MAX_LIVE) {
+		if (!event) {
 			json_decref(rec);
 			continue;
 		}
@@ -1163,21 +1198,25 @@ config_pass(struct reader *r, const char *path)
 			json_array_foreach(json_object_get(rec, "configs"), k, v) {
 				json_t *e = json_array_get(json_object_get(rec, "engines"), k);
 
-				if (json_is_string(v) && repro_id_ok(json_string_value(v)) && json_is_integer(e) &&
-				    !json_object_get(configs, json_string_value(v)))
-					json_object_set_new(configs, json_string_value(v),
-							    json_pack("{s:O, s:s}", "engine", e, "graph", graph));
+				if (json_is_string(v) && repro_id_ok(json_string_value(v)) && json_is_integer(e))
+					note_config(configs, json_string_value(v), e, NULL, graph);
 			}
-		} else if (strcmp(event, "plan") == 0 && jstr(rec, "config") && repro_id_ok(jstr(rec, "config")) &&
-			   graph && repro_id_ok(graph) && json_is_integer(json_object_get(rec, "engine")) &&
-			   json_is_array(json_object_get(rec, "knobs"))) {
-			/* The first plan of it: the knobs it had when the program built one. */
-			json_t *had = json_object_get(configs, jstr(rec, "config"));
+		} else if (strcmp(event, "failure") == 0) {
+			json_t *d = json_object_get(json_object_get(rec, "args"), "descriptor");
 
-			if (!had || !json_object_get(had, "knobs"))
-				json_object_set_new(configs, jstr(rec, "config"),
-						    json_pack("{s:O, s:O, s:s}", "engine", json_object_get(rec, "engine"),
-							      "knobs", json_object_get(rec, "knobs"), "graph", graph));
+			/* A failure on a plan names its config's engine and knobs (a plan that did not finalize). */
+			if (is_plan_of_config(d))
+				note_config(configs, jstr(d, "config"), json_object_get(d, "engine"),
+					    json_object_get(d, "knobs"), jstr(d, "graph"));
+			/* A config that did not finalize: a plan of it is made again on it unfinalized. */
+			if (jstr(rec, "fn") && strcmp(jstr(rec, "fn"), "cudnnBackendFinalize") == 0 && jstr(d, "type") &&
+			    strcmp(jstr(d, "type"), "CUDNN_BACKEND_ENGINECFG_DESCRIPTOR") == 0 && jstr(d, "id") &&
+			    repro_id_ok(jstr(d, "id")) && note_config(configs, jstr(d, "id"), NULL, NULL, NULL))
+				json_object_set_new(json_object_get(configs, jstr(d, "id")), "unfinalized", json_true());
+		} else if (strcmp(event, "plan") == 0 && is_plan_of_config(rec)) {
+			/* The first plan of it: the knobs it had when the program built one. */
+			note_config(configs, jstr(rec, "config"), json_object_get(rec, "engine"),
+				    json_object_get(rec, "knobs"), graph);
 		}
 		json_decref(rec);
 	}

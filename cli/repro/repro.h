@@ -237,6 +237,15 @@ repro_signature_matches(const char *sig, const char *pattern);
 void *
 repro_set_from_desc(int kind, const char *id, const char *desc);
 
+/*
+ * repro-desc.c: 1 when VALUE (json_t), given to parameter PARAM of the Set
+ * FN, is what cuDNN holds in a new descriptor (the API description's
+ * default=): the spy's records show those for a descriptor the program never
+ * set them on, and a repro does not make a call the program did not.
+ */
+int
+repro_is_default(const char *fn, const char *param, const void *value);
+
 /* repro-common.c: an integer as a C literal of a type that holds it. */
 void
 repro_int(FILE *out, long long v);
@@ -300,9 +309,10 @@ repro_host_write(const struct repro_plan *p, FILE *out);
 extern const char repro_print_status[];
 
 /* repro-write.c: the opening comment's line of the recorded message: cuDNN's, or, for a status the spy injected
- * (CUDNNSPY_INJECT), that it was injected and by which rule. */
+ * (CUDNNSPY_INJECT), that it was injected, by which rule, and the rule that injects it into this program's call
+ * (BEFORE: the calls of the same function the program makes before it). */
 void
-repro_write_message(FILE *out, const struct repro_plan *p);
+repro_write_message(FILE *out, const struct repro_plan *p, int before);
 
 /* repro-write.c: the opening comment's "Called from Python:" lines, from a record's "python" (json_t). */
 void

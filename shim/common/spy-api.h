@@ -84,6 +84,16 @@ struct spy_enum_info {
 };
 
 extern const struct spy_fn_info spy_fn_info[_SPY_FN_COUNT];
+
+/* A Set parameter's value in a new descriptor (the description's default=). */
+struct spy_setting_default {
+	unsigned short fn;	/* enum spy_fn_id */
+	unsigned char param;
+	double value;
+	const char *name;	/* the enum value's name, or NULL for a number */
+};
+extern const struct spy_setting_default spy_setting_defaults[];
+extern const unsigned spy_setting_default_count;
 extern const struct spy_enum_info spy_enum_info[_SPY_ENUM_COUNT];
 extern const struct spy_struct_info spy_struct_info[_SPY_STRUCT_COUNT];
 

@@ -47,8 +47,11 @@ class Struct:
 class Param:
     """One parameter: direction, C type, name, and for arrays the count."""
 
-    def __init__(self, direction, ctype, name, count, on_device=False):
+    def __init__(self, direction, ctype, name, count, on_device=False, default=None):
         self.direction, self.ctype, self.name, self.count = direction, ctype, name, count
+        # "default=VALUE": what cuDNN holds in a new descriptor for the value this Set's parameter sets (an enum
+        # value's name or a number), which the spy's records show for a descriptor the program never set it on.
+        self.default, self.default_value = default, None
         # "in device const int *labels[...]": GPU memory, whose values the spy never reads.
         self.on_device = on_device
         self.is_array = count is not None
@@ -122,6 +125,10 @@ def _parse_param(text, where):
     if len(parts) != 2 or parts[0] not in DIRECTIONS:
         raise ApiError("%s: a parameter is 'in|out|inout TYPE NAME[COUNT]', got %r" % (where, text))
     direction, rest = parts
+    default = None
+    m = re.match(r"^(.*\S)\s+default=(\S+)$", rest)
+    if m:
+        rest, default = m.group(1), m.group(2)
     on_device = rest.startswith("device ")
     if on_device:
         rest = rest[len("device "):]
@@ -132,7 +139,7 @@ def _parse_param(text, where):
     m = re.match(r"^(.*?)([A-Za-z_][A-Za-z_0-9]*)$", rest)
     if not m or not m.group(1).strip():
         raise ApiError("%s: cannot split type and name in %r" % (where, text))
-    return Param(direction, m.group(1).strip(), m.group(2), count, on_device)
+    return Param(direction, m.group(1).strip(), m.group(2), count, on_device, default)
 
 
 def parse(path):
@@ -213,6 +220,15 @@ def parse(path):
     return api
 
 
+def _default_value(api, p, kind):
+    if kind == "enum":
+        return next((v.value for v in api.enums[p.base].values if v.name == p.default), None)
+    try:
+        return float(p.default) if kind in ("double", "float") else int(p.default)
+    except ValueError:
+        return None
+
+
 def _check(api, path):
     seen = set()
     for i, e in enumerate(sorted(api.enums)):
@@ -248,6 +264,12 @@ def _check(api, path):
                 p.count_index = names.index(p.count)
             if p.base in api.types:
                 api.types[p.base].majors |= fn.majors
+            if p.default is not None:
+                p.default_value = _default_value(api, p, kind)
+                if p.default_value is None or p.direction != "in" or p.pointers or p is fn.params[0] or \
+                        api.kind_of(fn.params[0].base) != "descriptor":
+                    raise ApiError("%s: %s: default=%s of %s: a Set's value parameter (after its descriptor) takes "
+                                   "a number or a value of its enum" % (path, fn.name, p.default, p.name))
         if len(set(names)) != len(names):
             raise ApiError("%s: %s: two parameters share a name" % (path, fn.name))
     for s in api.structs.values():

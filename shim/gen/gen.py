@@ -253,7 +253,16 @@ def emit_api_c(api, path):
                                            ("SPY_FI_DEPRECATED", "deprecated" in fn.flags)) if on) or "0"
         out.append('\t{ "%s", "%s", %s, %s, %d, %s, %s },' % (
             fn.name, fn.lib or "", majors_mask(fn.majors), ret, len(fn.params), flags, params))
-    out += ["};", ""]
+    out += ["};", "",
+            "/* The description's default=: each Set parameter's value in a descriptor the program never set it on. */",
+            "const struct spy_setting_default spy_setting_defaults[] = {"]
+    for fn in api.declared():
+        for i, p in enumerate(fn.params):
+            if p.default is not None:
+                out.append('\t{ _SPY_FN_%s, %d, %r, %s },' % (
+                    fn.name, i, float(p.default_value), '"%s"' % p.default if p.base in api.enums else "NULL"))
+    out += ["};", "const unsigned spy_setting_default_count = sizeof(spy_setting_defaults) / sizeof(spy_setting_defaults[0]);",
+            ""]
     # Sorted name index for lookups by name (dlsym, configuration globs).
     order = sorted(api.functions, key=lambda f: f.name)
     out.append("static const unsigned short by_name[_SPY_FN_COUNT] = {")

@@ -1388,7 +1388,7 @@ graph_record(const struct spy_call *c, const struct slot *g)
 {
 	struct spy_thread *th;
 	struct spy_line *l = record_begin(&th, "graph", spy_tid(), c->t0 ? c->t0 : spy_now_ns());
-	const struct attr *ops = attr_of(g, CUDNN_ATTR_OPERATIONGRAPH_OPS);
+	const struct attr *ops = attr_of(g, CUDNN_ATTR_OPERATIONGRAPH_OPS), *h;
 	char sig[SPY_SIG_LEN];
 	int op;
 
@@ -1401,6 +1401,12 @@ graph_record(const struct spy_call *c, const struct slot *g)
 	spy_line_name(l, spy_op_name(op));
 	spy_line_lit(l, ",\"signature\":");
 	spy_line_str(l, sig);
+	/* The handle it was given, or null: a repro makes one only where the program had one. */
+	spy_line_lit(l, ",\"handle\":");
+	if ((h = attr_of(g, CUDNN_ATTR_OPERATIONGRAPH_HANDLE)) && h->count == 1)
+		attr_json(l, g, h, 0);
+	else
+		spy_line_lit(l, "null");
 	spy_line_lit(l, ",\"ops\":[");
 	for (int i = 0; ops && i < ops_kept(g, ops); i++) {
 		const struct slot *o = target(g, CUDNN_ATTR_OPERATIONGRAPH_OPS, i);

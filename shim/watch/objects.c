@@ -940,20 +940,24 @@ spy_obj_summary(struct spy_line *l, const void *ptr)
 	return l->len != mark;
 }
 
+/* A default's value as the spy stores an argument of the parameter's kind. */
+static union spy_arg
+default_arg(const struct spy_param_info *p, double value)
+{
+	union spy_arg v;
+
+	if (p->kind == SPY_ARG_DOUBLE)
+		v.d = value;
+	else
+		v.i = (int64_t)value;
+	return v;
+}
+
 /*
  * The settings beside a descriptor's shape that cuDNN documents a default
- * for, and that the program never made: cuDNN's log shows them always.
+ * for (the description's default=), and that the program never made:
+ * cuDNN's log shows them always.
  */
-static const struct {
-	const char *kind;
-	unsigned fn;
-	int64_t value;
-} setting_defaults[] = {
-	{ "convolution", _SPY_FN_cudnnSetConvolutionMathType, CUDNN_DEFAULT_MATH },
-	{ "convolution", _SPY_FN_cudnnSetConvolutionGroupCount, 1 },
-	{ "convolution", _SPY_FN_cudnnSetConvolutionReorderType, CUDNN_DEFAULT_REORDER },
-};
-
 static void
 settings_defaults(struct spy_line *l, const struct slot *s)
 {
@@ -962,17 +966,20 @@ settings_defaults(struct spy_line *l, const struct slot *s)
 	/* Only for a descriptor seen from its creation, with no failed setting since (state unknown). */
 	if (!s->from_create || s->settings_lost)
 		return;
-	for (unsigned k = 0; k < sizeof(setting_defaults) / sizeof(setting_defaults[0]); k++) {
-		const struct spy_fn_info *f = &spy_fn_info[setting_defaults[k].fn];
-		union spy_arg v = { .i = setting_defaults[k].value };
+	for (unsigned k = 0; k < spy_setting_default_count; k++) {
+		const struct spy_setting_default *sd = &spy_setting_defaults[k];
+		const struct spy_fn_info *f = &spy_fn_info[sd->fn];
+		union spy_arg v;
 
-		if (strcmp(kinds[s->kind], setting_defaults[k].kind) != 0 || f->nparams != 2)
+		/* One value per Set (a convolution's math type); the RNN clip's four come below. */
+		if (f->nparams != 2 || !f->params[0].desc_kind || strcmp(kinds[s->kind], f->params[0].desc_kind) != 0)
 			continue;
 		have = 0;
 		for (int i = 0; i < 3; i++)
-			have |= s->attr_fn[i] == setting_defaults[k].fn + 1;
+			have |= s->attr_fn[i] == sd->fn + 1u;
 		if (have)
 			continue;
+		v = default_arg(&f->params[1], sd->value);
 		spy_line_char(l, ',');
 		spy_line_key(l, f->params[1].name);
 		print_arg(l, &f->params[1], &v, -1, SPY_ARGS_STORED);
@@ -980,13 +987,17 @@ settings_defaults(struct spy_line *l, const struct slot *s)
 	/* An RNN descriptor's clip: none until cudnnRNNSetClip, and again after each shape Set (as cuDNN resets it). */
 	if (!s->aux_fn && strcmp(kinds[s->kind], "rnn") == 0) {
 		const struct spy_fn_info *f = &spy_fn_info[_SPY_FN_cudnnRNNSetClip_v8];
-		union spy_arg zero[AUX_ARGS];
 
-		memset(zero, 0, sizeof(zero));	/* CUDNN_RNN_CLIP_NONE, CUDNN_NOT_PROPAGATE_NAN, 0.0, 0.0 */
-		for (int i = 1; i < f->nparams && i < AUX_ARGS; i++) {
+		for (unsigned k = 0; k < spy_setting_default_count; k++) {
+			const struct spy_setting_default *sd = &spy_setting_defaults[k];
+			union spy_arg v;
+
+			if (sd->fn != _SPY_FN_cudnnRNNSetClip_v8 || sd->param >= f->nparams)
+				continue;
+			v = default_arg(&f->params[sd->param], sd->value);
 			spy_line_char(l, ',');
-			spy_line_key(l, f->params[i].name);
-			print_arg(l, &f->params[i], &zero[i], -1, SPY_ARGS_STORED);
+			spy_line_key(l, f->params[sd->param].name);
+			print_arg(l, &f->params[sd->param], &v, -1, SPY_ARGS_STORED);
 		}
 	}
 }

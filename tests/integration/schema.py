@@ -53,7 +53,7 @@ ALGO = [("api", STR, False), ("op", STR, False), ("signature", STR, False), ("al
         ("workspace", (dict,), True), ("workspace_needed", INT, True), ("search", (dict,), True),
         ("nondeterministic", (bool,), True), ("plan", STR, True), ("config", STR, True), ("graph", STR, True), ("heuristics", (dict,), True)]
 GRAPH = [("tid", INT, False), ("t_ns", INT, False), ("id", STR, False), ("op", STR, False),
-         ("signature", STR, False), ("ops", (list,), True)]
+         ("signature", STR, False), ("handle", STR, True), ("ops", (list,), True)]
 PLAN = [("tid", INT, False), ("t_ns", INT, False), ("id", STR, False), ("config", STR, True), ("engine", INT, True),
         ("knobs", (list,), True), ("graph", STR, True), ("signature", STR, True), ("heuristics", (dict,), True),
         ("workspace", INT, True), ("nondeterministic", (bool,), True), ("json", STR, True), ("json_size", INT, True)]

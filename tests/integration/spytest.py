@@ -73,11 +73,28 @@ def keep_records(directory, argv, env, since):
     d = tempfile.mkdtemp(prefix=os.path.basename(argv[0])[:40] + "-", dir=keep)
     for f in files:
         shutil.copy(os.path.join(directory, f), d)
+    kept = {k: v for k, v in env.items() if k in ("LD_LIBRARY_PATH", "LD_PRELOAD") or k in KEPT_SETTINGS or
+            k.startswith(("FAKECUDNN_", "FAKECUDA_"))}
+    # A library directory the scenario made for the run (a driver stub, a copy of cuDNN) is gone when the census
+    # replays: kept too, links as links, and a file too big to copy as a link to where it was.
+    dirs = []
+    for i, x in enumerate(kept.get("LD_LIBRARY_PATH", "").split(":")):
+        if x and os.path.isdir(x) and os.path.basename(x).startswith("cudnnspy-") and \
+                os.path.dirname(os.path.realpath(x)) == os.path.realpath(tempfile.gettempdir()):
+            to = os.path.join(d, "libs-%d" % i)
+            os.makedirs(to)
+            for name in os.listdir(x):
+                src = os.path.join(x, name)
+                if os.path.islink(src) or (os.path.isfile(src) and os.path.getsize(src) > (64 << 20)):
+                    os.symlink(os.path.realpath(src), os.path.join(to, name))
+                elif os.path.isfile(src):
+                    shutil.copy(src, to)
+            x = to
+        dirs.append(x)
+    if "LD_LIBRARY_PATH" in kept:
+        kept["LD_LIBRARY_PATH"] = ":".join(dirs)
     with open(os.path.join(d, "env.json"), "w") as f:
-        json.dump({"argv": list(argv), "env": {k: v for k, v in env.items()
-                                               if k in ("LD_LIBRARY_PATH", "LD_PRELOAD") or
-                                               k in KEPT_SETTINGS or k.startswith(("FAKECUDNN_", "FAKECUDA_"))}},
-                  f)
+        json.dump({"argv": list(argv), "env": kept}, f)
 
 
 def run(argv, env=None, check_rc=True, complete=True, preexec=None, signal_ok=False):

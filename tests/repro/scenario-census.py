@@ -8,7 +8,9 @@ test run. First the scenarios, keeping each run's records (tests/integration/spy
 Then this: every failure `cudnnspy repro --list` names in the kept records, counted as replayed or refused (with
 why); and the first failure of each function and status is written, built, and run under the spy against the
 libraries its scenario ran with (the fake's settings too), where it must make the same call with the same
-arguments and status (test_repro.host_round_trip). --all round-trips every failure (hours).
+arguments and status (test_repro.host_round_trip). --all round-trips every failure: each is written, and a program
+whose code (comments aside), libraries and settings are those of one already run is compared with that one's
+records rather than built and run again (the same program makes the same calls).
 Exit status: 0 when every replayed one round-tripped."""
 import json
 import os
@@ -37,6 +39,7 @@ def main():
     import test_repro as t
 
     refused, replayed, seen, tripped, broke, cuda_after = {}, 0, set(), 0, [], []
+    replays = {}
     tmp = tempfile.mkdtemp(prefix="cudnnspy-census-")
     for name in sorted(os.listdir(kept)):
         d = os.path.join(kept, name)
@@ -47,6 +50,7 @@ def main():
             continue
         listed = subprocess.run([E["CLI_EXE"], "repro", "--list", d], stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, universal_newlines=True).stdout.splitlines()
+        recs = None
         for line in listed:
             m = re.search(r"^\s*\d+\s+failure\s+(\S+) -> (\S+) \(--failure (\d+)\)", line)
             if not m:
@@ -60,6 +64,9 @@ def main():
             if key in seen and not every:
                 continue
             seen.add(key)
+            if recs is None:
+                recs = t.records(d)
+                fails = [r for r in recs if r["event"] == "failure"]
             env = dict(ran["env"])
             env.pop("LD_PRELOAD", None)
             libdirs = [x for x in env.pop("LD_LIBRARY_PATH", "").split(":") if x]
@@ -72,20 +79,25 @@ def main():
             # Without a GPU, a replay that allocates device memory runs against the fake told to fail the same.
             if "[needs a GPU: " in line and E["REAL_CUDNN_DIR"] in libdirs:
                 libdirs = [E["FAKE9_DIR"]]
-                env["FAKECUDNN_STATUS"] = "%s=%d" % (m.group(1), t.records(d) and [
-                    r for r in t.records(d) if r["event"] == "failure"][int(m.group(3)) - 1]["status"])
+                env["FAKECUDNN_STATUS"] = "%s=%d" % (m.group(1), fails[int(m.group(3)) - 1]["status"])
             # A repro links the CUDA runtime, which a scenario against the fake alone did not load.
             if not any(os.path.exists(os.path.join(x, "libcudart.so")) for x in libdirs):
                 libdirs.append(E["FAKE_CUDART_DIR"])
-            fail = [r for r in t.records(d) if r["event"] == "failure"][int(m.group(3)) - 1]
+            fail = fails[int(m.group(3)) - 1]
             if fail.get("cuda_error") and not fail["status"]:
                 # The call returned SUCCESS and the GPU an error after it: the state the program's GPU work left,
-                # which a replay of the one call does not make (counted apart, not as round-tripped).
-                cuda_after.append("%s (%s, failure %s): %s" % (name, m.group(1), m.group(3), fail.get("message")))
-                continue
+                # which a replay of the one call makes only where the GPU faults at it: the fake CUDA runtime told
+                # to fault at the repro's first launch, which is the call (counted apart too).
+                if E["FAKE_CUDART_DIR"] not in libdirs or "FAKECUDA_ASYNC_ERROR_AT" not in env:
+                    cuda_after.append("%s (%s, failure %s): %s" % (name, m.group(1), m.group(3),
+                                                                   fail.get("message")))
+                    continue
+                env["FAKECUDA_ASYNC_ERROR_AT"] = "1"
+                cuda_after.append("%s (%s, failure %s): replayed against the fake CUDA runtime faulting at the call"
+                                  % (name, m.group(1), m.group(3)))
             try:
                 t.host_round_trip(tmp, d, int(m.group(3)), "%s-%s" % (name, m.group(3)), libdirs, env,
-                                  preload=not dropin)
+                                  preload=not dropin, recs=recs, replays=replays if every else None)
                 tripped += 1
             except (t.Failed, IndexError) as e:
                 broke.append("%s (%s %s, failure %s): %s" % (name, m.group(1), m.group(2), m.group(3),
@@ -96,11 +108,11 @@ def main():
     for why, n in sorted(refused.items(), key=lambda x: -x[1]):
         print("  %5d  refused: %s" % (n, why))
     print("%d round-tripped of %d tried (%s), %d did not" % (tripped, tripped + len(broke),
-          "every one" if every else "the first of each function and status", len(broke)))
+          "every one: %d programs built and run" % len(replays) if every else
+          "the first of each function and status", len(broke)))
     for b in broke:
         print("  " + b)
-    print("%d a CUDA error after a call that returned SUCCESS (not tried: the GPU's state, not the call's)" %
-          len(cuda_after))
+    print("%d a CUDA error after a call that returned SUCCESS (the GPU's state, not the call's)" % len(cuda_after))
     for c in cuda_after:
         print("  " + c)
     sys.exit(1 if broke else 0)

@@ -90,6 +90,8 @@ def edit(directory, name, text):
 def records(directory):
     out = []
     for name in sorted(os.listdir(directory)):
+        if os.path.isdir(os.path.join(directory, name)):
+            continue    # the libraries a kept scenario ran with (tests/integration/spytest.py)
         out += [json.loads(line) for line in dumped(os.path.join(directory, name)).splitlines() if line.strip()]
     return out
 
@@ -282,7 +284,7 @@ def test_round_trip_legacy():
         src = os.path.join(tmp, "default.c")
         run([CLI, "repro", "-o", src, "--fill", "nan", "--time", failing])
         text = open(src).read()
-        check("enum fill fill = FILL_NAN;" in text and "int timing = 1;" in text and
+        check("enum fill fill = FILL_NAN;" in text and "int timing = 1, cuda_same = 1;" in text and
               "cudnnConvolutionForward(" in text, "the first failure, with the fill and timing asked for", text)
         # The alignment offset of a pointer is reproduced.
         rec = os.path.join(tmp, "offset")
@@ -724,28 +726,48 @@ print(lib.cudnnActivationForward(None, None, None, d, None, None, d, None))
 """
 
 
-def host_round_trip(tmp, rec_dir, n, label, libdirs, env, preload=True):
+def host_round_trip(tmp, rec_dir, n, label, libdirs, env, preload=True, recs=None, replays=None):
     """Failure N of REC_DIR: its repro built against LIBDIR and run under the spy (PRELOAD false: LIBDIRS hold its
     drop-in). Its last call of the failed function must be the failure again: same status, same arguments (ids by
-    what was set on them). Returns the repro's text."""
-    recs = records(rec_dir)
-    orig = [r for r in recs if r["event"] == "failure"][n - 1]
+    what was set on them). Returns the repro's text. RECS: REC_DIR's records, when the caller has them. REPLAYS:
+    a dict the caller keeps across calls, so that a repro whose code (comments aside), libraries and settings are
+    those of one already run is not built and run again: the same program gives the same records, and this
+    failure is compared with them (scenario-census.py --all: thousands of failures, far fewer programs)."""
+    recs = records(rec_dir) if recs is None else recs
+    index = [i for i, r in enumerate(recs) if r["event"] == "failure"][n - 1]
+    orig = recs[index]
     src = os.path.join(tmp, "%s-%d.c" % (label, n))
     p = run([CLI, "repro", "--failure", str(n), "-o", src, rec_dir])
     text = open(src).read()
-    check("cudnnspy" not in re.sub(r"/\*.*?\*/", "", text, flags=re.S), "%s %d: no spy code" % (label, n), text)
+    code = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    check("cudnnspy" not in code, "%s %d: no spy code" % (label, n), text)
     check(p.stdout.startswith("cc -Wall -Werror -o "), "%s %d: the build command" % (label, n), p.stdout)
-    build(src, src[:-2], include_dir(), libdirs)
-    out = os.path.join(tmp, "%s-%d.records" % (label, n))
-    os.makedirs(out)
-    q = run([src[:-2]], dict(env, CUDNNSPY_OUTPUT=out, CUDNNSPY_STDERR="none", LD_LIBRARY_PATH=":".join(libdirs),
-                             **({"LD_PRELOAD": PRELOAD} if preload else {})), check_rc=False)
-    check(q.returncode == 0 and "the same status as recorded" in q.stdout,
-          "%s %d (%s): the repro returns the recorded status" % (label, n, orig["fn"]), text[:2500], q.stdout,
-          q.stderr)
-    again = records(out)
+    # An injected status: under the rule the file names for its call (the program's may pick its Nth or a share).
+    rule = re.search(r"call: CUDNNSPY_INJECT='([^']*)'", text)
+    if orig.get("injected"):
+        check(rule, "%s %d: an injected status names the rule for the repro's call" % (label, n), text[:2500])
+        env = dict(env, CUDNNSPY_INJECT=rule.group(1))
+    key = (code, tuple(libdirs), tuple(sorted(env.items())), preload)
+    if replays is not None and key in replays:
+        again, status_ok, said = replays[key]
+    else:
+        build(src, src[:-2], include_dir(), libdirs)
+        out = os.path.join(tmp, "%s-%d.records" % (label, n))
+        os.makedirs(out)
+        q = run([src[:-2]], dict(env, CUDNNSPY_OUTPUT=out, CUDNNSPY_STDERR="none",
+                                 LD_LIBRARY_PATH=":".join(libdirs), **({"LD_PRELOAD": PRELOAD} if preload else {})),
+                check_rc=False)
+        again, status_ok, said = records(out), q.returncode == 0 and "the same status as recorded" in q.stdout, \
+            (q.stdout, q.stderr)
+        if replays is not None:
+            replays[key] = (again, status_ok, said)
+            shutil.rmtree(out, ignore_errors=True)
+            for f in (src, src[:-2]):
+                os.unlink(f) if os.path.exists(f) else None
+    check(status_ok, "%s %d (%s): the repro returns the recorded status" % (label, n, orig["fn"]), text[:2500],
+          *said)
     mine = [i for i, r in enumerate(again) if r["event"] in ("call", "failure") and r["fn"] == orig["fn"]]
-    a = normalize(orig, recs, recs.index(orig))
+    a = normalize(orig, recs, index)
     b = normalize(again[mine[-1]], again, mine[-1])
     for x in (a, b):
         # Host memory the call writes: the program's stack or the repro's arrays, at no address in particular.
@@ -1089,12 +1111,105 @@ def test_injected():
         check([r.get("injected", False) for r in fails[:2]] == [True, False] and
               p.stderr.startswith("cudnnspy: repro: failure 2, cudnnSetTensor4dDescriptor -> CUDNN_STATUS_BAD_PARAM"),
               "a failure cuDNN gave first", p.stderr, json.dumps(fails)[:2000])
-        print("injected: marked, picked last, said, round-tripped under the rule")
+        # A rule for a share of the calls (%P) or the Nth (@N): the file names the rule for its own call.
+        for extra in ("cudnnSetTensor4dDescriptor=EXECUTION_FAILED%10", "cudnnSet*=EXECUTION_FAILED@7"):
+            share = os.path.join(tmp, "share-%d" % len(extra))
+            spied([host_calls, "100"], share, {"CUDNNSPY_INJECT": extra})
+            got = [r for r in records(share) if r["event"] == "failure" and r.get("injected")]
+            check(got, "%s: injected" % extra)
+            text = host_round_trip(tmp, share, 1, "share-%d" % len(extra), [FAKE9, FAKE_CUDART], {"CUDNNSPY_INJECT": extra})
+            check("call: CUDNNSPY_INJECT='%s=%d@" % (got[0]["fn"], got[0]["status"]) in text, "%s: the rule" % extra,
+                  text[:2500])
+        print("injected: marked, picked last, said, round-tripped under the rule (every call, %P, @N)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-TESTS = {"injected": test_injected, "frontend-probes": test_frontend_probes, "all-functions": test_all_functions, "fake-census": test_fake_census, "host-device": test_host_device, "host-census": test_host_census, "host-failures": test_host_failures, "hostile": test_hostile, "round-trip-legacy": test_round_trip_legacy, "signature": test_signature, "round-trip-graph": test_round_trip_graph, "real-no-gpu": test_real_no_gpu, "usage": test_usage}
+def test_default_settings():
+    """A descriptor the program created and never set shows cuDNN's defaults beside its shape (math type, group
+    count, reorder type, as cuDNN's log does): its replayed Set, failed, must not be preceded by Set calls of those
+    defaults, which the program never made (issue 30: same calls; decode-all's and failures' convolution Sets in
+    the census)."""
+    tmp = tempfile.mkdtemp(prefix="cudnnspy-repro-")
+    env = {"FAKECUDNN_STATUS": "cudnnSetConvolutionNdDescriptor=2000", "CUDNNSPY_TRACE": "*"}
+    try:
+        out = os.path.join(tmp, "decode-all")
+        spied([os.path.join(PROGS, "decode-all")], out, env)
+        fails = [r for r in records(out) if r["event"] == "failure"]
+        n = next(i for i, r in enumerate(fails, 1) if r["fn"] == "cudnnSetConvolutionNdDescriptor")
+        conv = fails[n - 1]["args"]["convDesc"]
+        check(conv.get("unset") and conv.get("mathType") == "CUDNN_DEFAULT_MATH" and conv.get("groupCount") == 1,
+              "the record shows the defaults beside an unset descriptor", json.dumps(conv))
+        text = host_round_trip(tmp, out, n, "defaults", [FAKE9, FAKE_CUDART], env)
+        code = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+        check("cudnnSetConvolutionMathType" not in code and "cudnnSetConvolutionGroupCount" not in code,
+              "no Set of a default", text[:3000])
+        print("defaults beside an unset convolution: not set again, the failed Set round-trips")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_graph_untraced():
+    """conv-graph against the real cuDNN 9.19 without a GPU and nothing traced (the default mode): the engine
+    config it built by hand fails to finalize, then the plan on it, then a query of the plan (issue 30). Each of
+    those replays and round-trips, made again from the records alone: the config's engine and knobs from the
+    plan's failure record, the graph from its record, with no handle where the graph had none (its record's
+    `handle`), and the config left unfinalized under the plan, as it was."""
+    if not REAL or not os.path.exists(os.path.join(REAL, "libcudnn.so.9")):
+        print("no real cuDNN: skipped")
+        sys.exit(77)
+    include_dir()
+    tmp = tempfile.mkdtemp(prefix="cudnnspy-repro-")
+    try:
+        out = os.path.join(tmp, "conv-graph")
+        os.makedirs(out)
+        run([os.path.join(PROGS, "conv-graph")], {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD,
+                                                  "CUDNNSPY_OUTPUT": out, "CUDNNSPY_STDERR": "none"}, check_rc=False)
+        graphs = [r for r in records(out) if r["event"] == "graph"]
+        check(len(graphs) == 1 and "handle" in graphs[0] and graphs[0]["handle"] is None,
+              "the graph record says it had no handle", json.dumps(graphs)[:1500])
+        lines = [l for l in run([CLI, "repro", "--list", out]).stdout.splitlines() if "(--failure " in l]
+        fails = [r for r in records(out) if r["event"] == "failure"]
+        want = [(f["fn"], f["args"].get("descriptor", {}).get("type")) for f in fails]
+        check(("cudnnBackendFinalize", "CUDNN_BACKEND_ENGINECFG_DESCRIPTOR") in want and
+              ("cudnnBackendFinalize", "CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR") in want,
+              "the config's and the plan's failed Finalize are recorded", "\n".join(lines))
+        refused = [l for l in lines if "repro cannot replay it: " in l]
+        check(not refused, "every failure replays", "\n".join(refused))
+        tripped = 0
+        for l in lines:
+            n = int(re.search(r"\(--failure (\d+)\)", l).group(1))
+            if fails[n - 1]["fn"] == "cudnnBackendExecute":
+                continue    # needs a GPU: repro-round-trip-graph replays executions against the fake
+            host_round_trip(tmp, out, n, "graph", [REAL], {})
+            tripped += 1
+        check(tripped >= 4, "the host-side failures round-trip (%d)" % tripped, "\n".join(lines))
+        print("conv-graph untraced against the real cuDNN: %d host-side failures round-tripped" % tripped)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_cuda_error_after():
+    """A call that returned SUCCESS while the GPU faulted (CUDNNSPY_SYNC blames it: cudaErrorIllegalAddress after
+    gpu-calls' third cudnnAddTensor): its repro replays the call and compares the GPU's error after it with the
+    recorded one, the status and the error both; against the fake CUDA runtime told to fault at the repro's one
+    launch, it round-trips (issue 30: every failure, the census's last one counted apart)."""
+    tmp = tempfile.mkdtemp(prefix="cudnnspy-repro-")
+    env = {"FAKECUDA_ASYNC_ERROR_AT": "3", "CUDNNSPY_SYNC": "cudnnAddTensor"}
+    try:
+        out = os.path.join(tmp, "gpu-calls")
+        spied([os.path.join(PROGS, "gpu-calls"), "5", os.path.join(FAKE_CUDART, "libcudart.so.12")], out, env)
+        fails = [r for r in records(out) if r["event"] == "failure"]
+        check(len(fails) == 1 and fails[0]["status"] == 0 and fails[0]["cuda_error"] == 700,
+              "one failure: SUCCESS, then the GPU's 700", json.dumps(fails)[:2000])
+        text = host_round_trip(tmp, out, 1, "cuda-after", [FAKE9, FAKE_CUDART], dict(env, FAKECUDA_ASYNC_ERROR_AT="1"))
+        check("the same CUDA error as recorded" in text, "the program compares the CUDA error", text[-3000:])
+        print("a CUDA error after SUCCESS: replayed and compared, round-tripped")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+TESTS = {"cuda-error-after": test_cuda_error_after, "graph-untraced": test_graph_untraced, "default-settings": test_default_settings, "injected": test_injected, "frontend-probes": test_frontend_probes, "all-functions": test_all_functions, "fake-census": test_fake_census, "host-device": test_host_device, "host-census": test_host_census, "host-failures": test_host_failures, "hostile": test_hostile, "round-trip-legacy": test_round_trip_legacy, "signature": test_signature, "round-trip-graph": test_round_trip_graph, "real-no-gpu": test_real_no_gpu, "usage": test_usage}
 
 if __name__ == "__main__":
     try:
