@@ -3,7 +3,7 @@
 test run. First the scenarios, keeping each run's records (tests/integration/spytest.py's SPYTEST_KEEP_RECORDS):
 
   SPYTEST_KEEP_RECORDS=/tmp/kept meson test -C build --suite integration --suite real-cudnn
-  tests/repro/scenario-census.py build /tmp/kept [--all]
+  tests/repro/scenario-census.py build /tmp/kept [--all] [--shard=I/N]
 
 Then this: every failure `cudnnspy repro --list` names in the kept records, counted as replayed or refused (with
 why); and the first failure of each function and status is written, built, and run under the spy against the
@@ -27,6 +27,9 @@ def main():
         sys.exit(__doc__)
     build, kept = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     every = "--all" in sys.argv[3:]
+    # --shard I/N: the I-th of N parts of the runs (0 from), for N processes side by side.
+    shard = next((tuple(int(x) for x in a.split("=", 1)[1].split("/")) for a in sys.argv[3:]
+                  if a.startswith("--shard=")), (0, 1))
     E = os.environ
     E.setdefault("CLI_EXE", os.path.join(build, "cli", "cudnnspy"))
     E.setdefault("SPY_PRELOAD", os.path.join(build, "shim", "libcudnnspy.so"))
@@ -39,9 +42,12 @@ def main():
     import test_repro as t
 
     refused, replayed, seen, tripped, broke, cuda_after = {}, 0, set(), 0, [], []
-    replays = {}
+    replays, runs = {}, 0
     tmp = tempfile.mkdtemp(prefix="cudnnspy-census-")
-    for name in sorted(os.listdir(kept)):
+    for i, name in enumerate(sorted(os.listdir(kept))):
+        if i % shard[1] != shard[0]:
+            continue
+        runs += 1
         d = os.path.join(kept, name)
         try:
             with open(os.path.join(d, "env.json")) as f:
@@ -103,7 +109,7 @@ def main():
                 broke.append("%s (%s %s, failure %s): %s" % (name, m.group(1), m.group(2), m.group(3),
                                                             str(e).splitlines()[0]))
     total = replayed + sum(refused.values())
-    print("%d failures in %d scenario runs: %d replayed, %d refused" % (total, len(os.listdir(kept)), replayed,
+    print("%d failures in %d scenario runs: %d replayed, %d refused" % (total, runs, replayed,
                                                                         sum(refused.values())))
     for why, n in sorted(refused.items(), key=lambda x: -x[1]):
         print("  %5d  refused: %s" % (n, why))

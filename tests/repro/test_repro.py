@@ -104,6 +104,21 @@ def spied(argv, outdir, extra=None):
     return run(argv, env, check_rc=False)
 
 
+def need_real():
+    """The real cuDNN 9.19, or the test is skipped (exit 77)."""
+    if not REAL or not os.path.exists(os.path.join(REAL, "libcudnn.so.9")):
+        print("no real cuDNN: skipped")
+        sys.exit(77)
+
+
+def spied_real(argv, outdir, extra=None, check_rc=True):
+    """ARGV against the real cuDNN under the spy, its records in OUTDIR (made)."""
+    os.makedirs(outdir, exist_ok=True)
+    env = {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD, "CUDNNSPY_OUTPUT": outdir, "CUDNNSPY_STDERR": "none"}
+    env.update(extra or {})
+    return run(argv, env, check_rc=check_rc)
+
+
 def calls(recs):
     """The call and failure records, numbered as repro numbers them (from 1)."""
     return [r for r in recs if r["event"] in ("call", "failure")]
@@ -304,9 +319,7 @@ def test_round_trip_legacy():
 
 def test_real_no_gpu():
     """Against the real cuDNN without a GPU: the repro builds with the printed command and stops at cudnnCreate."""
-    if not REAL or not os.path.exists(os.path.join(REAL, "libcudnn.so.9")):
-        print("no real cuDNN: skipped")
-        sys.exit(77)
+    need_real()
     tmp = tempfile.mkdtemp(prefix="cudnnspy-repro-")
     try:
         traced = os.path.join(tmp, "traced")
@@ -335,9 +348,7 @@ def test_real_no_gpu():
         run(shlex.split(cmd), {})
         # The real cuDNN's own failure records (NULL handle: its cudnnCreate failed) make repros that build.
         real = os.path.join(tmp, "real")
-        os.makedirs(real)
-        run([os.path.join(PROGS, "conv-legacy")], {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD,
-                                                   "CUDNNSPY_OUTPUT": real, "CUDNNSPY_STDERR": "none"})
+        spied_real([os.path.join(PROGS, "conv-legacy")], real)
         fails = [r for r in records(real) if r["event"] == "failure"]
         check(len(fails) > 10, "the real cuDNN's failures", repr(fails)[:1000])
         for k in range(1, len(fails) + 1):
@@ -784,17 +795,13 @@ def test_host_failures():
     failure of decode-odd against the real cuDNN 9.19 is listed, and each that repro replays round-trips under
     the spy (those it cannot, listed with why), a failed cudnnBackendSetAttribute among them, from its record and
     from the traced backend calls; a query whose descriptor's only Set failed replays that Set."""
-    if not REAL or not os.path.exists(os.path.join(REAL, "libcudnn.so.9")):
-        print("no real cuDNN: skipped")
-        sys.exit(77)
+    need_real()
     include_dir()
     tmp = tempfile.mkdtemp(prefix="cudnnspy-repro-")
     try:
         demo = os.path.join(tmp, "demo")
-        os.makedirs(demo)
         host_calls = os.path.join(PROGS, os.pardir, "examples", "host-calls")
-        run([host_calls], {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD, "CUDNNSPY_OUTPUT": demo,
-                           "CUDNNSPY_STDERR": "none"}, check_rc=False)
+        spied_real([host_calls], demo, check_rc=False)
         listed = run([CLI, "repro", "--list", demo]).stdout
         check("cudnnSetTensor4dDescriptor -> CUDNN_STATUS_BAD_PARAM (--failure 1)" in listed and
               "cudnnCreate -> CUDNN_STATUS_NOT_INITIALIZED (--failure 2)" in listed, "--list: both failures", listed)
@@ -809,9 +816,7 @@ def test_host_failures():
               "the call as recorded, and no handle", text)
         # decode-odd's failures against the real cuDNN (NULL handles, odd values, failed Sets).
         odd = os.path.join(tmp, "odd")
-        os.makedirs(odd)
-        run([os.path.join(PROGS, "decode-odd")], {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD,
-                                                  "CUDNNSPY_OUTPUT": odd, "CUDNNSPY_STDERR": "none"})
+        spied_real([os.path.join(PROGS, "decode-odd")], odd)
         fails = [r for r in records(odd) if r["event"] == "failure"]
         lines = [l for l in run([CLI, "repro", "--list", odd]).stdout.splitlines() if "(--failure " in l]
         check(len(lines) == len(fails) == 13, "--list: every failure", "\n".join(lines), len(fails))
@@ -830,10 +835,7 @@ def test_host_failures():
         # The failed cudnnBackendSetAttribute (failure 2, a unique id set on a finalized tensor): rebuilt from its
         # failure record above; here from the program's own backend calls, traced.
         traced = os.path.join(tmp, "odd-traced")
-        os.makedirs(traced)
-        run([os.path.join(PROGS, "decode-odd")], {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD,
-                                                  "CUDNNSPY_OUTPUT": traced, "CUDNNSPY_STDERR": "none",
-                                                  "CUDNNSPY_TRACE": "cudnnBackend*"})
+        spied_real([os.path.join(PROGS, "decode-odd")], traced, {"CUDNNSPY_TRACE": "cudnnBackend*"})
         check([r["fn"] for r in records(traced) if r["event"] == "failure"][1] == "cudnnBackendSetAttribute",
               "decode-odd's failure 2 is the backend SetAttribute", json.dumps(records(traced)[:5]))
         text = host_round_trip(tmp, traced, 2, "odd-traced", [REAL], {})
@@ -928,17 +930,13 @@ def test_host_census():
     """Every failure of the programs that call cuDNN's host side against the real 9.19 (call-every, every
     function of the API description once; decode-all; host-sweep): each that --list says it replays round-trips
     under the spy; the rest are listed with why, and the test prints how many of each."""
-    if not REAL or not os.path.exists(os.path.join(REAL, "libcudnn.so.9")):
-        print("no real cuDNN: skipped")
-        sys.exit(77)
+    need_real()
     include_dir()
     tmp = tempfile.mkdtemp(prefix="cudnnspy-repro-")
     try:
         for name in ("call-every", "decode-all", "host-sweep"):
             out = os.path.join(tmp, name)
-            os.makedirs(out)
-            run([os.path.join(PROGS, name)], {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD,
-                                              "CUDNNSPY_OUTPUT": out, "CUDNNSPY_STDERR": "none"}, check_rc=False)
+            spied_real([os.path.join(PROGS, name)], out, check_rc=False)
             lines = [l for l in run([CLI, "repro", "--list", out]).stdout.splitlines() if "(--failure " in l]
             fails = [r for r in records(out) if r["event"] == "failure"]
             check(len(lines) == len(fails), "%s: --list names every failure" % name, len(lines), len(fails))
@@ -1155,16 +1153,12 @@ def test_graph_untraced():
     those replays and round-trips, made again from the records alone: the config's engine and knobs from the
     plan's failure record, the graph from its record, with no handle where the graph had none (its record's
     `handle`), and the config left unfinalized under the plan, as it was."""
-    if not REAL or not os.path.exists(os.path.join(REAL, "libcudnn.so.9")):
-        print("no real cuDNN: skipped")
-        sys.exit(77)
+    need_real()
     include_dir()
     tmp = tempfile.mkdtemp(prefix="cudnnspy-repro-")
     try:
         out = os.path.join(tmp, "conv-graph")
-        os.makedirs(out)
-        run([os.path.join(PROGS, "conv-graph")], {"LD_LIBRARY_PATH": REAL, "LD_PRELOAD": PRELOAD,
-                                                  "CUDNNSPY_OUTPUT": out, "CUDNNSPY_STDERR": "none"}, check_rc=False)
+        spied_real([os.path.join(PROGS, "conv-graph")], out, check_rc=False)
         graphs = [r for r in records(out) if r["event"] == "graph"]
         check(len(graphs) == 1 and "handle" in graphs[0] and graphs[0]["handle"] is None,
               "the graph record says it had no handle", json.dumps(graphs)[:1500])
