@@ -390,7 +390,6 @@ write_search(FILE *out, const struct repro_plan *p)
 	return 0;
 }
 
-/* The Python lines the call came from, innermost first, one a line: the records' strings, escaped. */
 /* The calls of the replayed function that this program makes before it: descriptor Set calls, graph calls. */
 static int
 calls_before(const struct repro_plan *p)
@@ -446,6 +445,7 @@ repro_write_message(FILE *out, const struct repro_plan *p, int before)
 	}
 }
 
+/* The Python lines the call came from, innermost first, one a line: the records' strings, escaped. */
 void
 repro_write_python(FILE *out, void *frames_v)
 {
@@ -620,6 +620,11 @@ static const char prelude[] =
 
 /* Both programs' (repro-host.c's too): a status in words, with cuDNN's own message. */
 const char repro_print_status[] =
+	"#if CUDNN_MAJOR >= 9\n"
+	"/* cuDNN 9's own: weak, so that the program links against the cuDNN 8 a call may have reached too. */\n"
+	"#pragma weak cudnnGetLastErrorString\n"
+	"#endif\n"
+	"\n"
 	"/* \"what: NAME (number): cuDNN's message\", without a newline. */\n"
 	"static void\n"
 	"print_status(FILE *to, const char *what, cudnnStatus_t status)\n"
@@ -627,7 +632,7 @@ const char repro_print_status[] =
 	"\tchar message[512] = \"\";\n"
 	"\n"
 	"#if CUDNN_MAJOR >= 9\n"
-	"\tif (status != CUDNN_STATUS_SUCCESS)\n"
+	"\tif (status != CUDNN_STATUS_SUCCESS && cudnnGetLastErrorString)\n"
 	"\t\tcudnnGetLastErrorString(message, sizeof(message));\n"
 	"#endif\n"
 	"\tfprintf(to, \"%s: %s (%d)%s%s\", what, cudnnGetErrorString(status), (int)status,\n"

@@ -292,7 +292,7 @@ state_hide(struct reader *r, int hide)
  * Every Set call on a descriptor of a legacy kind, for repro-host.c: the
  * latest of each function in the order made, and a failed one kept (with
  * its status) until the next call of that function works. A new shape
- * (the table's RF_SET) replaces the last one.
+ * (the table's RF_SET) replaces the last one once it works.
  */
 static void
 note_state(struct reader *r, json_t *rec, const char *fn, int failure)
@@ -322,8 +322,9 @@ note_state(struct reader *r, json_t *rec, const char *fn, int failure)
 		const char *other = jstr(json_array_get(list, i), "fn");
 
 		g = repro_fn_find(other);
+		/* A shape Set that failed leaves the shape before it (and replays after it). */
 		if (strcmp(other, fn) == 0 || (!failure && json_object_get(json_array_get(list, i), "status")) ||
-		    (f && f->cls == RF_SET && g && g->cls == RF_SET)) {
+		    (!failure && f && f->cls == RF_SET && g && g->cls == RF_SET)) {
 			json_array_remove(list, i);
 			i--;
 		}
@@ -690,7 +691,6 @@ make_plan(struct reader *r, json_t *rec, const struct repro_fn *f)
 		const char *on = jstr(json_object_get(args, "descriptor"), "id");
 		json_t *made = NULL;
 		int traced = create_traced(r->backend, on);
-
 		const char *type = jstr(json_object_get(args, "descriptor"), "type");
 
 		/*
@@ -1114,12 +1114,6 @@ take(struct reader *r, json_t *rec)
 	return 1;
 }
 
-/*
- * An engine config cuDNN filled from a heuristics query is named in a failed probe of it (cudnn-frontend asks
- * each for CUDNN_ATTR_ENGINECFG_SHARED_MEMORY_USED) by its id alone; the heuristics record that says its engine,
- * and the plan records that say its knobs, come after the probe. A first pass over the file keeps them, by
- * config id: {"engine", "knobs" (from a plan), "graph"}; and the graph records, which a probe's rebuild needs.
- */
 /* A plan record, or a plan descriptor in a failure record: its config's id, engine, knobs and graph. */
 static int
 is_plan_of_config(json_t *o)
@@ -1148,6 +1142,13 @@ note_config(json_t *configs, const char *id, json_t *engine, json_t *knobs, cons
 	return 1;
 }
 
+/*
+ * An engine config cuDNN filled from a heuristics query is named in a failed probe of it (cudnn-frontend asks
+ * each for CUDNN_ATTR_ENGINECFG_SHARED_MEMORY_USED) by its id alone; the heuristics record that says its engine,
+ * and the plan records that say its knobs, come after the probe. A first pass over the file keeps them, by
+ * config id: {"engine", "knobs" (from a plan, or from a plan's failure record), "graph", "unfinalized" (its own
+ * Finalize failed)}; and the graph records, which a probe's rebuild needs.
+ */
 static void
 config_pass(struct reader *r, const char *path)
 {

@@ -47,7 +47,7 @@ static const char *const vocabulary[] = {
 	"offset", "one", "p", "print_cudnn_error", "print_output", "print_results", "print_status", "ptr", "run_call",
 	"run_search", "runs", "search_perf", "search_returned", "sign", "start", "state", "status", "step", "stop",
 	"sum", "time_call", "timing", "to", "to_bf16", "to_half", "v", "values", "what", "x", "zero", "returned",
-	"size", "perf", "search_size", "search_returned", "cuda_same",
+	"size", "perf", "search_size", "search_returned", "cuda_same", "pragma", "weak",
 	/* repro-host.c's (issue 30) and the failed Set's check */
 	"__attribute__", "unused", "check_failed", "check_recorded", "recorded", "main",
 };

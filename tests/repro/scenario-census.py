@@ -10,7 +10,9 @@ why); and the first failure of each function and status is written, built, and r
 libraries its scenario ran with (the fake's settings too), where it must make the same call with the same
 arguments and status (test_repro.host_round_trip). --all round-trips every failure: each is written, and a program
 whose code (comments aside), libraries and settings are those of one already run is compared with that one's
-records rather than built and run again (the same program makes the same calls).
+records rather than built and run again (the same program makes the same calls); a failure whose record is the
+same as one already round-tripped in its run (as test_repro.normalize compares them: call, arguments, status,
+descriptor states) is counted with that one, not written again (a loop's thousand identical failures).
 Exit status: 0 when every replayed one round-tripped."""
 import json
 import os
@@ -42,7 +44,7 @@ def main():
     import test_repro as t
 
     refused, replayed, seen, tripped, broke, cuda_after = {}, 0, set(), 0, [], []
-    replays, runs = {}, 0
+    replays, runs, twinned = {}, 0, 0
     tmp = tempfile.mkdtemp(prefix="cudnnspy-census-")
     for i, name in enumerate(sorted(os.listdir(kept))):
         if i % shard[1] != shard[0]:
@@ -72,7 +74,9 @@ def main():
             seen.add(key)
             if recs is None:
                 recs = t.records(d)
-                fails = [r for r in recs if r["event"] == "failure"]
+                fail_at = [i for i, r in enumerate(recs) if r["event"] == "failure"]
+                fails = [recs[i] for i in fail_at]
+                twins = set()
             env = dict(ran["env"])
             env.pop("LD_PRELOAD", None)
             libdirs = [x for x in env.pop("LD_LIBRARY_PATH", "").split(":") if x]
@@ -101,10 +105,23 @@ def main():
                 env["FAKECUDA_ASYNC_ERROR_AT"] = "1"
                 cuda_after.append("%s (%s, failure %s): replayed against the fake CUDA runtime faulting at the call"
                                   % (name, m.group(1), m.group(3)))
+            if every:
+                # A record the same as one already round-tripped in this run (the same call, arguments as
+                # compared, status, descriptor states and copy; a loop's thousand failing Sets): counted with it.
+                k = int(m.group(3))
+                twin = json.dumps([t.normalize(fail, recs, fail_at[k - 1]), sorted(env.items()), libdirs, dropin] +
+                                  [fail.get(x) for x in ("copy", "injected", "no_function", "cuda_error")],
+                                  sort_keys=True, default=str)
+                if twin in twins:
+                    tripped += 1
+                    twinned += 1
+                    continue
             try:
                 t.host_round_trip(tmp, d, int(m.group(3)), "%s-%s" % (name, m.group(3)), libdirs, env,
                                   preload=not dropin, recs=recs, replays=replays if every else None)
                 tripped += 1
+                if every:
+                    twins.add(twin)
             except (t.Failed, IndexError) as e:
                 broke.append("%s (%s %s, failure %s): %s" % (name, m.group(1), m.group(2), m.group(3),
                                                             str(e).splitlines()[0]))
@@ -114,7 +131,8 @@ def main():
     for why, n in sorted(refused.items(), key=lambda x: -x[1]):
         print("  %5d  refused: %s" % (n, why))
     print("%d round-tripped of %d tried (%s), %d did not" % (tripped, tripped + len(broke),
-          "every one: %d programs built and run" % len(replays) if every else
+          "every one: %d written by repro, %d programs built and run; %d the same record as one of those in "
+          "their run, counted with it" % (tripped + len(broke) - twinned, len(replays), twinned) if every else
           "the first of each function and status", len(broke)))
     for b in broke:
         print("  " + b)

@@ -139,6 +139,16 @@ def shape_sets(recs, upto):
     return out
 
 
+def _without_ids(o):
+    """O with the spy's descriptor ids left out: a repro numbers its descriptors its own way."""
+    if isinstance(o, dict):
+        return {k: _without_ids(x) for k, x in o.items()
+                if k != "id" and not (isinstance(x, str) and re.match(r"[a-z]+#\d+$", x))}
+    if isinstance(o, list):
+        return [_without_ids(x) for x in o]
+    return o
+
+
 def normalize(rec, all_recs, index, shapes=True):
     """What must replay the same: every argument, with ids replaced by what was set on them, and pointers by
     their offset from a 256-byte boundary and the first argument at the same address."""
@@ -147,7 +157,10 @@ def normalize(rec, all_recs, index, shapes=True):
     out = {}
     for k, v in rec["args"].items():
         if isinstance(v, dict) and "id" in v:
-            if "set" in v:
+            if "filled_by" in v:
+                # Filled by cuDNN (cudnnDeriveBNTensorDescriptor): from what, whatever Set came before it.
+                shape = [("filled_by", v["filled_by"], _without_ids((v.get("filled") or {}).get("args")))]
+            elif "set" in v:
                 s = dict(v["set"]["args"])
                 s.pop(next(iter(s)))
                 shape = [(v["set"]["fn"], s)] + sorted((x, v[x]) for x in v if x not in ("id", "desc", "set"))
@@ -753,6 +766,11 @@ def host_round_trip(tmp, rec_dir, n, label, libdirs, env, preload=True, recs=Non
     code = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
     check("cudnnspy" not in code, "%s %d: no spy code" % (label, n), text)
     check(p.stdout.startswith("cc -Wall -Werror -o "), "%s %d: the build command" % (label, n), p.stdout)
+    if not any(glob.glob(os.path.join(x, "libcudnn.so*")) for x in libdirs):
+        # The program found its cuDNN by a path of its own (Python's ctypes, a library's rpath): the copy
+        # the call reached, as the repro's build command names it.
+        libdirs = [x for x in re.findall(r" -L(\S+)", p.stdout) if glob.glob(os.path.join(x, "libcudnn.so*"))] + \
+            list(libdirs)
     # An injected status: under the rule the file names for its call (the program's may pick its Nth or a share).
     rule = re.search(r"call: CUDNNSPY_INJECT='([^']*)'", text)
     if orig.get("injected"):
@@ -1203,7 +1221,37 @@ def test_cuda_error_after():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-TESTS = {"cuda-error-after": test_cuda_error_after, "graph-untraced": test_graph_untraced, "default-settings": test_default_settings, "injected": test_injected, "frontend-probes": test_frontend_probes, "all-functions": test_all_functions, "fake-census": test_fake_census, "host-device": test_host_device, "host-census": test_host_census, "host-failures": test_host_failures, "hostile": test_hostile, "round-trip-legacy": test_round_trip_legacy, "signature": test_signature, "round-trip-graph": test_round_trip_graph, "real-no-gpu": test_real_no_gpu, "usage": test_usage}
+def test_two_majors():
+    """two-majors: a library linked to cuDNN 8 and one linked to cuDNN 9 in one process, each failing a traced
+    Set (issue 30: every failure, whichever copy answered it). Each failure's repro builds against the cuDNN its
+    call reached, as its build command says (cuDNN 9's headers, cuDNN 8's library: cudnnGetLastErrorString
+    is weak), and round-trips there; and a failed shape Set leaves the shape Set before it in what a later
+    call's repro replays (decode-odd traced whole against the real cuDNN: a failed cudnnSetTensor4dDescriptorEx
+    after a cudnnSetTensor4dDescriptor, then cudnnAddTensor on it)."""
+    tmp = tempfile.mkdtemp(prefix="cudnnspy-repro-")
+    env = {"FAKECUDNN_STATUS": "cudnnSetTensor4dDescriptor=3", "CUDNNSPY_TRACE": "*"}
+    try:
+        out = os.path.join(tmp, "two-majors")
+        spied([os.path.join(PROGS, "two-majors"), os.path.join(PROGS, "libmajor8.so"),
+               os.path.join(PROGS, "libmajor9.so")], out, env)
+        fails = [r for r in records(out) if r["event"] == "failure"]
+        check({f["copy"] for f in fails} == {0, 1}, "failures of both copies", json.dumps(fails)[:2000])
+        for n in range(1, len(fails) + 1):
+            text = host_round_trip(tmp, out, n, "majors", [FAKE_CUDART], env)
+            check("#pragma weak cudnnGetLastErrorString" in text, "cuDNN 9's own, weak", text[:3000])
+        print("two-majors: %d failures of both copies, each built against its own and round-tripped" % len(fails))
+        if REAL and os.path.exists(os.path.join(REAL, "libcudnn.so.9")):
+            odd = os.path.join(tmp, "odd")
+            spied_real([os.path.join(PROGS, "decode-odd")], odd, {"CUDNNSPY_TRACE": "*"})
+            odd_fails = [r for r in records(odd) if r["event"] == "failure"]
+            for n in range(1, len(odd_fails) + 1):
+                host_round_trip(tmp, odd, n, "odd", [REAL], {"CUDNNSPY_TRACE": "*"})
+            print("decode-odd traced whole: %d failures round-tripped" % len(odd_fails))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+TESTS = {"two-majors": test_two_majors, "cuda-error-after": test_cuda_error_after, "graph-untraced": test_graph_untraced, "default-settings": test_default_settings, "injected": test_injected, "frontend-probes": test_frontend_probes, "all-functions": test_all_functions, "fake-census": test_fake_census, "host-device": test_host_device, "host-census": test_host_census, "host-failures": test_host_failures, "hostile": test_hostile, "round-trip-legacy": test_round_trip_legacy, "signature": test_signature, "round-trip-graph": test_round_trip_graph, "real-no-gpu": test_real_no_gpu, "usage": test_usage}
 
 if __name__ == "__main__":
     try:
