@@ -92,6 +92,7 @@ struct reader {
 	long long line_no;
 	json_t *header;
 	char *cudart;
+	json_t *copies;		/* the cuDNN that answers each copy: its library record, by copy number */
 	char *stream;
 	struct live *live;
 	size_t nlive, cap;
@@ -202,6 +203,8 @@ reset_file(struct reader *r)
 	r->header = NULL;
 	free(r->cudart);
 	r->cudart = NULL;
+	json_decref(r->copies);
+	r->copies = NULL;
 	free(r->stream);
 	r->stream = NULL;
 	for (int i = 0; i < 3; i++) {
@@ -600,7 +603,17 @@ make_plan(struct reader *r, json_t *rec, const struct repro_fn *f)
 	json_t *args = json_object_get(rec, "args");
 	struct repro_desc *descs[REPRO_MAX_PARAMS] = { 0 };
 	json_t *lib = json_object_get(r->header, "library");
+	json_t *copy = json_object_get(rec, "copy");
 	int si;
+
+	/* The copy the call reached, where the records name its library; else the header's. */
+	if (json_is_integer(copy) && json_integer_value(copy) >= 0 && json_integer_value(copy) < 64) {
+		char key[8];
+
+		snprintf(key, sizeof(key), "%d", (int)json_integer_value(copy));
+		if (json_object_get(r->copies, key))
+			lib = json_object_get(r->copies, key);
+	}
 
 	p->fn = f;
 	p->record = json_incref(rec);
@@ -931,8 +944,21 @@ take(struct reader *r, json_t *rec)
 		return 0;
 	}
 	if (strcmp(event, "library") == 0) {
+		json_t *copy = json_object_get(rec, "copy");
+
 		if (!r->cudart && jstr(rec, "kind") && strcmp(jstr(rec, "kind"), "cudart") == 0 && jstr(rec, "path"))
 			r->cudart = strdup(jstr(rec, "path"));
+		/* A copy's library: its call's repro builds against it (a process with cuDNN 8 and 9 both). */
+		if (jstr(rec, "kind") && strcmp(jstr(rec, "kind"), "cudnn") == 0 && jstr(rec, "path") &&
+		    json_is_true(json_object_get(rec, "answers")) && json_is_integer(copy) &&
+		    json_integer_value(copy) >= 0 && json_integer_value(copy) < 64) {
+			char key[8];
+
+			if (!r->copies)
+				r->copies = json_object();
+			snprintf(key, sizeof(key), "%d", (int)json_integer_value(copy));
+			json_object_set(r->copies, key, rec);
+		}
 		return 0;
 	}
 	failure = strcmp(event, "failure") == 0;

@@ -93,8 +93,23 @@ def keep_records(directory, argv, env, since):
         dirs.append(x)
     if "LD_LIBRARY_PATH" in kept:
         kept["LD_LIBRARY_PATH"] = ":".join(dirs)
+    # A cuDNN the program opened by a path of its own in a temporary directory (a copy of the fake): that
+    # directory too, and where it went ("moved"), for the copy a failure's record names.
+    moved = {}
+    for i, a in enumerate(argv):
+        x = os.path.dirname(a) if isinstance(a, str) and os.path.isfile(a) and ".so" in a else ""
+        if x and x not in moved and os.path.realpath(x).startswith(os.path.realpath(tempfile.gettempdir()) + "/"):
+            to = os.path.join(d, "argv-%d" % i)
+            os.makedirs(to)
+            for name in os.listdir(x):
+                src = os.path.join(x, name)
+                if os.path.islink(src):
+                    os.symlink(os.readlink(src), os.path.join(to, name))
+                elif os.path.isfile(src) and os.path.getsize(src) <= (64 << 20):
+                    shutil.copy(src, to)
+            moved[x] = to
     with open(os.path.join(d, "env.json"), "w") as f:
-        json.dump({"argv": list(argv), "env": kept}, f)
+        json.dump({"argv": list(argv), "env": kept, "moved": moved}, f)
 
 
 def run(argv, env=None, check_rc=True, complete=True, preexec=None, signal_ok=False):

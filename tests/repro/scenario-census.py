@@ -24,6 +24,15 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+def copy_dir(recs, copy):
+    """The directory of the cuDNN that answered COPY in RECS (its library record), else the header's."""
+    for r in recs:
+        if r.get("event") == "library" and r.get("kind") == "cudnn" and r.get("answers") and r.get("copy") == copy:
+            return os.path.dirname(r["path"])
+    lib = (recs[0].get("library") or {}) if recs and recs[0].get("event") == "header" else {}
+    return os.path.dirname(lib["path"]) if lib.get("path") else None
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -80,20 +89,22 @@ def main():
             env = dict(ran["env"])
             env.pop("LD_PRELOAD", None)
             libdirs = [x for x in env.pop("LD_LIBRARY_PATH", "").split(":") if x]
-            # Through the spy's drop-in, as the scenario ran, with its CUDNNSPY_LIBRARY (or none); without one
-            # set, the copy behind it was the fake.
+            # The copy the call reached, as the records name it (kept where the scenario's was temporary).
+            fail = fails[int(m.group(3)) - 1]
+            reached = copy_dir(recs, fail.get("copy"))
+            reached = (ran.get("moved") or {}).get(reached, reached)
+            # Through the spy's drop-in, as the scenario ran, with its CUDNNSPY_LIBRARY (or none: it found the
+            # copy behind it by the search order without itself, the one the records name).
             dropin = any(os.path.basename(x).startswith("dropin") for x in libdirs)
-            if dropin and "CUDNNSPY_LIBRARY" not in env:
-                libdirs = [E["FAKE9_DIR"] if os.path.basename(x).startswith("dropin") else x for x in libdirs]
-                dropin = False
+            if reached and os.path.isdir(reached) and reached not in libdirs:
+                libdirs.append(reached)
             # Without a GPU, a replay that allocates device memory runs against the fake told to fail the same.
-            if "[needs a GPU: " in line and E["REAL_CUDNN_DIR"] in libdirs:
-                libdirs = [E["FAKE9_DIR"]]
+            if "[needs a GPU: " in line and (E["REAL_CUDNN_DIR"] in libdirs or reached == E["REAL_CUDNN_DIR"]):
+                libdirs, dropin = [E["FAKE9_DIR"]], False
                 env["FAKECUDNN_STATUS"] = "%s=%d" % (m.group(1), fails[int(m.group(3)) - 1]["status"])
             # A repro links the CUDA runtime, which a scenario against the fake alone did not load.
             if not any(os.path.exists(os.path.join(x, "libcudart.so")) for x in libdirs):
                 libdirs.append(E["FAKE_CUDART_DIR"])
-            fail = fails[int(m.group(3)) - 1]
             if fail.get("cuda_error") and not fail["status"]:
                 # The call returned SUCCESS and the GPU an error after it: the state the program's GPU work left,
                 # which a replay of the one call makes only where the GPU faults at it: the fake CUDA runtime told
@@ -109,7 +120,8 @@ def main():
                 # A record the same as one already round-tripped in this run (the same call, arguments as
                 # compared, status, descriptor states and copy; a loop's thousand failing Sets): counted with it.
                 k = int(m.group(3))
-                twin = json.dumps([t.normalize(fail, recs, fail_at[k - 1]), sorted(env.items()), libdirs, dropin] +
+                twin = json.dumps([t.normalize(fail, recs, fail_at[k - 1]), sorted(env.items()), libdirs, dropin,
+                                   reached] +
                                   [fail.get(x) for x in ("copy", "injected", "no_function", "cuda_error")],
                                   sort_keys=True, default=str)
                 if twin in twins:
@@ -118,7 +130,8 @@ def main():
                     continue
             try:
                 t.host_round_trip(tmp, d, int(m.group(3)), "%s-%s" % (name, m.group(3)), libdirs, env,
-                                  preload=not dropin, recs=recs, replays=replays if every else None)
+                                  preload=not dropin, recs=recs, replays=replays if every else None,
+                                  reached=reached if reached in libdirs else None)
                 tripped += 1
                 if every:
                     twins.add(twin)

@@ -201,7 +201,12 @@ def build(src, exe, inc, libdirs):
     argv = CC + ["-Wall", "-Werror", "-o", exe, src, "-I" + inc]
     for d in libdirs:
         argv += ["-L" + d]
-    run(argv + ["-lcudnn", "-lcudart"])
+    # The first directory with a cuDNN: by its versioned name where it has no libcudnn.so (a copy of one file).
+    first = next((d for d in libdirs if glob.glob(os.path.join(d, "libcudnn.so*"))), None)
+    lib = "-lcudnn"
+    if first and not os.path.exists(os.path.join(first, "libcudnn.so")):
+        lib = "-l:" + os.path.basename(sorted(glob.glob(os.path.join(first, "libcudnn.so.*")))[0])
+    run(argv + [lib, "-lcudart"])
 
 
 def round_trip(tmp, records_dir, extra_env, inc, label, shapes=True):
@@ -750,13 +755,14 @@ print(lib.cudnnActivationForward(None, None, None, d, None, None, d, None))
 """
 
 
-def host_round_trip(tmp, rec_dir, n, label, libdirs, env, preload=True, recs=None, replays=None):
+def host_round_trip(tmp, rec_dir, n, label, libdirs, env, preload=True, recs=None, replays=None, reached=None):
     """Failure N of REC_DIR: its repro built against LIBDIR and run under the spy (PRELOAD false: LIBDIRS hold its
     drop-in). Its last call of the failed function must be the failure again: same status, same arguments (ids by
     what was set on them). Returns the repro's text. RECS: REC_DIR's records, when the caller has them. REPLAYS:
     a dict the caller keeps across calls, so that a repro whose code (comments aside), libraries and settings are
     those of one already run is not built and run again: the same program gives the same records, and this
-    failure is compared with them (scenario-census.py --all: thousands of failures, far fewer programs)."""
+    failure is compared with them (scenario-census.py --all: thousands of failures, far fewer programs).
+    REACHED: the directory of the copy the call reached, linked first (the run searches LIBDIRS)."""
     recs = records(rec_dir) if recs is None else recs
     index = [i for i, r in enumerate(recs) if r["event"] == "failure"][n - 1]
     orig = recs[index]
@@ -776,11 +782,11 @@ def host_round_trip(tmp, rec_dir, n, label, libdirs, env, preload=True, recs=Non
     if orig.get("injected"):
         check(rule, "%s %d: an injected status names the rule for the repro's call" % (label, n), text[:2500])
         env = dict(env, CUDNNSPY_INJECT=rule.group(1))
-    key = (code, tuple(libdirs), tuple(sorted(env.items())), preload)
+    key = (code, tuple(libdirs), tuple(sorted(env.items())), preload, reached)
     if replays is not None and key in replays:
         again, status_ok, said = replays[key]
     else:
-        build(src, src[:-2], include_dir(), libdirs)
+        build(src, src[:-2], include_dir(), ([reached] if reached else []) + list(libdirs))
         out = os.path.join(tmp, "%s-%d.records" % (label, n))
         os.makedirs(out)
         q = run([src[:-2]], dict(env, CUDNNSPY_OUTPUT=out, CUDNNSPY_STDERR="none",
@@ -1239,6 +1245,10 @@ def test_two_majors():
         for n in range(1, len(fails) + 1):
             text = host_round_trip(tmp, out, n, "majors", [FAKE_CUDART], env)
             check("#pragma weak cudnnGetLastErrorString" in text, "cuDNN 9's own, weak", text[:3000])
+            # Built against the copy the call reached: the records' library of its copy.
+            want = os.path.join(PROGS, "fake", "fake8" if fails[n - 1]["copy"] == 0 else "fake9")
+            check(" -L%s " % os.path.realpath(want) in text or " -L%s " % want in text,
+                  "failure %d (copy %d): built against %s" % (n, fails[n - 1]["copy"], want), text[:3000])
         print("two-majors: %d failures of both copies, each built against its own and round-tripped" % len(fails))
         if REAL and os.path.exists(os.path.join(REAL, "libcudnn.so.9")):
             odd = os.path.join(tmp, "odd")
