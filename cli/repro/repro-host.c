@@ -644,6 +644,16 @@ made_nothing(const struct spy_param_info *q, json_t *v)
 static int plan_descs(struct repro_plan *p, struct hplan *h, const struct spy_fn_info *f, json_t *args,
 		      json_t *states, int depth);
 
+/* 1 when the reader holds the failed Set FN that was the last on descriptor ID (STATES, plan_one). */
+static int
+failed_set_held(json_t *states, const char *id, const char *fn)
+{
+	json_t *known = json_object_get(json_object_get(states, id), "sets");
+	json_t *last = json_array_get(known, json_array_size(known) - 1);
+
+	return last && json_is_integer(json_object_get(last, "status")) && jstr(last, "fn") && strcmp(jstr(last, "fn"), fn) == 0;
+}
+
 /* The RK_* of a kind that has single values beside its shape in the records (mathType), or -1. */
 static int
 legacy_kind(const char *kind)
@@ -851,6 +861,21 @@ plan_descs(struct repro_plan *p, struct hplan *h, const struct spy_fn_info *f, j
 			json_t *before = json_object_get(json_object_get(states, jstr(v, "id")), "sets");
 			json_t *as = json_array_size(before) ? json_string(jstr(v, "id")) : json_pack("{s:s, s:b, s:b}",
 				"id", jstr(v, "id"), "unset", 1, "untraced", 1);
+			int rc = plan_one(p, h, q->desc_kind, as, states, depth, 0);
+
+			json_decref(as);
+			if (rc != 0)
+				return -1;
+			continue;
+		}
+		/*
+		 * A failed Set on a descriptor whose last Set failed too, that failure not in the records (written
+		 * by a thread the exit cut short): the Set's own arguments are whole, and a new descriptor is what
+		 * a replay of it can have.
+		 */
+		if (depth == 0 && i == 0 && strncmp(f->name, "cudnnSet", 8) == 0 && jstr(v, "id") &&
+		    jstr(v, "set_failed") && !failed_set_held(states, jstr(v, "id"), jstr(v, "set_failed"))) {
+			json_t *as = json_pack("{s:s, s:b, s:b}", "id", jstr(v, "id"), "unset", 1, "untraced", 1);
 			int rc = plan_one(p, h, q->desc_kind, as, states, depth, 0);
 
 			json_decref(as);
@@ -1430,6 +1455,10 @@ write_decl8(FILE *out, const struct spy_fn_info *f, const struct hplan *h)
 				add_decl8(seen, &n, 64, fn);
 		}
 	}
+	/* Only cuDNN 9 has the call's function: weak too, so that this links against the cuDNN 8 it reached. */
+	if (!(f->majors & SPY_MAJOR_8))
+		fprintf(out, "/* Only cuDNN 9 has it: weak, so that this links against a cuDNN 8 too. */\n#pragma weak %s\n\n",
+			f->name);
 	if (!n)
 		return;
 	fputs("/* Only cuDNN 8 has these, and cuDNN 9's headers do not declare them: as cudnnspy's API description\n"
@@ -1527,10 +1556,12 @@ repro_host_write(const struct repro_plan *p, FILE *out)
 		return -1;
 	fputs("\nstatic cudnnStatus_t\nrun_call(void)\n{\n", out);
 	comment_call(out, "\t", f, args);
-	if (decl8_of(f->name))
+	if (decl8_of(f->name) || !(f->majors & SPY_MAJOR_8))
 		fprintf(out, "\tif (!%s) {\n\t\tprintf(\"%s is not in the cuDNN this runs against; where the program's copy "
 			"lacked it too, the spy answered its call with CUDNN_STATUS_NOT_INITIALIZED\\n\");\n"
-			"\t\treturn CUDNN_STATUS_NOT_INITIALIZED;\n\t}\n", f->name, f->name);
+			"\t\t/* In the numbering of the cuDNN this runs against: 8.x's is 1. */\n"
+			"\t\treturn cudnnGetVersion() < 9000 ? (cudnnStatus_t)1 : CUDNN_STATUS_NOT_INITIALIZED;\n\t}\n",
+			f->name, f->name);
 	fprintf(out, "\treturn %s(", f->name);
 	if (write_args(out, h, f, args, "out_") != 0)
 		return -1;

@@ -1261,7 +1261,53 @@ def test_two_majors():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-TESTS = {"two-majors": test_two_majors, "cuda-error-after": test_cuda_error_after, "graph-untraced": test_graph_untraced, "default-settings": test_default_settings, "injected": test_injected, "frontend-probes": test_frontend_probes, "all-functions": test_all_functions, "fake-census": test_fake_census, "host-device": test_host_device, "host-census": test_host_census, "host-failures": test_host_failures, "hostile": test_hostile, "round-trip-legacy": test_round_trip_legacy, "signature": test_signature, "round-trip-graph": test_round_trip_graph, "real-no-gpu": test_real_no_gpu, "usage": test_usage}
+def test_lost_failed_set():
+    """A failed Set on a descriptor whose last Set failed too, when that earlier failure is not in the records
+    (python/failing.py daemon-exit: daemon threads failing the same Set while the interpreter ends, one
+    thread's record written before another's, or cut at the exit): the Set's own arguments are whole, and it
+    replays on a new descriptor (issue 30: it was refused). And a function only cuDNN 9 has, answered by the spy
+    for a cuDNN 8 behind the drop-in (missing-function's cudnnGraphVersionCheck): its repro declares it weak, links
+    against that cuDNN 8, and returns the spy's status in 8's numbering."""
+    tmp = tempfile.mkdtemp(prefix="cudnnspy-repro-")
+    env = {"FAKECUDNN_STATUS": "cudnnSetTensor4dDescriptor=2000", "CUDNNSPY_FORMAT": "json"}
+    try:
+        out = os.path.join(tmp, "host-calls")
+        spied([os.path.join(PROGS, os.pardir, "examples", "host-calls"), "3"], out, env)
+        name = [f for f in os.listdir(out) if f.endswith(".jsonl")][0]
+        lines = open(os.path.join(out, name)).read().splitlines(True)
+        first = next(i for i, l in enumerate(lines) if '"event":"failure"' in l)
+        edit(out, name, "".join(lines[:first] + lines[first + 1:]))
+        fails = [r for r in records(out) if r["event"] == "failure"]
+        check(fails[0]["args"]["tensorDesc"].get("set_failed") == "cudnnSetTensor4dDescriptor",
+              "the first failure left names a failed Set the records lost", json.dumps(fails[0])[:1500])
+        listed = run([CLI, "repro", "--list", out]).stdout
+        check("repro cannot replay it" not in listed, "every failure replays", listed)
+        host_round_trip(tmp, out, 1, "lost", [FAKE9, FAKE_CUDART], env)
+        # cuDNN 9's own function against a cuDNN 8 behind the drop-in.
+        mf = os.path.join(tmp, "missing")
+        fake8 = os.path.join(PROGS, "fake", "fake8", "libcudnn.so.8")
+        dropin9 = os.path.join(os.path.dirname(PRELOAD), "dropin9")
+        os.makedirs(mf)
+        run([os.path.join(PROGS, "missing-function")], {"LD_LIBRARY_PATH": dropin9, "CUDNNSPY_LIBRARY": fake8,
+                                                        "CUDNNSPY_OUTPUT": mf, "CUDNNSPY_STDERR": "none"},
+            check_rc=False)
+        got = [r for r in records(mf) if r["event"] == "failure" and r["fn"] == "cudnnGraphVersionCheck"]
+        check(got and got[0].get("no_function"), "the spy answered cudnnGraphVersionCheck", json.dumps(got)[:1000])
+        n = [r for r in records(mf) if r["event"] == "failure"].index(got[0]) + 1
+        src = os.path.join(tmp, "gv.c")
+        run([CLI, "repro", "--failure", str(n), "-o", src, mf])
+        text = open(src).read()
+        check("#pragma weak cudnnGraphVersionCheck" in text, "declared weak", text[:3000])
+        build(src, src[:-2], include_dir(), [os.path.dirname(fake8), FAKE_CUDART])
+        q = run([src[:-2]], {"LD_LIBRARY_PATH": os.path.dirname(fake8) + ":" + FAKE_CUDART}, check_rc=False)
+        check(q.returncode == 0 and "the same status as recorded" in q.stdout, "its status against cuDNN 8",
+              q.stdout, q.stderr)
+        print("a failed Set after a lost one: replayed; cudnnGraphVersionCheck against cuDNN 8: weak, the same status")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+TESTS = {"lost-failed-set": test_lost_failed_set, "two-majors": test_two_majors, "cuda-error-after": test_cuda_error_after, "graph-untraced": test_graph_untraced, "default-settings": test_default_settings, "injected": test_injected, "frontend-probes": test_frontend_probes, "all-functions": test_all_functions, "fake-census": test_fake_census, "host-device": test_host_device, "host-census": test_host_census, "host-failures": test_host_failures, "hostile": test_hostile, "round-trip-legacy": test_round_trip_legacy, "signature": test_signature, "round-trip-graph": test_round_trip_graph, "real-no-gpu": test_real_no_gpu, "usage": test_usage}
 
 if __name__ == "__main__":
     try:
