@@ -3,7 +3,7 @@
 test run. First the scenarios, keeping each run's records (tests/integration/spytest.py's SPYTEST_KEEP_RECORDS):
 
   SPYTEST_KEEP_RECORDS=/tmp/kept meson test -C build --suite integration --suite real-cudnn
-  tests/repro/scenario-census.py build /tmp/kept [--all] [--shard=I/N]
+  tests/repro/scenario-census.py build /tmp/kept [--all [--no-twins]] [--shard=I/N]
 
 Then this: every failure `cudnnspy repro --list` names in the kept records, counted as replayed or refused (with
 why); and the first failure of each function and status is written, built, and run under the spy against the
@@ -38,6 +38,8 @@ def main():
         sys.exit(__doc__)
     build, kept = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     every = "--all" in sys.argv[3:]
+    # --no-twins: every failure written and compared with its own program's replay, the same records too.
+    no_twins = "--no-twins" in sys.argv[3:]
     # --shard I/N: the I-th of N parts of the runs (0 from), for N processes side by side.
     shard = next((tuple(int(x) for x in a.split("=", 1)[1].split("/")) for a in sys.argv[3:]
                   if a.startswith("--shard=")), (0, 1))
@@ -116,7 +118,7 @@ def main():
                 env["FAKECUDA_ASYNC_ERROR_AT"] = "1"
                 cuda_after.append("%s (%s, failure %s): replayed against the fake CUDA runtime faulting at the call"
                                   % (name, m.group(1), m.group(3)))
-            if every:
+            if every and not no_twins:
                 # A record the same as one already round-tripped in this run (the same call, arguments as
                 # compared, status, descriptor states and copy; a loop's thousand failing Sets): counted with it.
                 k = int(m.group(3))
@@ -134,7 +136,7 @@ def main():
                                   reached=reached if reached in libdirs and not (dropin and "CUDNNSPY_LIBRARY" in env)
                                   else None)
                 tripped += 1
-                if every:
+                if every and not no_twins:
                     twins.add(twin)
             except (t.Failed, IndexError) as e:
                 broke.append("%s (%s %s, failure %s): %s" % (name, m.group(1), m.group(2), m.group(3),
