@@ -1307,7 +1307,26 @@ def test_lost_failed_set():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-TESTS = {"lost-failed-set": test_lost_failed_set, "two-majors": test_two_majors, "cuda-error-after": test_cuda_error_after, "graph-untraced": test_graph_untraced, "default-settings": test_default_settings, "injected": test_injected, "frontend-probes": test_frontend_probes, "all-functions": test_all_functions, "fake-census": test_fake_census, "host-device": test_host_device, "host-census": test_host_census, "host-failures": test_host_failures, "hostile": test_hostile, "round-trip-legacy": test_round_trip_legacy, "signature": test_signature, "round-trip-graph": test_round_trip_graph, "real-no-gpu": test_real_no_gpu, "usage": test_usage}
+TESTS = {
+    "lost-failed-set": test_lost_failed_set,
+    "two-majors": test_two_majors,
+    "cuda-error-after": test_cuda_error_after,
+    "graph-untraced": test_graph_untraced,
+    "default-settings": test_default_settings,
+    "injected": test_injected,
+    "frontend-probes": test_frontend_probes,
+    "all-functions": test_all_functions,
+    "fake-census": test_fake_census,
+    "host-device": test_host_device,
+    "host-census": test_host_census,
+    "host-failures": test_host_failures,
+    "hostile": test_hostile,
+    "round-trip-legacy": test_round_trip_legacy,
+    "signature": test_signature,
+    "round-trip-graph": test_round_trip_graph,
+    "real-no-gpu": test_real_no_gpu,
+    "usage": test_usage,
+}
 
 if __name__ == "__main__":
     try:
