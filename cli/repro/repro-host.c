@@ -651,7 +651,8 @@ failed_set_held(json_t *states, const char *id, const char *fn)
 	json_t *known = json_object_get(json_object_get(states, id), "sets");
 	json_t *last = json_array_get(known, json_array_size(known) - 1);
 
-	return last && json_is_integer(json_object_get(last, "status")) && jstr(last, "fn") && strcmp(jstr(last, "fn"), fn) == 0;
+	return last && json_is_integer(json_object_get(last, "status")) && jstr(last, "fn") &&
+	       strcmp(jstr(last, "fn"), fn) == 0;
 }
 
 /* The RK_* of a kind that has single values beside its shape in the records (mathType), or -1. */
@@ -751,10 +752,7 @@ plan_one(struct repro_plan *p, struct hplan *h, const char *kind, json_t *v, jso
 		how = "its last Set call and the values beside it, as the record carries them";
 	} else if (json_is_object(v) && jstr(v, "set_failed")) {
 		/* cuDNN may change a descriptor before refusing a Set: replay the calls as the program made them. */
-		json_t *last = json_array_get(known, json_array_size(known) - 1);
-
-		if (!last || !json_is_integer(json_object_get(last, "status")) || !jstr(last, "fn") ||
-		    strcmp(jstr(last, "fn"), jstr(v, "set_failed")) != 0) {
+		if (!failed_set_held(states, id, jstr(v, "set_failed"))) {
 			say("repro: %s: %s: its last Set, %s, failed, and the records do not hold that call", fn,
 				 id, jstr(v, "set_failed"));
 			return -1;
@@ -853,35 +851,29 @@ plan_descs(struct repro_plan *p, struct hplan *h, const struct spy_fn_info *f, j
 			continue;
 		}
 		/*
-		 * A traced Set's record shows the descriptor as the Set left it: what it was
-		 * before is what the reader saw before (STATES), or, not traced, a new one.
+		 * The descriptor a Set's own record shows, where what it was before is not that: a traced Set's
+		 * shows it as the Set left it, and what it was before is what the reader saw before (STATES), or,
+		 * not traced, a new one; a failed Set's may name a failed Set before it that the records lost
+		 * (written by a thread the exit cut short), and the Set's own arguments being whole, a new
+		 * descriptor is what a replay of it can have.
 		 */
-		if (depth == 0 && i == 0 && strncmp(f->name, "cudnnSet", 8) == 0 && jstr(p->record, "event") &&
-		    strcmp(jstr(p->record, "event"), "call") == 0 && jstr(v, "id")) {
-			json_t *before = json_object_get(json_object_get(states, jstr(v, "id")), "sets");
-			json_t *as = json_array_size(before) ? json_string(jstr(v, "id")) : json_pack("{s:s, s:b, s:b}",
-				"id", jstr(v, "id"), "unset", 1, "untraced", 1);
-			int rc = plan_one(p, h, q->desc_kind, as, states, depth, 0);
+		if (depth == 0 && i == 0 && strncmp(f->name, "cudnnSet", 8) == 0 && jstr(v, "id")) {
+			const char *id = jstr(v, "id");
+			int traced = jstr(p->record, "event") && strcmp(jstr(p->record, "event"), "call") == 0;
+			json_t *as = NULL;
+			int rc;
 
-			json_decref(as);
-			if (rc != 0)
-				return -1;
-			continue;
-		}
-		/*
-		 * A failed Set on a descriptor whose last Set failed too, that failure not in the records (written
-		 * by a thread the exit cut short): the Set's own arguments are whole, and a new descriptor is what
-		 * a replay of it can have.
-		 */
-		if (depth == 0 && i == 0 && strncmp(f->name, "cudnnSet", 8) == 0 && jstr(v, "id") &&
-		    jstr(v, "set_failed") && !failed_set_held(states, jstr(v, "id"), jstr(v, "set_failed"))) {
-			json_t *as = json_pack("{s:s, s:b, s:b}", "id", jstr(v, "id"), "unset", 1, "untraced", 1);
-			int rc = plan_one(p, h, q->desc_kind, as, states, depth, 0);
-
-			json_decref(as);
-			if (rc != 0)
-				return -1;
-			continue;
+			if (traced && json_array_size(json_object_get(json_object_get(states, id), "sets")))
+				as = json_string(id);
+			else if (traced || (jstr(v, "set_failed") && !failed_set_held(states, id, jstr(v, "set_failed"))))
+				as = json_pack("{s:s, s:b, s:b}", "id", id, "unset", 1, "untraced", 1);
+			if (as) {
+				rc = plan_one(p, h, q->desc_kind, as, states, depth, 0);
+				json_decref(as);
+				if (rc != 0)
+					return -1;
+				continue;
+			}
 		}
 		if (plan_one(p, h, q->desc_kind, v, states, depth, 0) != 0)
 			return -1;

@@ -595,6 +595,16 @@ search_call(struct reader *r, struct repro_plan *p, json_t *args, const struct r
 			 "from_search_record", 1);
 }
 
+/* A record's copy number as the key of the reader's copies (KEY, 8 bytes); 0 when it has none. */
+static int
+copy_key(json_t *copy, char *key)
+{
+	if (!json_is_integer(copy) || json_integer_value(copy) < 0 || json_integer_value(copy) >= 64)
+		return 0;
+	snprintf(key, 8, "%d", (int)json_integer_value(copy));
+	return 1;
+}
+
 /* Fills the plan from the chosen record; 0, or -1 after a message. */
 static int
 make_plan(struct reader *r, json_t *rec, const struct repro_fn *f)
@@ -603,17 +613,12 @@ make_plan(struct reader *r, json_t *rec, const struct repro_fn *f)
 	json_t *args = json_object_get(rec, "args");
 	struct repro_desc *descs[REPRO_MAX_PARAMS] = { 0 };
 	json_t *lib = json_object_get(r->header, "library");
-	json_t *copy = json_object_get(rec, "copy");
+	char key[8];
 	int si;
 
 	/* The copy the call reached, where the records name its library; else the header's. */
-	if (json_is_integer(copy) && json_integer_value(copy) >= 0 && json_integer_value(copy) < 64) {
-		char key[8];
-
-		snprintf(key, sizeof(key), "%d", (int)json_integer_value(copy));
-		if (json_object_get(r->copies, key))
-			lib = json_object_get(r->copies, key);
-	}
+	if (copy_key(json_object_get(rec, "copy"), key) && json_object_get(r->copies, key))
+		lib = json_object_get(r->copies, key);
 
 	p->fn = f;
 	p->record = json_incref(rec);
@@ -949,14 +954,12 @@ take(struct reader *r, json_t *rec)
 		if (!r->cudart && jstr(rec, "kind") && strcmp(jstr(rec, "kind"), "cudart") == 0 && jstr(rec, "path"))
 			r->cudart = strdup(jstr(rec, "path"));
 		/* A copy's library: its call's repro builds against it (a process with cuDNN 8 and 9 both). */
-		if (jstr(rec, "kind") && strcmp(jstr(rec, "kind"), "cudnn") == 0 && jstr(rec, "path") &&
-		    json_is_true(json_object_get(rec, "answers")) && json_is_integer(copy) &&
-		    json_integer_value(copy) >= 0 && json_integer_value(copy) < 64) {
-			char key[8];
+		char key[8];
 
+		if (jstr(rec, "kind") && strcmp(jstr(rec, "kind"), "cudnn") == 0 && jstr(rec, "path") &&
+		    json_is_true(json_object_get(rec, "answers")) && copy_key(copy, key)) {
 			if (!r->copies)
 				r->copies = json_object();
-			snprintf(key, sizeof(key), "%d", (int)json_integer_value(copy));
 			json_object_set(r->copies, key, rec);
 		}
 		return 0;

@@ -261,8 +261,8 @@ def emit_api_c(api, path):
             if p.default is not None:
                 out.append('\t{ _SPY_FN_%s, %d, %r, %s },' % (
                     fn.name, i, float(p.default_value), '"%s"' % p.default if p.base in api.enums else "NULL"))
-    out += ["};", "const unsigned spy_setting_default_count = sizeof(spy_setting_defaults) / sizeof(spy_setting_defaults[0]);",
-            ""]
+    out += ["};", "const unsigned spy_setting_default_count =",
+            "\tsizeof(spy_setting_defaults) / sizeof(spy_setting_defaults[0]);", ""]
     # Sorted name index for lookups by name (dlsym, configuration globs).
     order = sorted(api.functions, key=lambda f: f.name)
     out.append("static const unsigned short by_name[_SPY_FN_COUNT] = {")

@@ -59,6 +59,19 @@ def need_real():
 KEPT_SETTINGS = ("CUDNNSPY_INJECT", "CUDNNSPY_LIBRARY", "CUDNNSPY_TRACE", "CUDNNSPY_SYNC")
 
 
+def _keep_dir(src, to):
+    """A copy of library directory SRC at TO: links as links to where they lead, a file too big to copy (a real
+    cuDNN's) as a link to it."""
+    os.makedirs(to)
+    for name in os.listdir(src):
+        x = os.path.join(src, name)
+        if os.path.islink(x) or (os.path.isfile(x) and os.path.getsize(x) > (64 << 20)):
+            os.symlink(os.path.realpath(x), os.path.join(to, name))
+        elif os.path.isfile(x):
+            shutil.copy(x, to)
+    return to
+
+
 def keep_records(directory, argv, env, since):
     """SPYTEST_KEEP_RECORDS=DIR: a copy of each run's record files there, with the libraries, the fake's settings
     and the spy's (KEPT_SETTINGS) it ran with (env.json), for tests/repro/scenario-census.py: repro of every scenario's failures."""
@@ -81,15 +94,7 @@ def keep_records(directory, argv, env, since):
     for i, x in enumerate(kept.get("LD_LIBRARY_PATH", "").split(":")):
         if x and os.path.isdir(x) and os.path.basename(x).startswith("cudnnspy-") and \
                 os.path.dirname(os.path.realpath(x)) == os.path.realpath(tempfile.gettempdir()):
-            to = os.path.join(d, "libs-%d" % i)
-            os.makedirs(to)
-            for name in os.listdir(x):
-                src = os.path.join(x, name)
-                if os.path.islink(src) or (os.path.isfile(src) and os.path.getsize(src) > (64 << 20)):
-                    os.symlink(os.path.realpath(src), os.path.join(to, name))
-                elif os.path.isfile(src):
-                    shutil.copy(src, to)
-            x = to
+            x = _keep_dir(x, os.path.join(d, "libs-%d" % i))
         dirs.append(x)
     if "LD_LIBRARY_PATH" in kept:
         kept["LD_LIBRARY_PATH"] = ":".join(dirs)
@@ -99,15 +104,7 @@ def keep_records(directory, argv, env, since):
     for i, a in enumerate(argv):
         x = os.path.dirname(a) if isinstance(a, str) and os.path.isfile(a) and ".so" in a else ""
         if x and x not in moved and os.path.realpath(x).startswith(os.path.realpath(tempfile.gettempdir()) + "/"):
-            to = os.path.join(d, "argv-%d" % i)
-            os.makedirs(to)
-            for name in os.listdir(x):
-                src = os.path.join(x, name)
-                if os.path.islink(src):
-                    os.symlink(os.readlink(src), os.path.join(to, name))
-                elif os.path.isfile(src) and os.path.getsize(src) <= (64 << 20):
-                    shutil.copy(src, to)
-            moved[x] = to
+            moved[x] = _keep_dir(x, os.path.join(d, "argv-%d" % i))
     with open(os.path.join(d, "env.json"), "w") as f:
         json.dump({"argv": list(argv), "env": kept, "moved": moved}, f)
 

@@ -1139,7 +1139,8 @@ def test_injected():
             spied([host_calls, "100"], share, {"CUDNNSPY_INJECT": extra})
             got = [r for r in records(share) if r["event"] == "failure" and r.get("injected")]
             check(got, "%s: injected" % extra)
-            text = host_round_trip(tmp, share, 1, "share-%d" % len(extra), [FAKE9, FAKE_CUDART], {"CUDNNSPY_INJECT": extra})
+            text = host_round_trip(tmp, share, 1, "share-%d" % len(extra), [FAKE9, FAKE_CUDART],
+                                   {"CUDNNSPY_INJECT": extra})
             check("call: CUDNNSPY_INJECT='%s=%d@" % (got[0]["fn"], got[0]["status"]) in text, "%s: the rule" % extra,
                   text[:2500])
         print("injected: marked, picked last, said, round-tripped under the rule (every call, %P, @N)")
@@ -1257,6 +1258,8 @@ def test_two_majors():
             for n in range(1, len(odd_fails) + 1):
                 host_round_trip(tmp, odd, n, "odd", [REAL], {"CUDNNSPY_TRACE": "*"})
             print("decode-odd traced whole: %d failures round-tripped" % len(odd_fails))
+        else:
+            print("no real cuDNN: decode-odd traced whole not run")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
