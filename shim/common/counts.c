@@ -8,18 +8,6 @@
 
 #include <string.h>
 
-unsigned
-spy_hist_bucket(uint64_t ns)
-{
-	unsigned msb, b;
-
-	if (ns < 4)
-		return (unsigned)ns;
-	msb = 63u - (unsigned)__builtin_clzll(ns);
-	b = msb * 4 + (unsigned)((ns >> (msb - 2)) & 3);
-	return b < SPY_HIST_BUCKETS ? b : SPY_HIST_BUCKETS - 1;
-}
-
 /* The lower bound of a bucket's range, in ns. */
 static uint64_t
 bucket_floor(unsigned b)

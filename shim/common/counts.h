@@ -48,7 +48,18 @@ struct spy_row {
 };
 
 /* The bucket of a duration. */
-unsigned spy_hist_bucket(uint64_t ns);
+static inline unsigned
+spy_hist_bucket(uint64_t ns)
+{
+	unsigned msb, b;
+
+	if (ns < 4)
+		return (unsigned)ns;
+	msb = 63u - (unsigned)__builtin_clzll(ns);
+	b = msb * 4 + (unsigned)((ns >> (msb - 2)) & 3);
+	return b < SPY_HIST_BUCKETS ? b : SPY_HIST_BUCKETS - 1;
+}
+
 void spy_row_init(struct spy_row *r, unsigned id);
 /* One thread's counters of the function (read atomically: the thread may still be calling). */
 void spy_row_add_counts(struct spy_row *r, const struct spy_counts *n);

@@ -2,7 +2,7 @@
 """Generate C sources, headers and linker version scripts from the API description.
 
 usage: gen.py WHAT API_FILE OUTPUT
-WHAT is one of: types, protos, decl8, api-h, api-c, wrappers, names, stubs,
+WHAT is one of: types, protos, decl8, api-h, api-c, wrappers, plain, names, stubs,
 map-preload, map-dropin8, map-dropin9, map-fake8, map-fake9, fake,
 exports-preload, exports-dropin9, exports-dropin8, def-dropin9, def-dropin8, def-fake9, def-fake8,
 stubs-win.
@@ -590,6 +590,45 @@ def emit_stubs_win(api, path):
     return out
 
 
+# A plain call's parameters (recbin.c): one op each, and the code that packs it, straight from the kinds here.
+PLAIN_OPS = {"SPY_ARG_INT": "i", "SPY_ARG_ENUM": "e", "SPY_ARG_UINT": "u", "SPY_ARG_DOUBLE": "d",
+             "SPY_ARG_HANDLE": "h", "SPY_ARG_DESC": "o"}
+PLAIN_MAX = 16
+
+
+def emit_plain(api, path):
+    """Per function whose parameters could all be plain, its packer as macros that recbin.c defines.
+
+    Only the candidates: recbin.c checks each op against the API tables (a pointer's shape is its own rule
+    there) and packs any function whose ops differ the general way.
+    """
+    out = []
+    banner(out, path)
+    for fn in api.declared():
+        if len(fn.params) > PLAIN_MAX:
+            continue
+        ops, code = "", []
+        for i, p in enumerate(fn.params):
+            kind = param_kind(api, p)
+            if kind in PLAIN_OPS:
+                ops += PLAIN_OPS[kind]
+                code.append("SPY_PLAIN_%s(%d)" % (PLAIN_OPS[kind].upper(), i))
+            elif kind != "SPY_ARG_PTR":
+                ops += "a"
+                code.append("SPY_PLAIN_A(%d)" % i)
+            elif p.pointers == 1 and p.is_array and p.direction == "in" and p.base == "int" and p.count_index >= 0:
+                ops += "n"
+                code.append("SPY_PLAIN_N(%d, %d)" % (i, p.count_index))
+            elif p.pointers == 1 and not p.is_array and p.direction == "in" and p.base in ("void", "int"):
+                ops += "a"
+                code.append("SPY_PLAIN_A(%d)" % i)
+            else:
+                break
+        else:
+            out.append('SPY_PLAIN(%s, "%s", %s)' % (fn.name, ops, " ".join(code) or ";"))
+    return out
+
+
 def emit_fake(api, path):
     """Fake cuDNN functions: count the call, then return the status a test set."""
     out = []
@@ -631,7 +670,7 @@ def main():
         return 1
     emitters = {
         "types": emit_types, "protos": emit_protos, "decl8": emit_decl8, "api-h": emit_api_h, "api-c": emit_api_c,
-        "wrappers": emit_wrappers, "names": emit_names, "stubs": emit_stubs, "fake": emit_fake,
+        "wrappers": emit_wrappers, "plain": emit_plain, "names": emit_names, "stubs": emit_stubs, "fake": emit_fake,
     }
     if what.startswith("map-"):
         lines = emit_map(api, api_path, what[4:])

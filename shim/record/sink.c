@@ -1174,10 +1174,47 @@ spy_sink_commit(struct spy_thread *th, struct spy_line *l, int now)
 		spy_line_free(l);
 }
 
+static void commit_frame(struct spy_buf *b, unsigned tag, const uint8_t *body, size_t n, uint64_t t_ns);
+
 void
 spy_sink_commit_frame(struct spy_thread *th, unsigned tag, const uint8_t *body, size_t n, uint64_t t_ns)
 {
 	struct spy_buf *b = th->buf;
+	uint8_t *o, *base;
+
+	/*
+	 * The usual frame, a short call into the thread's block with its chunk begun: written in place, the time's
+	 * delta and the length before the body, whose one byte of length holds it (under 128). The body is copied
+	 * in words: its buffer and the block's room both reach past its end (SPY_SINK_BODY_SLACK).
+	 */
+	if (tag == SPY_REC_CALL && n + 10 < 128) {
+		lock(b);
+		if (b->blk && b->chunk && b->len + n + 32 <= b->blk_cap && !__atomic_load_n(&sealed, __ATOMIC_SEQ_CST)) {
+			uint8_t *len;
+
+			o = b->blk + SPY_REC_BLOCK_HEAD + b->len;
+			base = o;
+			*o++ = (uint8_t)tag;
+			len = o++;
+			o += spy_rec_put_uv(o, spy_rec_zigzag((int64_t)(t_ns - b->t_prev)));
+			b->t_prev = t_ns;
+			*len = (uint8_t)(o - len - 1 + n);
+			for (size_t i = 0; i < n; i += 8)
+				memcpy(o + i, body + i, 8);
+			b->len += (size_t)(o + n - base);
+			publish(b);
+			unlock(b);
+			return;
+		}
+		unlock(b);
+	}
+	commit_frame(b, tag, body, n, t_ns);
+}
+
+/* Any other frame (out of line: the usual one saves no registers for it). */
+static __attribute__((noinline)) void
+commit_frame(struct spy_buf *b, unsigned tag, const uint8_t *body, size_t n, uint64_t t_ns)
+{
 	uint8_t *o, *base, when[10];
 	size_t t = 0;
 	int big = 0;

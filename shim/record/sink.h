@@ -12,8 +12,10 @@ void spy_sink_commit(struct spy_thread *th, struct spy_line *l, int now);
  * Format 2: appends a binary frame (recfmt.h) to the thread's buffer. A
  * call (SPY_REC_CALL, SPY_REC_FAILURE) gets its time as a delta put before
  * `body`, and the buffer's chunk frame first when it is the buffer's first
- * call. A failure is written out at once.
+ * call. A failure is written out at once. A call's body is read in words:
+ * its buffer holds SPY_SINK_BODY_SLACK bytes past `n`.
  */
+#define SPY_SINK_BODY_SLACK 8
 void spy_sink_commit_frame(struct spy_thread *th, unsigned tag, const uint8_t *body, size_t n, uint64_t t_ns);
 /* The summary: committed as the file's last record (what the exiting thread writes after it follows it). */
 void spy_sink_commit_last(struct spy_thread *th, struct spy_line *l);

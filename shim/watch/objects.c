@@ -308,6 +308,25 @@ plain_set_args(unsigned fn)
 	return k > 0 ? k : 0;
 }
 
+/*
+ * An input array's count as args.c counts it after success: for the usual
+ * array, counted by an int argument (cudnnSetTensorNdDescriptor's dimA by
+ * nbDims), that argument, without the call into args.c; else args.c's.
+ */
+static int64_t
+input_count(const struct spy_fn_info *f, unsigned fn, int i, const union spy_arg *args)
+{
+	const struct spy_param_info *p = &f->params[i];
+	const struct spy_arg_printer *ap;
+
+	if (p->count_desc < 0 && p->count_sum < 0 && p->count >= 0 && p->count < f->nparams && !p->on_device &&
+	    (f->params[p->count].kind == SPY_ARG_INT || f->params[p->count].kind == SPY_ARG_UINT) &&
+	    fn != _SPY_FN_cudnnSetTensorTransformDescriptor)
+		return args[p->count].i;
+	ap = arg_printer();
+	return ap ? ap->arg_count(fn, i, args, SPY_ARGS_AFTER_SUCCESS) : -1;
+}
+
 /* 1 when a Set of `fn` with `args` would leave the slot as it is: a shape Set without arrays, or one setting. */
 static int
 same_set(const struct slot *s, const struct spy_fn_info *f, unsigned fn, const union spy_arg *args)
@@ -338,8 +357,7 @@ same_set(const struct slot *s, const struct spy_fn_info *f, unsigned fn, const u
 		if (p->dir != SPY_DIR_IN || p->count < 0 || arrays >= 3 || !args[i].p || s->array_param[arrays] != i)
 			return 0;
 		{
-			const struct spy_arg_printer *ap = arg_printer();
-			int64_t n = ap ? ap->arg_count(fn, i, args, SPY_ARGS_AFTER_SUCCESS) : -1;
+			int64_t n = input_count(f, fn, i, args);
 
 			if (n < 0 || n > MAX_ARRAY || n != s->array_len[arrays] ||
 			    memcmp(s->array[arrays], args[i].p, (size_t)n * sizeof(int)) != 0)
@@ -376,8 +394,9 @@ names_objects(unsigned fn1)
 	return c == 2;
 }
 
-void
-spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg *args)
+/* spy_obj_set: the object's slot, NULL when it has none. */
+static struct slot *
+set(const void *ptr, const char *kind, unsigned fn, const union spy_arg *args)
 {
 	const struct spy_fn_info *f = &spy_fn_info[fn];
 	size_t home = hash((uintptr_t)ptr);
@@ -386,14 +405,14 @@ spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg 
 					  ? &slots[home] : insert(ptr, kind);
 
 	if (!s)
-		return;
+		return NULL;
 	/*
 	 * The same Set again (a framework sets its descriptors before every
 	 * call): nothing to write, and the state's stamp stays, so that format
 	 * 2 names the descriptor by the text it wrote already.
 	 */
 	if (same_set(s, f, fn, args))
-		return;
+		return s;
 	write_begin(s);
 	if (aux_setter(f)) {
 		/* Settings beside the shape, which a later shape Set resets (cuDNN 9.19 does for the clip). */
@@ -425,8 +444,7 @@ spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg 
 
 			s->args[i] = args[i];
 			if (p->is_array && p->dir == SPY_DIR_IN && p->count >= 0 && arrays < 3 && args[i].p) {
-				const struct spy_arg_printer *ap = arg_printer();
-				int64_t n = ap ? ap->arg_count(fn, i, args, SPY_ARGS_AFTER_SUCCESS) : -1;
+				int64_t n = input_count(f, fn, i, args);
 
 				if (n < 0)
 					n = 0;
@@ -445,6 +463,44 @@ spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg 
 	s->names = (unsigned char)(names_objects(s->set_fn) || names_objects(s->aux_fn) || names_objects(s->attr_fn[0]) ||
 				   names_objects(s->attr_fn[1]) || names_objects(s->attr_fn[2]));
 	write_end(s);
+	return s;
+}
+
+void
+spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg *args)
+{
+	set(ptr, kind, fn, args);
+}
+
+static int stamp_slot(const struct slot *s, uint64_t *stamp, int sources);
+
+int
+spy_obj_set_stamp(const void *ptr, const char *kind, unsigned fn, const union spy_arg *args, uint64_t *stamp)
+{
+	size_t home = hash((uintptr_t)ptr);
+	const struct slot *s = &slots[home];
+	int k = plain_set_args(fn);
+
+	/*
+	 * The same shape Set again, in its home place, naming no other object: what same_set() and stamp_slot()
+	 * find, without their calls (a traced Set is packed next, and a framework repeats its Sets).
+	 */
+	if (ptr && k && __atomic_load_n(&s->key, __ATOMIC_ACQUIRE) == (uintptr_t)ptr && s->set_fn == fn + 1 &&
+	    !s->failed_fn && !s->filled_fn && !s->aux_fn && !s->names &&
+	    s->kind != __atomic_load_n(&backend_kind, __ATOMIC_RELAXED)) {
+		unsigned seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+
+		if (k <= MAX_ARGS && memcmp(s->args, args, (size_t)k * sizeof(args[0])) == 0 && !(seq & 1) &&
+		    __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) == seq) {
+			*stamp = (uint64_t)(home + 1) << 32 | seq;
+			return 1;
+		}
+	}
+	s = set(ptr, kind, fn, args);
+
+	*stamp = 0;
+	/* No slot: as spy_obj_stamp says of an object it does not know. */
+	return s ? stamp_slot(s, stamp, 1) : 1;
 }
 
 /*
@@ -752,12 +808,18 @@ static int
 stamp_of(const void *ptr, uint64_t *stamp, int sources)
 {
 	const struct slot *s = ptr ? find(ptr) : NULL;
+
+	*stamp = 0;
+	return s ? stamp_slot(s, stamp, sources) : 1;
+}
+
+/* stamp_of of the slot found. */
+static int
+stamp_slot(const struct slot *s, uint64_t *stamp, int sources)
+{
 	unsigned seq;
 	int names;
 
-	*stamp = 0;
-	if (!s)
-		return 1;
 	seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
 	if (seq & 1)
 		return 0;	/* being written */
@@ -768,7 +830,7 @@ stamp_of(const void *ptr, uint64_t *stamp, int sources)
 	if (s->kind == __atomic_load_n(&backend_kind, __ATOMIC_RELAXED)) {
 		int (*fn)(const void *, uint64_t *) = __atomic_load_n(&backend_stamper, __ATOMIC_ACQUIRE);
 
-		return fn && fn(ptr, stamp);
+		return fn && fn((const void *)s->key, stamp);
 	}
 	/*
 	 * What was set may name other objects by their numbers (an RNN

@@ -38,6 +38,8 @@ enum { SETATTR = 2, GETATTR };
 /* The most parameters a packed call has (the API's longest function has 33): more go out as JSON. */
 #define PACK_PARAMS 40
 
+static void plain_init(void);
+
 void
 spy_recbin_init(void)
 {
@@ -53,6 +55,7 @@ spy_recbin_init(void)
 	/* Their arrays are decoded by the attribute type, as backend.c decodes them. */
 	packable[_SPY_FN_cudnnBackendSetAttribute] = SETATTR;
 	packable[_SPY_FN_cudnnBackendGetAttribute] = GETATTR;
+	plain_init();
 }
 
 #define PLACES ((unsigned)(sizeof(((struct spy_buf *)0)->texts) / sizeof(((struct spy_buf *)0)->texts[0])))
@@ -71,7 +74,7 @@ home_of(const void *ptr)
 }
 
 /* The place of a text this thread wrote for (ptr, kind, stamp, state) and still holds; NULL when none. */
-static struct spy_text_slot *
+static inline __attribute__((always_inline)) struct spy_text_slot *
 cached_slot(struct spy_buf *b, const void *ptr, const char *kind, uint64_t stamp, int state, uint64_t *used)
 {
 	unsigned home = home_of(ptr);
@@ -88,7 +91,7 @@ cached_slot(struct spy_buf *b, const void *ptr, const char *kind, uint64_t stamp
 	return NULL;
 }
 
-static long
+static inline __attribute__((always_inline)) long
 cached(struct spy_buf *b, const void *ptr, const char *kind, uint64_t stamp, int state, uint64_t *used)
 {
 	struct spy_text_slot *t = cached_slot(b, ptr, kind, stamp, state, used);
@@ -169,25 +172,179 @@ enum { TEXT_STATE = 1, TEXT_FULL = 2 };
  * (an argument), else its id alone (an element behind a pointer); TEXT_FULL
  * as a failure shows it. `used`: the places this call's arguments name already.
  */
+static __attribute__((noinline)) long
+text_written(struct spy_thread *th, struct spy_buf *b, const char *kind, int state, const void *ptr, int keep,
+	     uint64_t stamp, uint64_t *used)
+{
+	spy_line_reset(&b->line);
+	spy_obj_describe(&b->line, ptr, kind, state & TEXT_STATE,
+			 state & TEXT_FULL ? 0 : SPY_ARGS_AFTER_SUCCESS | SPY_ARGS_BRIEF);
+	return define(th, b, ptr, kind, stamp, state, keep, used);
+}
+
+/* text_id of a stamp taken: the cache's id, else the text written (out of line, so that a hit saves no registers). */
+static inline __attribute__((always_inline)) long
+text_id_stamped(struct spy_thread *th, struct spy_buf *b, const char *kind, int state, const void *ptr, int keep,
+		uint64_t stamp, uint64_t *used)
+{
+	long id;
+
+	if (keep && (id = cached(b, ptr, kind, stamp, state, used)))
+		return id;
+	return text_written(th, b, kind, state, ptr, keep, stamp, used);
+}
+
 static long
 text_id(struct spy_thread *th, struct spy_buf *b, int handle, const char *desc_kind, int state, const void *ptr,
 	uint64_t *used)
 {
 	const char *kind = handle ? "handle" : desc_kind ? desc_kind : "descriptor";
 	uint64_t stamp;
-	long id;
 	int keep;
 
 	if (!ptr)
 		return 0;
 	/* An id alone changes less often than what was set on the object. */
 	keep = state & TEXT_STATE ? spy_obj_stamp(ptr, &stamp) : spy_obj_id_stamp(ptr, &stamp);
-	if (keep && (id = cached(b, ptr, kind, stamp, state, used)))
-		return id;
-	spy_line_reset(&b->line);
-	spy_obj_describe(&b->line, ptr, kind, state & TEXT_STATE,
-			 state & TEXT_FULL ? 0 : SPY_ARGS_AFTER_SUCCESS | SPY_ARGS_BRIEF);
-	return define(th, b, ptr, kind, stamp, state, keep, used);
+	return text_id_stamped(th, b, kind, state, ptr, keep, stamp, used);
+}
+
+/*
+ * A plain call: every parameter a number, a handle, a descriptor, an address
+ * or an input int array whose count another parameter holds (most Set
+ * calls, which a framework makes before every operation). Its packer is
+ * generated from the API description (gen.py's g_plain.h: straight code, no
+ * look at the API tables per call) and used only where each parameter's op
+ * there is the one these tables give (plain_op): any other call, or one with
+ * a stack or Python frames, takes pack()'s general way to the same frame.
+ */
+#define PLAIN_PARAMS 16
+/* What a plain packer knows besides the arguments: the text places named, and a stamp just taken (a Set's). */
+struct plain_ctx {
+	uint64_t used;
+	const void *known;
+	uint64_t known_stamp;
+	int known_keep;
+};
+typedef size_t (*plain_fn)(struct spy_thread *th, struct spy_buf *b, const union spy_arg *a, uint8_t *body, size_t n,
+			   struct plain_ctx *x);
+static plain_fn plain[_SPY_FN_COUNT];
+
+/* A parameter's op as g_plain.h spells it: i, e (an int32 enum), u, d, h, o (a descriptor), a (an address), n. */
+static char
+plain_op(const struct spy_fn_info *f, const struct spy_param_info *p)
+{
+	switch (p->kind) {
+	case SPY_ARG_INT:
+		return 'i';
+	case SPY_ARG_ENUM:
+		return 'e';
+	case SPY_ARG_UINT:
+		return 'u';
+	case SPY_ARG_DOUBLE:
+		return 'd';
+	case SPY_ARG_HANDLE:
+		return 'h';
+	case SPY_ARG_DESC:
+		return 'o';
+	case SPY_ARG_PTR:
+		break;
+	default:
+		return 'a';
+	}
+	if (spy_rec_ptr_shape(p) == SPY_REC_PTR_ADDRESS)
+		return 'a';
+	/* The input arrays array_count (args.c) counts by an int argument alone, and does not cap. */
+	if (spy_rec_ptr_shape(p) != SPY_REC_PTR_VALUES || !p->is_array || p->dir != SPY_DIR_IN || p->on_device ||
+	    p->elem != SPY_ARG_INT || p->elem_size != 4 || p->count_desc >= 0 || p->count_sum >= 0 || p->count < 0 ||
+	    p->count >= f->nparams || (f->params[p->count].kind != SPY_ARG_INT && f->params[p->count].kind != SPY_ARG_UINT) ||
+	    f == &spy_fn_info[_SPY_FN_cudnnSetTensorTransformDescriptor])
+		return 0;
+	return 'n';
+}
+
+/* An input int array after its address, as pack() writes one: a count + 1 (0: none known) and the elements. */
+static size_t
+plain_ints(const int32_t *at, int64_t count, uint8_t *body, size_t n)
+{
+	if (!at)
+		return n;
+	if (count > SPY_REC_VALUES)
+		count = SPY_REC_VALUES;
+	n += spy_rec_put_uv(body + n, count < 0 ? 0 : (uint64_t)count + 1);
+	for (int64_t k = 0; k < count; k++) {
+		int32_t e;
+
+		memcpy(&e, at + k, 4);
+		n += spy_rec_put_uv(body + n, spy_rec_zigzag(e));
+	}
+	return n;
+}
+
+/* text_id, with the stamp the context knows. */
+static inline __attribute__((always_inline)) long
+plain_obj(struct spy_thread *th, struct spy_buf *b, struct plain_ctx *x, int handle, const char *desc_kind, int state,
+	  const void *ptr)
+{
+	if (ptr && ptr == x->known)
+		return text_id_stamped(th, b, handle ? "handle" : desc_kind ? desc_kind : "descriptor", state, ptr,
+				       x->known_keep, x->known_stamp, &x->used);
+	return text_id(th, b, handle, desc_kind, state, ptr, &x->used);
+}
+
+/* A handle's or descriptor's text id after the others: 0 when it cannot be written. */
+#define SPY_PLAIN_OBJ(k, handle, state) \
+	do { \
+		long id_ = plain_obj(th, b, x, handle, spy_fn_info[id].params[k].desc_kind, state, a[k].p); \
+		if (id_ < 0) \
+			return 0; \
+		n += spy_rec_put_uv(body + n, (uint64_t)id_); \
+	} while (0);
+#define SPY_PLAIN_I(k) n += spy_rec_put_uv(body + n, spy_rec_zigzag(a[k].i));
+#define SPY_PLAIN_E(k) n += spy_rec_put_uv(body + n, spy_rec_zigzag((int32_t)a[k].i));
+#define SPY_PLAIN_U(k) n += spy_rec_put_uv(body + n, a[k].u);
+#define SPY_PLAIN_D(k) memcpy(body + n, &a[k].d, 8), n += 8;
+#define SPY_PLAIN_H(k) SPY_PLAIN_OBJ(k, 1, 0)
+#define SPY_PLAIN_O(k) SPY_PLAIN_OBJ(k, 0, TEXT_STATE)
+#define SPY_PLAIN_A(k) n += spy_rec_put_uv(body + n, (uintptr_t)a[k].p);
+#define SPY_PLAIN_N(k, count) n = plain_ints(a[k].p, a[count].i, body, n + spy_rec_put_uv(body + n, (uintptr_t)a[k].p));
+#define SPY_PLAIN(fn, ops, code) \
+	static size_t plain_##fn(struct spy_thread *th, struct spy_buf *b, const union spy_arg *a, uint8_t *body, \
+				 size_t n, struct plain_ctx *x) \
+	{ \
+		const unsigned id = _SPY_FN_##fn; \
+		(void)th, (void)b, (void)a, (void)x, (void)id; \
+		code \
+		return n; \
+	}
+#include "g_plain.h"
+#undef SPY_PLAIN
+
+/* Each generated packer whose ops are the tables' (a function of no parameters has none to differ). */
+static void
+plain_init(void)
+{
+	static const struct {
+		unsigned id;
+		const char *ops;
+		plain_fn fn;
+	} gen[] = {
+#define SPY_PLAIN(fn, ops, code) { _SPY_FN_##fn, ops, plain_##fn },
+#include "g_plain.h"
+#undef SPY_PLAIN
+	};
+
+	for (size_t g = 0; g < sizeof(gen) / sizeof(gen[0]); g++) {
+		const struct spy_fn_info *f = &spy_fn_info[gen[g].id];
+		int k = 0;
+
+		if (packable[gen[g].id] != 1 || f->nparams > PLAIN_PARAMS || strlen(gen[g].ops) != (size_t)f->nparams)
+			continue;
+		while (k < f->nparams && plain_op(f, &f->params[k]) == gen[g].ops[k])
+			k++;
+		if (k == f->nparams)
+			plain[gen[g].id] = gen[g].fn;
+	}
 }
 
 _Static_assert(SPY_STACK_MAX <= SPY_REC_STACK_MAX, "the reader takes every frame the library captures");
@@ -580,8 +737,8 @@ put_text(struct spy_line *l, const char *s, size_t len)
 	spy_line_mem(l, s, len);
 }
 
-/* A call frame (fail NULL) or a failure frame; 0 when it cannot be packed. */
-static int
+/* A call frame (fail NULL) or a failure frame; 0 when it cannot be packed. Its frame is large: never inlined. */
+static __attribute__((noinline)) int
 pack(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args, void *const *ips,
      int nips, const struct spy_recbin_failure *fail)
 {
@@ -593,7 +750,7 @@ pack(struct spy_thread *th, const struct spy_call *c, long status, const union s
 	 * frames. On the program's stack, which a framework's worker thread may have small: under 10 KiB.
 	 */
 	uint8_t body[64 + PACK_PARAMS * (3 * 10 + SPY_REC_VALUES * 10) + SPY_REC_VALUES * 20 + SPY_REC_STRING_MAX + 10 +
-		     SPY_STACK_MAX * 20];
+		     SPY_STACK_MAX * 20 + SPY_SINK_BODY_SLACK];
 	size_t n = 0, mlen = 0, wlen = 0;
 	uint64_t used = 0;	/* the text places this call's arguments name */
 	struct spy_line *l;
@@ -749,11 +906,64 @@ stack:
 	return 1;
 }
 
+/* pack() of a plain call that succeeded, without a stack or Python frames: the same frame. */
+static inline __attribute__((always_inline)) int
+pack_plain(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args,
+	   struct plain_ctx *x)
+{
+	struct spy_buf *b = th->buf;
+	/* The fixed fields, and per parameter an address, a count and SPY_REC_VALUES elements of 5 bytes at most. */
+	uint8_t body[32 + PLAIN_PARAMS * (2 * 10 + SPY_REC_VALUES * 5) + SPY_SINK_BODY_SLACK];
+	unsigned drops = b->drops;
+	size_t n = 0;
+
+	n += spy_rec_put_uv(body + n, c->id);
+	body[n++] = (uint8_t)c->copy;
+	body[n++] = (uint8_t)spy_names_major;
+	n += spy_rec_put_uv(body + n, spy_rec_zigzag(status));
+	n += spy_rec_put_uv(body + n, c->t0 ? c->t1 - c->t0 + 1 : 0);
+	if (!(n = plain[c->id](th, b, args, body, n, x)))
+		return 0;
+	/* A text this call names was dropped (a full disk): the call is too, rather than name what is not there. */
+	if (b->drops != drops) {
+		spy_sink_drop();
+		return 1;
+	}
+	spy_sink_commit_frame(th, SPY_REC_CALL, body, n, c->t0 ? c->t0 : spy_now_ns());
+	return 1;
+}
+
+/* The block shared when no block could be made has no text places of its own: pack() says no. */
+static int
+is_plain(const struct spy_thread *th, const struct spy_call *c, const union spy_arg *args)
+{
+	return plain[c->id] && th->buf && th->buf->py_call == NULL && th->index != ~0u &&
+	       (args || !spy_fn_info[c->id].nparams);
+}
+
 int
 spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args,
 		void *const *ips, int nips)
 {
+	struct plain_ctx x = { 0, NULL, 0, 0 };
+
+	if (nips <= 0 && is_plain(th, c, args))
+		return pack_plain(th, c, status, args, &x);
 	return pack(th, c, status, args, ips, nips, NULL);
+}
+
+int
+spy_recbin_call_set(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args)
+{
+	const char *kind = spy_fn_info[c->id].params[0].desc_kind;
+	struct plain_ctx x = { 0, args[0].p, 0, 0 };
+
+	if (!is_plain(th, c, args)) {
+		spy_obj_set(args[0].p, kind, c->id, args);
+		return pack(th, c, status, args, NULL, 0, NULL);
+	}
+	x.known_keep = spy_obj_set_stamp(args[0].p, kind, c->id, args, &x.known_stamp);
+	return pack_plain(th, c, status, args, &x);
 }
 
 /* pack() with Python frames (NULL: none), which reach it through the thread's buffer. */

@@ -16,6 +16,11 @@ void spy_recbin_init(void);
  */
 int spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args,
 		    void *const *ips, int nips);
+/*
+ * spy_recbin_call of a Set that succeeded (its first parameter the descriptor, remembered here by spy_obj_set
+ * first, whatever the answer), without a stack: the one lookup of the descriptor both need.
+ */
+int spy_recbin_call_set(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args);
 /* The same, with the calling thread's Python frames (CUDNNSPY_PYTHON=traced; at least one) as a text written once per stack. */
 int spy_recbin_call_python(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args,
 			   void *const *ips, int nips, const struct spy_pystack *py);

@@ -630,8 +630,6 @@ out:
 static __attribute__((noinline)) void
 other_lanes(struct spy_call *c, long status, const union spy_arg *args, unsigned flags)
 {
-	struct spy_thread *th = spy_tls.thread;
-
 	/* A graph's attributes, set one by one by the hundred: to backend.c, which keeps them. */
 	if (flags == SPY_FN_WATCH && status == 0 && args && c->id == _SPY_FN_cudnnBackendSetAttribute) {
 		int saved = errno;
@@ -641,24 +639,27 @@ other_lanes(struct spy_call *c, long status, const union spy_arg *args, unsigned
 		errno = saved;
 		return;
 	}
-	/* The next most frequent with records in format 2: a traced call that succeeded, packed (recbin.c). */
-	if ((flags == SPY_FN_TRACE || (flags == (SPY_FN_TRACE | SPY_FN_STATE) && state_kind[c->id] == STATE_SET)) &&
-	    status == 0 && !c->pre && spy_config.pack_lane && th && spy_sink_enabled() &&
-	    spy_thread_buf(th)) {
-		int saved = errno;
-
-		spy_names_major = __atomic_load_n(&spy_copies[c->copy].major, __ATOMIC_RELAXED);
-		if (flags & SPY_FN_STATE)
-			track_state(c->id, args);
-		if (spy_recbin_call(th, c, status, args, NULL, 0)) {
-			errno = saved;
-			return;
-		}
-		errno = saved;
-		/* Not packed: the JSON record, after the state it already remembered (a same Set changes nothing). */
-	}
-
 	slow_path(c, status, args);
+}
+
+/*
+ * The next most frequent with records in format 2: a traced call that succeeded, packed (recbin.c). 1 when it
+ * was; else the JSON record, after the state it already remembered (a same Set changes nothing).
+ */
+static inline int
+packed(struct spy_thread *th, struct spy_call *c, long status, const union spy_arg *args, unsigned flags)
+{
+	int saved, done;
+
+	if (!((flags == SPY_FN_TRACE || (flags == (SPY_FN_TRACE | SPY_FN_STATE) && state_kind[c->id] == STATE_SET)) &&
+	      status == 0 && !c->pre && spy_config.pack_lane && spy_sink_enabled() && spy_thread_buf(th)))
+		return 0;
+	saved = errno;
+	spy_names_major = __atomic_load_n(&spy_copies[c->copy].major, __ATOMIC_RELAXED);
+	done = flags & SPY_FN_STATE ? spy_recbin_call_set(th, c, status, args)
+				    : spy_recbin_call(th, c, status, args, NULL, 0);
+	errno = saved;
+	return done;
 }
 
 void
@@ -683,7 +684,8 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 
 		/* Seq-cst against the seal: the exit sees this flag, or this call's record sees the seal. */
 		__atomic_store_n(&th->recording, 1, __ATOMIC_SEQ_CST);
-		other_lanes(c, status, args, flags);
+		if (!packed(th, c, status, args, flags))
+			other_lanes(c, status, args, flags);
 		n = spy_counts_of(th, c->copy, c->id);
 		SPY_INC(n->calls);
 		if (status != 0)
