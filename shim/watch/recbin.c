@@ -226,8 +226,9 @@ struct plain_ctx {
 	uint64_t known_stamp;
 	int known_keep;
 };
-typedef size_t (*plain_fn)(struct spy_thread *th, struct spy_buf *b, const union spy_arg *a, uint8_t *body, size_t n,
-			   struct plain_ctx *x);
+/* A generated packer: the call's whole frame, committed; 0 when it cannot be packed (a text too long). */
+typedef int (*plain_fn)(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *a,
+			struct plain_ctx *x);
 static plain_fn plain[_SPY_FN_COUNT];
 
 /* A parameter's op as g_plain.h spells it: i, e (an int32 enum), u, d, h, o (a descriptor), a (an address), n. */
@@ -292,6 +293,32 @@ plain_obj(struct spy_thread *th, struct spy_buf *b, struct plain_ctx *x, int han
 	return text_id(th, b, handle, desc_kind, state, ptr, &x->used);
 }
 
+/* The fixed fields of a call frame (pack()'s). */
+#define PLAIN_HEAD_MAX 32
+static inline __attribute__((always_inline)) size_t
+plain_head(const struct spy_call *c, long status, uint8_t *body)
+{
+	size_t n = spy_rec_put_uv(body, c->id);
+
+	body[n++] = (uint8_t)c->copy;
+	body[n++] = (uint8_t)spy_names_major;
+	n += spy_rec_put_uv(body + n, spy_rec_zigzag(status));
+	return n + spy_rec_put_uv(body + n, c->t0 ? c->t1 - c->t0 + 1 : 0);
+}
+
+static inline __attribute__((always_inline)) int
+plain_commit(struct spy_thread *th, const struct spy_call *c, struct spy_buf *b, const uint8_t *body, size_t n,
+	     unsigned drops)
+{
+	/* A text this call names was dropped (a full disk): the call is too, rather than name what is not there. */
+	if (b->drops != drops) {
+		spy_sink_drop();
+		return 1;
+	}
+	spy_sink_commit_frame(th, SPY_REC_CALL, body, n, c->t0 ? c->t0 : spy_now_ns());
+	return 1;
+}
+
 /* A handle's or descriptor's text id after the others: 0 when it cannot be written. */
 #define SPY_PLAIN_OBJ(k, handle, state) \
 	do { \
@@ -308,14 +335,20 @@ plain_obj(struct spy_thread *th, struct spy_buf *b, struct plain_ctx *x, int han
 #define SPY_PLAIN_O(k) SPY_PLAIN_OBJ(k, 0, TEXT_STATE)
 #define SPY_PLAIN_A(k) n += spy_rec_put_uv(body + n, (uintptr_t)a[k].p);
 #define SPY_PLAIN_N(k, count) n = plain_ints(a[k].p, a[count].i, body, n + spy_rec_put_uv(body + n, (uintptr_t)a[k].p));
+/* Per parameter an address, a count and SPY_REC_VALUES elements of 5 bytes at most. */
+#define PLAIN_PARAM_MAX (2 * 10 + SPY_REC_VALUES * 5)
 #define SPY_PLAIN(fn, ops, code) \
-	static size_t plain_##fn(struct spy_thread *th, struct spy_buf *b, const union spy_arg *a, uint8_t *body, \
-				 size_t n, struct plain_ctx *x) \
+	static int plain_##fn(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *a, \
+			      struct plain_ctx *x) \
 	{ \
 		const unsigned id = _SPY_FN_##fn; \
-		(void)th, (void)b, (void)a, (void)x, (void)id; \
+		struct spy_buf *b = th->buf; \
+		uint8_t body[PLAIN_HEAD_MAX + (sizeof(ops) - 1) * PLAIN_PARAM_MAX + SPY_SINK_BODY_SLACK]; \
+		unsigned drops = b->drops; \
+		size_t n = plain_head(c, status, body); \
+		(void)a, (void)x, (void)id; \
 		code \
-		return n; \
+		return plain_commit(th, c, b, body, n, drops); \
 	}
 #include "g_plain.h"
 #undef SPY_PLAIN
@@ -906,33 +939,6 @@ stack:
 	return 1;
 }
 
-/* pack() of a plain call that succeeded, without a stack or Python frames: the same frame. */
-static inline __attribute__((always_inline)) int
-pack_plain(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args,
-	   struct plain_ctx *x)
-{
-	struct spy_buf *b = th->buf;
-	/* The fixed fields, and per parameter an address, a count and SPY_REC_VALUES elements of 5 bytes at most. */
-	uint8_t body[32 + PLAIN_PARAMS * (2 * 10 + SPY_REC_VALUES * 5) + SPY_SINK_BODY_SLACK];
-	unsigned drops = b->drops;
-	size_t n = 0;
-
-	n += spy_rec_put_uv(body + n, c->id);
-	body[n++] = (uint8_t)c->copy;
-	body[n++] = (uint8_t)spy_names_major;
-	n += spy_rec_put_uv(body + n, spy_rec_zigzag(status));
-	n += spy_rec_put_uv(body + n, c->t0 ? c->t1 - c->t0 + 1 : 0);
-	if (!(n = plain[c->id](th, b, args, body, n, x)))
-		return 0;
-	/* A text this call names was dropped (a full disk): the call is too, rather than name what is not there. */
-	if (b->drops != drops) {
-		spy_sink_drop();
-		return 1;
-	}
-	spy_sink_commit_frame(th, SPY_REC_CALL, body, n, c->t0 ? c->t0 : spy_now_ns());
-	return 1;
-}
-
 /* The block shared when no block could be made has no text places of its own: pack() says no. */
 static int
 is_plain(const struct spy_thread *th, const struct spy_call *c, const union spy_arg *args)
@@ -948,7 +954,7 @@ spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, co
 	struct plain_ctx x = { 0, NULL, 0, 0 };
 
 	if (nips <= 0 && is_plain(th, c, args))
-		return pack_plain(th, c, status, args, &x);
+		return plain[c->id](th, c, status, args, &x);
 	return pack(th, c, status, args, ips, nips, NULL);
 }
 
@@ -963,7 +969,7 @@ spy_recbin_call_set(struct spy_thread *th, const struct spy_call *c, long status
 		return pack(th, c, status, args, NULL, 0, NULL);
 	}
 	x.known_keep = spy_obj_set_stamp(args[0].p, kind, c->id, args, &x.known_stamp);
-	return pack_plain(th, c, status, args, &x);
+	return plain[c->id](th, c, status, args, &x);
 }
 
 /* pack() with Python frames (NULL: none), which reach it through the thread's buffer. */
