@@ -317,6 +317,39 @@ def wine_dropin8():
     check(re.search(r"summary \(pid \d+\): 12 calls, 1 failed", err), "the summary", err)
 
 
+@scenario
+def wine_killed():
+    """A traced program ended by TerminateProcess (no exit handler, no DLL detach: what a scheduler or Task
+    Manager does) leaves every call it made in its records, and report counts them: the record file is mapped
+    (a section of the file), as on Linux, so what a call wrote is the file's when the call returns. Without the
+    mapping its records went out at least once a second, and a job killed lost its last second."""
+    root = tmpdir()
+    app, fake, base = layout(root)
+    recdir = os.path.join(root, "rec")
+    os.makedirs(recdir)
+    n = 20000
+    p = run_app(root, app, ["kill", str(n)], {"CUDNNSPY_LIBRARY": z(os.path.join(fake, "cudnn64_9.dll")),
+                                              "CUDNNSPY_OUTPUT": z(recdir) + "\\", "CUDNNSPY_TRACE": "*",
+                                              "FAKECUDNN_STATUS": ""})
+    err = p.stderr.decode(errors="replace")
+    check(("%d calls made" % n).encode() in p.stdout and p.returncode == 9, "the program made its calls and was "
+          "terminated (status 9)", p.returncode, p.stdout[-300:], err[-1500:])
+    rec, recs = records_of(recdir)
+    sets = [r for r in recs if r.get("event") == "call" and r.get("fn") == "cudnnSetTensor4dDescriptor"]
+    check(len(sets) == n, "every call of the terminated program recorded: %d of %d" % (len(sets), n))
+    check([r["args"]["n"] for r in sets[-3:]] == [1 + (i % 64) for i in range(n - 3, n)], "the last calls whole",
+          sets[-3:])
+    rep = subprocess.run([CLI, "report", "--json", rec], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    check(rep.returncode == 0, "cudnnspy report of the terminated process's file", rep.stderr)
+    by = {f["fn"]: f.get("calls") for f in json.loads(rep.stdout).get("functions", [])}
+    check(by.get("cudnnSetTensor4dDescriptor") == n and by.get("cudnnGetVersion") == 1,
+          "report counts every call of the terminated process", by, rep.stdout[:2000])
+    check("cannot be mapped" not in err and "summary (pid" not in err, "the file mapped, and no exit summary (the "
+          "process was terminated)", err[-1500:])
+    print("wine: terminated after %d traced calls; %d call records, report counts %d" % (
+        n, len(sets), by.get("cudnnSetTensor4dDescriptor")))
+
+
 def normal(text, root):
     """A run's stderr and stdout as docs/windows.md shows them: its tree at /tmp/win-demo, the record file's
     host and pid, offsets and timings (which another compiler changes) left out of the comparison."""

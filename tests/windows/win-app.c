@@ -7,7 +7,9 @@
  * last error is set before the first call (the spy's one-time resolution) and before the failure (its record
  * written at once) and printed after: the spy must leave it as cuDNN did. With "stub", it calls an undeclared
  * name the DLL it was linked to exports (cudnnSetBackdoor, found with GetProcAddress) with eight arguments.
- * APP_SUBLIB names a DLL it loads before cudnnCreate, standing for one of cuDNN's sub-libraries.
+ * APP_SUBLIB names a DLL it loads before cudnnCreate, standing for one of cuDNN's sub-libraries. With
+ * "kill N", it makes N calls of cudnnSetTensor4dDescriptor and ends with TerminateProcess, as a scheduler or
+ * Task Manager ends a job: no exit handler and no DLL detach runs.
  */
 #include <windows.h>
 #include <stdio.h>
@@ -52,6 +54,18 @@ main(int argc, char **argv)
 		}
 		printf("version %zu\n", cudnnGetVersion());
 		return 0;
+	}
+	if (argc > 2 && strcmp(argv[1], "kill") == 0) {
+		long n = strtol(argv[2], NULL, 10);
+
+		printf("version %zu\n", cudnnGetVersion());
+		cudnnCreateTensorDescriptor(&t);
+		for (long i = 0; i < n; i++)
+			cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1 + (int)(i % 64), 3, 224, 224);
+		printf("%ld calls made\n", n);
+		fflush(stdout);
+		TerminateProcess(GetCurrentProcess(), 9);
+		return 1;
 	}
 	SetLastError(4242);
 	printf("version %zu\n", cudnnGetVersion());

@@ -17,8 +17,10 @@
 #include <io.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <dlfcn.h>
@@ -45,6 +47,7 @@ win_errno(DWORD e)
 	case ERROR_SHARING_VIOLATION:
 		return EACCES;
 	case ERROR_DISK_FULL:
+	case ERROR_HANDLE_DISK_FULL:
 		return ENOSPC;
 	case ERROR_DIRECTORY:
 		return ENOTDIR;
@@ -219,16 +222,128 @@ spy_fcntl(int fd, int cmd, ...)
 	return -1;
 }
 
-/* No reservation ahead (ENOSYS): sink.c then reserves nothing and waits for nothing. */
+/*
+ * A handle of fd's file that may write anywhere in it: a record file's descriptor appends only (above), which
+ * a section of PAGE_READWRITE and SetEndOfFile both refuse. NULL with errno.
+ */
+static HANDLE
+writable(int fd)
+{
+	HANDLE h = (HANDLE)_get_osfhandle(fd), w;
+
+	if (h == INVALID_HANDLE_VALUE) {
+		errno = EBADF;
+		return NULL;
+	}
+	w = ReOpenFile(h, GENERIC_READ | GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, 0);
+	if (w == INVALID_HANDLE_VALUE) {
+		errno = win_errno(GetLastError());
+		return NULL;
+	}
+	return w;
+}
+
+/*
+ * Mode 0: the file extended to off + len (NTFS allocates it then, so that a full disk is known before a
+ * mapped page is written). Any other (a reservation that keeps the size, a hole): ENOSYS, and sink.c
+ * reserves nothing and punches nothing.
+ */
 int
 spy_fallocate(int fd, int mode, off_t off, off_t len)
 {
-	(void)fd;
-	(void)mode;
-	(void)off;
+	DWORD saved = GetLastError();
+	LARGE_INTEGER size, end;
+	HANDLE h;
+	int r = 0;
+
+	if (mode != 0) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (off < 0 || len <= 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (!(h = writable(fd)))
+		return -1;
+	end.QuadPart = (LONGLONG)off + (LONGLONG)len;
+	if (!GetFileSizeEx(h, &size) ||
+	    (size.QuadPart < end.QuadPart && (!SetFilePointerEx(h, end, NULL, FILE_BEGIN) || !SetEndOfFile(h)))) {
+		errno = win_errno(GetLastError());
+		r = -1;
+	}
+	CloseHandle(h);
+	SetLastError(saved);
+	return r;
+}
+
+static DWORD
+granularity(void)
+{
+	SYSTEM_INFO si;
+
+	GetSystemInfo(&si);
+	return si.dwAllocationGranularity;
+}
+
+/*
+ * A view's offset is a multiple of the allocation granularity (64 KiB), a page's of sink.c's: the view
+ * begins that much before, and munmap finds its start again by rounding down. The section is closed at once;
+ * the view keeps it.
+ */
+void *
+spy_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	DWORD saved = GetLastError(), g = granularity();
+	uint64_t at, end;
+	HANDLE h, m;
+	size_t delta;
+	void *v;
+
+	if (addr || flags != MAP_SHARED || prot != (PROT_READ | PROT_WRITE) || fd < 0 || off < 0 || !len) {
+		errno = ENODEV;
+		return MAP_FAILED;
+	}
+	if (!(h = writable(fd)))
+		return MAP_FAILED;
+	at = (uint64_t)off / g * g;
+	delta = (size_t)((uint64_t)off - at);
+	end = (uint64_t)off + len;
+	m = CreateFileMappingA(h, NULL, PAGE_READWRITE, (DWORD)(end >> 32), (DWORD)end, NULL);
+	v = m ? MapViewOfFile(m, FILE_MAP_READ | FILE_MAP_WRITE, (DWORD)(at >> 32), (DWORD)at, delta + len) : NULL;
+	if (!v)
+		errno = win_errno(GetLastError());
+	if (m)
+		CloseHandle(m);
+	CloseHandle(h);
+	SetLastError(saved);
+	return v ? (char *)v + delta : MAP_FAILED;
+}
+
+int
+spy_munmap(void *addr, size_t len)
+{
+	DWORD saved = GetLastError();
+	uintptr_t g = granularity();
+	int r = UnmapViewOfFile((void *)((uintptr_t)addr / g * g)) ? 0 : -1;
+
 	(void)len;
-	errno = ENOSYS;
-	return -1;
+	if (r)
+		errno = EINVAL;
+	SetLastError(saved);
+	return r;
+}
+
+int
+spy_madvise(void *addr, size_t len, int advice)
+{
+	DWORD saved = GetLastError();
+
+	/* Unlocked pages: VirtualUnlock takes them out of the working set (and says ERROR_NOT_LOCKED). */
+	if (advice == MADV_DONTNEED)
+		VirtualUnlock(addr, len);
+	SetLastError(saved);
+	return 0;
 }
 
 long

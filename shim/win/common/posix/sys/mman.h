@@ -1,6 +1,7 @@
 /*
- * No shared mapping of the record file on Windows: mmap fails with ENODEV, which sends sink.c down its
- * own path for files that cannot be mapped (threads' buffers written whole, at least once a second).
+ * Shared mappings of a file over Win32 sections (posix.c): what sink.c's mapped writer asks for, a file
+ * opened for writing mapped MAP_SHARED at any offset, and nothing else (an anonymous or fixed mapping fails
+ * with ENODEV: Windows has no fork, whose child alone asks for one).
  */
 #ifndef SPY_WIN_MMAN_H
 #define SPY_WIN_MMAN_H
@@ -15,14 +16,15 @@
 #define MAP_FIXED 0x10
 #define MAP_FAILED ((void *)-1)
 #define MADV_DONTNEED 4
-static inline void *mmap(void *a, size_t n, int prot, int flags, int fd, off_t off)
-{
-	(void)a; (void)n; (void)prot; (void)flags; (void)fd; (void)off;
-	errno = ENODEV;
-	return MAP_FAILED;
-}
-static inline int munmap(void *a, size_t n) { (void)a; (void)n; return 0; }
-static inline int madvise(void *a, size_t n, int advice) { (void)a; (void)n; (void)advice; return 0; }
-static inline int msync(void *a, size_t n, int flags) { (void)a; (void)n; (void)flags; return 0; }
 #define MS_ASYNC 1
+void *spy_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+int spy_munmap(void *addr, size_t len);
+/* MADV_DONTNEED: the pages leave the process's working set; they stay the file's. */
+int spy_madvise(void *addr, size_t len, int advice);
+static inline int msync(void *a, size_t n, int flags) { (void)a; (void)n; (void)flags; return 0; }
+#ifndef SPY_POSIX_IMPL
+#define mmap spy_mmap
+#define munmap spy_munmap
+#define madvise spy_madvise
+#endif
 #endif
