@@ -662,6 +662,27 @@ packed(struct spy_thread *th, struct spy_call *c, long status, const union spy_a
 	return done;
 }
 
+/*
+ * A traced call: its record, then its count (spy_call_end). A frame of its own, so that spy_call_slow's first
+ * lane saves no registers for it.
+ */
+static __attribute__((noinline)) void
+traced(struct spy_call *c, long status, const union spy_arg *args, unsigned flags)
+{
+	struct spy_thread *th = spy_tls.thread;
+	struct spy_counts *n;
+
+	/* Seq-cst against the seal: the exit sees this flag, or this call's record sees the seal. */
+	__atomic_store_n(&th->recording, 1, __ATOMIC_SEQ_CST);
+	if (!packed(th, c, status, args, flags))
+		other_lanes(c, status, args, flags);
+	n = spy_counts_of(th, c->copy, c->id);
+	SPY_INC(n->calls);
+	if (status != 0)
+		SPY_INC(n->fails);
+	__atomic_store_n(&th->recording, 0, __ATOMIC_RELEASE);
+}
+
 void
 spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 {
@@ -677,20 +698,8 @@ spy_call_slow(struct spy_call *c, long status, const union spy_arg *args)
 		spy_obj_set(args[0].p, spy_fn_info[c->id].params[0].desc_kind, c->id, args);
 		return;
 	}
-	/* A traced call's count, once its record is written (spy_call_end). */
 	if (SPY_UNLIKELY(flags & SPY_FN_TRACE)) {
-		struct spy_thread *th = spy_tls.thread;
-		struct spy_counts *n;
-
-		/* Seq-cst against the seal: the exit sees this flag, or this call's record sees the seal. */
-		__atomic_store_n(&th->recording, 1, __ATOMIC_SEQ_CST);
-		if (!packed(th, c, status, args, flags))
-			other_lanes(c, status, args, flags);
-		n = spy_counts_of(th, c->copy, c->id);
-		SPY_INC(n->calls);
-		if (status != 0)
-			SPY_INC(n->fails);
-		__atomic_store_n(&th->recording, 0, __ATOMIC_RELEASE);
+		traced(c, status, args, flags);
 		return;
 	}
 	/* A tail call: a failure's stack then unwinds one frame fewer (about 2,000 instructions). */
