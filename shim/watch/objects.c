@@ -290,22 +290,29 @@ fill_size(const struct spy_fn_info *f, const union spy_arg *args)
  * more than the two of a single setting, not cudnnRNNSetClip's, not a
  * tensor transform's); 0 for any other function. Worked out once per function.
  */
-static int
-plain_set_args(unsigned fn)
-{
-	static signed char known[_SPY_FN_COUNT];	/* 0 unknown, -1 not one, else nparams */
-	signed char k = __atomic_load_n(&known[fn], __ATOMIC_RELAXED);
-	const struct spy_fn_info *f = &spy_fn_info[fn];
+static signed char known_plain[_SPY_FN_COUNT];	/* 0 unknown, -1 not one, else nparams */
 
-	if (k)
-		return k > 0 ? k : 0;
+static __attribute__((noinline)) int
+plain_set_args_first(unsigned fn)
+{
+	const struct spy_fn_info *f = &spy_fn_info[fn];
+	signed char k;
+
 	k = f->nparams > 2 && f->nparams <= MAX_ARGS && !aux_setter(f) && fn != _SPY_FN_cudnnSetTensorTransformDescriptor
 		    ? (signed char)f->nparams : -1;
 	for (int i = 0; k > 0 && i < f->nparams; i++)
 		if (f->params[i].is_array || f->params[i].kind == SPY_ARG_PTR)
 			k = -1;
-	__atomic_store_n(&known[fn], k, __ATOMIC_RELAXED);
+	__atomic_store_n(&known_plain[fn], k, __ATOMIC_RELAXED);
 	return k > 0 ? k : 0;
+}
+
+static inline int
+plain_set_args(unsigned fn)
+{
+	signed char k = __atomic_load_n(&known_plain[fn], __ATOMIC_RELAXED);
+
+	return k > 0 ? k : k < 0 ? 0 : plain_set_args_first(fn);
 }
 
 /*
@@ -474,6 +481,17 @@ spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg 
 
 static int stamp_slot(const struct slot *s, uint64_t *stamp, int sources);
 
+/* spy_obj_set_stamp's way for any Set but the same one again (out of line: that one saves no registers). */
+static __attribute__((noinline)) int
+set_stamped(const void *ptr, const char *kind, unsigned fn, const union spy_arg *args, uint64_t *stamp)
+{
+	const struct slot *s = set(ptr, kind, fn, args);
+
+	*stamp = 0;
+	/* No slot: as spy_obj_stamp says of an object it does not know. */
+	return s ? stamp_slot(s, stamp, 1) : 1;
+}
+
 int
 spy_obj_set_stamp(const void *ptr, const char *kind, unsigned fn, const union spy_arg *args, uint64_t *stamp)
 {
@@ -496,11 +514,7 @@ spy_obj_set_stamp(const void *ptr, const char *kind, unsigned fn, const union sp
 			return 1;
 		}
 	}
-	s = set(ptr, kind, fn, args);
-
-	*stamp = 0;
-	/* No slot: as spy_obj_stamp says of an object it does not know. */
-	return s ? stamp_slot(s, stamp, 1) : 1;
+	return set_stamped(ptr, kind, fn, args, stamp);
 }
 
 /*
