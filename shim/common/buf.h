@@ -11,6 +11,8 @@
 
 #define SPY_LINE_SIZE 16384
 #define SPY_OUT_SIZE 65536
+/* The frames of a stack whose modules a thread keeps (SPY_STACK_MAX, core/stack.h). */
+#define SPY_BUF_MEMO_FRAMES 32
 /* A record longer than this (never seen: the summary of every function is ~80 KB) is dropped and counted. */
 #define SPY_LINE_MAX (64u << 20)
 
@@ -49,6 +51,16 @@ struct spy_buf {
 	char out[SPY_OUT_SIZE];
 	struct spy_line line;
 	const struct spy_pystack *py_call;	/* recbin.c: the Python frames of the call it packs; NULL */
+	/*
+	 * recbin.c: the modules of the last failure's stack, while the audit (which ran just before) saw no
+	 * object mapped or unmapped since: a loop failing from one place looks them up once. memo_gen is 1 +
+	 * the audit's generation, 0 when none is kept.
+	 */
+	unsigned memo_gen;
+	int memo_n;
+	void *memo_ips[SPY_BUF_MEMO_FRAMES];
+	uintptr_t memo_base[SPY_BUF_MEMO_FRAMES];
+	const char *memo_name[SPY_BUF_MEMO_FRAMES];
 	unsigned long py_id;			/* and their text's id, once written */
 	char last_error[512];	/* cuDNN's message read at a failure, for the program */
 	int last_error_pending;

@@ -221,7 +221,7 @@ scan_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		if (!sc->changed && info->dlpi_adds == seen_adds && info->dlpi_subs == seen_subs)
 			return 1;
 		sc->changed = 1;
-		objects_gen++;
+		__atomic_store_n(&objects_gen, objects_gen + 1, __ATOMIC_RELEASE);
 		seen_adds = info->dlpi_adds;
 		seen_subs = info->dlpi_subs;
 	}
@@ -767,9 +767,16 @@ why_not_loaded(struct load *l)
 static void
 settle_loads(int final)
 {
+	/* 1 + objects_gen and nloads when the last look ended: the same again finds nothing new (every failure asks). */
+	static unsigned settled_gen;
+	static int settled_loads;
 	struct spy_thread *th = NULL;
 	struct spy_buf *b;
 
+	if (!final && settled_gen == 1 + objects_gen && settled_loads == nloads)
+		return;
+	settled_gen = 1 + objects_gen;
+	settled_loads = nloads;
 	for (int i = 0; i < nloads; i++) {
 		struct load *l = &loads[i];
 
@@ -798,8 +805,11 @@ settle_loads(int final)
 		if (!th)
 			th = spy_thread_get();
 		b = spy_thread_buf(th);
-		if (!b)
+		if (!b) {
+			/* Looked at again next time. */
+			settled_gen = 0;
 			return;
+		}
 		spy_line_reset(&b->line);
 		spy_line_lit(&b->line, "{\"event\":\"load\",\"name\":");
 		spy_line_str(&b->line, l->name);
@@ -917,6 +927,12 @@ spy_audit_unmapped(void *base)
 		break;
 	}
 	pthread_mutex_unlock(&lock);
+}
+
+unsigned
+spy_audit_gen(void)
+{
+	return __atomic_load_n(&objects_gen, __ATOMIC_ACQUIRE);
 }
 
 void

@@ -3,6 +3,8 @@
 
 #include <stddef.h>
 
+struct spy_line;
+
 /*
  * Which copies of cuDNN and CUDA the process has mapped, and the conflicts
  * between them. Cheap when nothing new was loaded since the last look.
@@ -10,6 +12,8 @@
 /* A copy the program closed is no longer mapped: the library at `base` is forgotten (dlclose, dlsym.c). */
 void spy_audit_unmapped(void *base);
 void spy_audit(void);
+/* Changes whenever spy_audit finds an object mapped or unmapped since its last look. */
+unsigned spy_audit_gen(void);
 /* A finding from elsewhere (a failure message naming a library that did not load). */
 void spy_audit_finding(const char *id, const char *severity, const char *message, const char *path);
 /* A dlopen of a cuDNN library (dlsym.c): what was asked, by whom, and what came of it. */

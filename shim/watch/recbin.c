@@ -13,6 +13,7 @@
  * process runs. The command turns the frames back into the JSON records of
  * format 1, byte for byte (cli/decode/records.c).
  */
+#include "audit.h"
 #include "core.h"
 #include "backend.h"
 #include "battr.h"
@@ -438,7 +439,7 @@ python_id(struct spy_thread *th, struct spy_buf *b, const struct spy_pystack *py
 }
 
 static size_t stack(struct spy_thread *th, struct spy_buf *b, void *const *ips, int nips, uint8_t *body, size_t n,
-		    uint64_t *used);
+		    uint64_t *used, int audited);
 
 /*
  * The stack, perhaps of no frames, then the Python frames' text id: after a
@@ -451,7 +452,7 @@ python_tail(struct spy_thread *th, struct spy_buf *b, void *const *ips, int nips
 {
 	long id;
 
-	if (!(n = stack(th, b, ips, nips, body, n, used)) || (id = python_id(th, b, b->py_call, used)) < 0)
+	if (!(n = stack(th, b, ips, nips, body, n, used, !call)) || (id = python_id(th, b, b->py_call, used)) < 0)
 		return 0;
 	b->py_id = (unsigned long)id;
 	if (call)
@@ -459,9 +460,44 @@ python_tail(struct spy_thread *th, struct spy_buf *b, void *const *ips, int nips
 	return n;
 }
 
+_Static_assert(SPY_STACK_MAX <= SPY_BUF_MEMO_FRAMES, "a thread keeps the modules of any stack");
+
+/*
+ * The modules of a stack: kept from the thread's last failure when it had these frames and the audit, which
+ * a failure runs before its record (`audited`), has seen no object come or go since. 0, or -1 when the map
+ * cannot be used.
+ */
+static int
+modules(struct spy_buf *b, void *const *ips, int nips, struct spy_module *mods, int audited)
+{
+	unsigned gen = audited ? spy_audit_gen() + 1 : 0;
+
+	if (gen && b->memo_gen == gen && b->memo_n == nips && memcmp(b->memo_ips, ips, (size_t)nips * sizeof(*ips)) == 0) {
+		for (int i = 0; i < nips; i++) {
+			mods[i].base = b->memo_base[i];
+			mods[i].name = b->memo_name[i];
+		}
+		return 0;
+	}
+	b->memo_gen = 0;
+	if (spy_modules_find(ips, nips, mods) != 0)
+		return -1;
+	if (gen) {
+		for (int i = 0; i < nips; i++) {
+			b->memo_ips[i] = ips[i];
+			b->memo_base[i] = mods[i].base;
+			b->memo_name[i] = mods[i].name;
+		}
+		b->memo_n = nips;
+		b->memo_gen = gen;
+	}
+	return 0;
+}
+
 /* The stack after the arguments: its frames, each a module's text id (0: in none) and the offset into it. */
 static size_t
-stack(struct spy_thread *th, struct spy_buf *b, void *const *ips, int nips, uint8_t *body, size_t n, uint64_t *used)
+stack(struct spy_thread *th, struct spy_buf *b, void *const *ips, int nips, uint8_t *body, size_t n, uint64_t *used,
+      int audited)
 {
 	struct spy_module mods[SPY_STACK_MAX];
 
@@ -471,7 +507,7 @@ stack(struct spy_thread *th, struct spy_buf *b, void *const *ips, int nips, uint
 	if (nips <= 0)
 		return n + spy_rec_put_uv(body + n, 0);
 	/* The map cannot be used (too many objects): the JSON record asks dladdr frame by frame. */
-	if (spy_modules_find(ips, nips, mods) != 0)
+	if (modules(b, ips, nips, mods, audited) != 0)
 		return 0;
 	n += spy_rec_put_uv(body + n, (uint64_t)nips);
 	for (int i = 0; i < nips; i++) {
@@ -902,7 +938,7 @@ stack:
 	if (__builtin_expect(b->py_call != NULL, 0)) {
 		if (!(n = python_tail(th, b, ips, nips, body, n, &used, !fail)))
 			return 0;
-	} else if ((nips > 0 || fail) && !(n = stack(th, b, ips, nips, body, n, &used))) {
+	} else if ((nips > 0 || fail) && !(n = stack(th, b, ips, nips, body, n, &used, fail && !fail->probing))) {
 		return 0;
 	}
 	/* A text this call names was dropped (a full disk): the call is too, rather than name what is not there. */
