@@ -310,6 +310,12 @@ def instructions(bench, config, fn):
     return (counts[1] - counts[0]) / 100_000.0
 
 
+def traced_line(overhead, name, budget):
+    """A budget line of a function's overhead, every call recorded in format 2."""
+    return ("%s, %s: overhead <= %.0f ns" % (CONFIG_TEXT["trace-bin"], name, budget), "%+.1f ns" % overhead,
+            overhead <= budget)
+
+
 def report(bench, reps, iterations, memory_calls, callgrind=True):
     started = time.monotonic()
     configs = ["direct", "preload", "trace", "trace-bin", "drop-in", "two-copies"] + (["cudnn-log"] if bench.real else [])
@@ -493,8 +499,7 @@ def report(bench, reps, iterations, memory_calls, callgrind=True):
         if fn not in BUDGET_TRACE_NS:
             continue
         o = med1[("trace-bin", fn)] - med1[("direct", fn)]
-        lines.append(("%s, %s: overhead <= %.0f ns" % (CONFIG_TEXT["trace-bin"], name, BUDGET_TRACE_NS[fn]),
-                      "%+.1f ns" % o, o <= BUDGET_TRACE_NS[fn]))
+        lines.append(traced_line(o, name, BUDGET_TRACE_NS[fn]))
         if bench.real:
             log = med1[("cudnn-log", fn)] - med1[("direct", fn)]
             x = log / o if o > 0 else float("inf")
@@ -538,9 +543,7 @@ def report(bench, reps, iterations, memory_calls, callgrind=True):
     for fn, name in FUNCTIONS:
         if fn not in BUDGET_28_TRACE_NS:
             continue
-        o = med1[("trace-bin", fn)] - med1[("direct", fn)]
-        lines.append(("%s, %s: overhead <= %.0f ns" % (CONFIG_TEXT["trace-bin"], name, BUDGET_28_TRACE_NS[fn]),
-                      "%+.1f ns" % o, o <= BUDGET_28_TRACE_NS[fn]))
+        lines.append(traced_line(med1[("trace-bin", fn)] - med1[("direct", fn)], name, BUDGET_28_TRACE_NS[fn]))
         n, base = instr.get(("trace-bin", fn)), instr.get(("direct", fn))
         lines.append(("%s, %s: <= %d instructions over direct" % (CONFIG_TEXT["trace-bin"], name,
                                                                 BUDGET_28_TRACE_INSTR[fn]),
