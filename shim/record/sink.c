@@ -1268,6 +1268,9 @@ commit_frame(struct spy_buf *b, unsigned tag, const uint8_t *body, size_t n, uin
 	unlock(b);
 }
 
+/* The longest the exit waits, for all threads together, for records being written when it began. */
+#define SEAL_WAIT_NS ((uint64_t)200 * 1000 * 1000)
+
 void
 spy_sink_seal(void)
 {
@@ -1294,6 +1297,8 @@ spy_sink_seal(void)
 	 * block's); one that takes its lock later sees the seal. So no record is
 	 * in the file whose call the summary does not count.
 	 */
+	uint64_t until = spy_now_ns() + SEAL_WAIT_NS;
+
 	for (struct spy_thread *th = spy_thread_list(); th; th = th->next) {
 		struct spy_buf *b = __atomic_load_n(&th->buf, __ATOMIC_ACQUIRE);
 
@@ -1304,9 +1309,11 @@ spy_sink_seal(void)
 		/*
 		 * A traced call counts once its record is written (slowpath.c): one
 		 * whose record is in the file is counted before the summary is taken.
-		 * Bounded: the exit must not wait on a thread stuck in the file system.
+		 * Bounded in time, not in turns (a thread the scheduler put aside between
+		 * the two, under a sanitizer on a busy machine, outlasted 10,000 yields):
+		 * the exit must not wait on a thread stuck in the file system.
 		 */
-		for (int i = 0; i < 10000 && th != spy_tls.thread && __atomic_load_n(&th->recording, __ATOMIC_ACQUIRE); i++)
+		while (th != spy_tls.thread && __atomic_load_n(&th->recording, __ATOMIC_ACQUIRE) && spy_now_ns() < until)
 			sched_yield();
 	}
 	/*
@@ -1314,7 +1321,7 @@ spy_sink_seal(void)
 	 * its lines first; a later one sees the seal. Bounded: the exit must
 	 * not wait on a thread stuck in write(2).
 	 */
-	for (int i = 0; i < 10000 && __atomic_load_n(&inflight, __ATOMIC_SEQ_CST); i++)
+	while (__atomic_load_n(&inflight, __ATOMIC_SEQ_CST) && spy_now_ns() < until)
 		sched_yield();
 }
 

@@ -94,6 +94,18 @@ library_record(struct spy_thread *th, HMODULE m, const char *kind, const char *p
 	spy_sink_commit(th, l, 0);
 }
 
+/*
+ * Bumped by every look: Windows tells no load or unload apart from the module list, and a DLL loaded again at
+ * the address of one unloaded has the same handle, so a failure's stack modules are looked up every time.
+ */
+static unsigned looks;
+
+unsigned
+spy_audit_gen(void)
+{
+	return __atomic_load_n(&looks, __ATOMIC_ACQUIRE);
+}
+
 void
 spy_audit(void)
 {
@@ -101,6 +113,7 @@ spy_audit(void)
 	DWORD need = 0;
 	struct spy_thread *th = NULL;
 
+	__atomic_add_fetch(&looks, 1, __ATOMIC_ACQ_REL);
 	if (!EnumProcessModules(GetCurrentProcess(), mods, sizeof(mods), &need))
 		return;
 	pthread_mutex_lock(&lock);
