@@ -167,12 +167,7 @@ define(struct spy_thread *th, struct spy_buf *b, const void *ptr, const char *ki
 /* A text's kind of description: with what was set on the object; as a failure's record shows it (everything). */
 enum { TEXT_STATE = 1, TEXT_FULL = 2 };
 
-/*
- * The text id of a handle or descriptor, writing its text first when this
- * thread has not; -1 when none. `state`: TEXT_STATE with what was set on it
- * (an argument), else its id alone (an element behind a pointer); TEXT_FULL
- * as a failure shows it. `used`: the places this call's arguments name already.
- */
+/* text_id's text written, when the cache does not hold it. */
 static __attribute__((noinline)) long
 text_written(struct spy_thread *th, struct spy_buf *b, const char *kind, int state, const void *ptr, int keep,
 	     uint64_t stamp, uint64_t *used)
@@ -195,6 +190,12 @@ text_id_stamped(struct spy_thread *th, struct spy_buf *b, const char *kind, int 
 	return text_written(th, b, kind, state, ptr, keep, stamp, used);
 }
 
+/*
+ * The text id of a handle or descriptor, writing its text first when this
+ * thread has not; -1 when none. `state`: TEXT_STATE with what was set on it
+ * (an argument), else its id alone (an element behind a pointer); TEXT_FULL
+ * as a failure shows it. `used`: the places this call's arguments name already.
+ */
 static long
 text_id(struct spy_thread *th, struct spy_buf *b, int handle, const char *desc_kind, int state, const void *ptr,
 	uint64_t *used)
