@@ -469,12 +469,11 @@ def report(bench, reps, iterations, memory_calls, callgrind=True):
         for fn, name, config in rows:
             instr[(config, fn)] = n = instructions(bench, config, fn)
             base = instr.get(("direct", fn))
+            what = CONFIG_TEXT[config] if fn != "fail" else "recorded (CUDNNSPY_OUTPUT)" if config == "record" else "no spy"
             if n is None or base is None:
-                print("%-28s %-30s %10s" % (name, SLOW_TEXT.get((config, fn), CONFIG_TEXT.get(config)), "n/a"))
+                print("%-28s %-30s %10s" % (name, what, "n/a"))
                 continue
-            print("%-28s %-30s %10.0f %10s" % (name, CONFIG_TEXT[config] if fn != "fail" else
-                                               "recorded (CUDNNSPY_OUTPUT)" if config == "record" else "no spy", n,
-                                               "-" if config == "direct" else "%+.0f" % (n - base)))
+            print("%-28s %-30s %10.0f %10s" % (name, what, n, "-" if config == "direct" else "%+.0f" % (n - base)))
         print()
     elif callgrind:
         print("Instructions per call: no valgrind here (apt-get install valgrind), left out")

@@ -85,6 +85,26 @@ struct spy_enum_info {
 
 extern const struct spy_fn_info spy_fn_info[_SPY_FN_COUNT];
 
+/*
+ * The parameter whose value alone is the count of input array parameter i
+ * (cudnnSetTensorNdDescriptor's nbDims for dimA): an int argument, not a
+ * descriptor's dimension, a sum, a pointer, and not a tensor transform's
+ * folded array (two fewer); -1 for any other array. The one rule of args.c's
+ * counts that the library's per-call paths (objects.c, recbin.c) use inline.
+ */
+static inline int
+spy_param_counted_by(const struct spy_fn_info *f, int i)
+{
+	const struct spy_param_info *p = &f->params[i];
+
+	if (!p->is_array || p->dir != SPY_DIR_IN || p->on_device || p->count_desc >= 0 || p->count_sum >= 0 ||
+	    p->count < 0 || p->count >= f->nparams ||
+	    (f->params[p->count].kind != SPY_ARG_INT && f->params[p->count].kind != SPY_ARG_UINT) ||
+	    f == &spy_fn_info[_SPY_FN_cudnnSetTensorTransformDescriptor])
+		return -1;
+	return p->count;
+}
+
 /* A Set parameter's value in a new descriptor (the description's default=). */
 struct spy_setting_default {
 	unsigned short fn;	/* enum spy_fn_id */

@@ -339,6 +339,10 @@ array_count(const struct spy_fn_info *f, const struct spy_param_info *p, const u
 	const struct spy_param_info *cp;
 	int64_t n;
 
+	int by = spy_param_counted_by(f, (int)(p - f->params));
+
+	if (by >= 0)
+		return args[by].i;
 	/* GPU memory: reading it from the host would fault, or migrate managed memory under the program. */
 	if (p->on_device)
 		return -1;

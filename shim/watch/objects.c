@@ -315,21 +315,15 @@ plain_set_args(unsigned fn)
 	return k > 0 ? k : k < 0 ? 0 : plain_set_args_first(fn);
 }
 
-/*
- * An input array's count as args.c counts it after success: for the usual
- * array, counted by an int argument (cudnnSetTensorNdDescriptor's dimA by
- * nbDims), that argument, without the call into args.c; else args.c's.
- */
+/* An input array's count as args.c counts it after success; the usual one (an int argument) without the call. */
 static int64_t
 input_count(const struct spy_fn_info *f, unsigned fn, int i, const union spy_arg *args)
 {
-	const struct spy_param_info *p = &f->params[i];
 	const struct spy_arg_printer *ap;
+	int by = spy_param_counted_by(f, i);
 
-	if (p->count_desc < 0 && p->count_sum < 0 && p->count >= 0 && p->count < f->nparams && !p->on_device &&
-	    (f->params[p->count].kind == SPY_ARG_INT || f->params[p->count].kind == SPY_ARG_UINT) &&
-	    fn != _SPY_FN_cudnnSetTensorTransformDescriptor)
-		return args[p->count].i;
+	if (by >= 0)
+		return args[by].i;
 	ap = arg_printer();
 	return ap ? ap->arg_count(fn, i, args, SPY_ARGS_AFTER_SUCCESS) : -1;
 }

@@ -220,7 +220,6 @@ text_id(struct spy_thread *th, struct spy_buf *b, int handle, const char *desc_k
  * there is the one these tables give (plain_op): any other call, or one with
  * a stack or Python frames, takes pack()'s general way to the same frame.
  */
-#define PLAIN_PARAMS 16
 /* What a plain packer knows besides the arguments: the text places named, and a stamp just taken (a Set's). */
 struct plain_ctx {
 	uint64_t used;
@@ -257,16 +256,14 @@ plain_op(const struct spy_fn_info *f, const struct spy_param_info *p)
 	}
 	if (spy_rec_ptr_shape(p) == SPY_REC_PTR_ADDRESS)
 		return 'a';
-	/* The input arrays array_count (args.c) counts by an int argument alone, and does not cap. */
-	if (spy_rec_ptr_shape(p) != SPY_REC_PTR_VALUES || !p->is_array || p->dir != SPY_DIR_IN || p->on_device ||
-	    p->elem != SPY_ARG_INT || p->elem_size != 4 || p->count_desc >= 0 || p->count_sum >= 0 || p->count < 0 ||
-	    p->count >= f->nparams || (f->params[p->count].kind != SPY_ARG_INT && f->params[p->count].kind != SPY_ARG_UINT) ||
-	    f == &spy_fn_info[_SPY_FN_cudnnSetTensorTransformDescriptor])
+	/* Input int arrays counted by an int argument alone (its index is g_plain.h's too). */
+	if (spy_rec_ptr_shape(p) != SPY_REC_PTR_VALUES || p->elem != SPY_ARG_INT || p->elem_size != 4 ||
+	    spy_param_counted_by(f, (int)(p - f->params)) < 0)
 		return 0;
 	return 'n';
 }
 
-/* An input int array after its address, as pack() writes one: a count + 1 (0: none known) and the elements. */
+/* An input int array after its address: a count + 1 (0: none known) and its first SPY_REC_VALUES elements. */
 static size_t
 plain_ints(const int32_t *at, int64_t count, uint8_t *body, size_t n)
 {
@@ -295,10 +292,10 @@ plain_obj(struct spy_thread *th, struct spy_buf *b, struct plain_ctx *x, int han
 	return text_id(th, b, handle, desc_kind, state, ptr, &x->used);
 }
 
-/* The fixed fields of a call frame (pack()'s). */
+/* The fixed fields of a call or failure frame: function, copy, the names' major, status and duration. */
 #define PLAIN_HEAD_MAX 32
 static inline __attribute__((always_inline)) size_t
-plain_head(const struct spy_call *c, long status, uint8_t *body)
+call_head(const struct spy_call *c, long status, uint8_t *body)
 {
 	size_t n = spy_rec_put_uv(body, c->id);
 
@@ -308,8 +305,9 @@ plain_head(const struct spy_call *c, long status, uint8_t *body)
 	return n + spy_rec_put_uv(body + n, c->t0 ? c->t1 - c->t0 + 1 : 0);
 }
 
+/* A call frame's end, plain or not. */
 static inline __attribute__((always_inline)) int
-plain_commit(struct spy_thread *th, const struct spy_call *c, struct spy_buf *b, const uint8_t *body, size_t n,
+call_commit(struct spy_thread *th, const struct spy_call *c, struct spy_buf *b, const uint8_t *body, size_t n,
 	     unsigned drops)
 {
 	/* A text this call names was dropped (a full disk): the call is too, rather than name what is not there. */
@@ -347,10 +345,10 @@ plain_commit(struct spy_thread *th, const struct spy_call *c, struct spy_buf *b,
 		struct spy_buf *b = th->buf; \
 		uint8_t body[PLAIN_HEAD_MAX + (sizeof(ops) - 1) * PLAIN_PARAM_MAX + SPY_SINK_BODY_SLACK]; \
 		unsigned drops = b->drops; \
-		size_t n = plain_head(c, status, body); \
+		size_t n = call_head(c, status, body); \
 		(void)a, (void)x, (void)id; \
 		code \
-		return plain_commit(th, c, b, body, n, drops); \
+		return call_commit(th, c, b, body, n, drops); \
 	}
 #include "g_plain.h"
 #undef SPY_PLAIN
@@ -373,7 +371,7 @@ plain_init(void)
 		const struct spy_fn_info *f = &spy_fn_info[gen[g].id];
 		int k = 0;
 
-		if (packable[gen[g].id] != 1 || f->nparams > PLAIN_PARAMS || strlen(gen[g].ops) != (size_t)f->nparams)
+		if (packable[gen[g].id] != 1 || strlen(gen[g].ops) != (size_t)f->nparams)
 			continue;
 		while (k < f->nparams && plain_op(f, &f->params[k]) == gen[g].ops[k])
 			k++;
@@ -846,11 +844,7 @@ pack(struct spy_thread *th, const struct spy_call *c, long status, const union s
 		if (mlen > SPY_REC_MESSAGE_MAX || wlen > SPY_REC_MESSAGE_MAX)
 			return 0;
 	}
-	n += spy_rec_put_uv(body + n, c->id);
-	body[n++] = (uint8_t)c->copy;
-	body[n++] = (uint8_t)spy_names_major;
-	n += spy_rec_put_uv(body + n, spy_rec_zigzag(status));
-	n += spy_rec_put_uv(body + n, c->t0 ? c->t1 - c->t0 + 1 : 0);
+	n = call_head(c, status, body);
 	if (packable[c->id] == SETATTR) {
 		if (!(n = setattr(th, b, args, body, n, &used)))
 			return 0;
@@ -905,18 +899,13 @@ pack(struct spy_thread *th, const struct spy_call *c, long status, const union s
 			} else if (p->is_array) {
 				int64_t count = spy_arg_count(c->id, i, args, SPY_ARGS_AFTER_SUCCESS | SPY_ARGS_BRIEF);
 
-				/* 0: no count known, the address alone. */
-				n += spy_rec_put_uv(body + n, count < 0 ? 0 : (uint64_t)(count > SPY_REC_VALUES ? SPY_REC_VALUES
-												   : count) + 1);
 				if (p->elem == SPY_ARG_INT && p->elem_size == 4) {
 					/* Dimensions and strides, the usual array: element() for each costs four times this. */
-					for (int64_t k = 0; k < count && k < SPY_REC_VALUES; k++) {
-						int32_t e;
-
-						memcpy(&e, (const char *)args[i].p + k * 4, 4);
-						n += spy_rec_put_uv(body + n, spy_rec_zigzag(e));
-					}
+					n = plain_ints(args[i].p, count, body, n);
 				} else {
+					/* 0: no count known, the address alone. */
+					n += spy_rec_put_uv(body + n, count < 0 ? 0 : (uint64_t)(count > SPY_REC_VALUES ?
+												  SPY_REC_VALUES : count) + 1);
 					for (int64_t k = 0; k < count && k < SPY_REC_VALUES; k++)
 						if (!(n = element(th, b, p, (const char *)args[i].p + k * p->elem_size, 0,
 								  body, n, &used)))
@@ -942,15 +931,8 @@ stack:
 	} else if ((nips > 0 || fail) && !(n = stack(th, b, ips, nips, body, n, &used, fail && !fail->probing))) {
 		return 0;
 	}
-	/* A text this call names was dropped (a full disk): the call is too, rather than name what is not there. */
-	if (b->drops != drops) {
-		spy_sink_drop();
-		return 1;
-	}
-	if (!fail) {
-		spy_sink_commit_frame(th, SPY_REC_CALL, body, n, c->t0 ? c->t0 : spy_now_ns());
-		return 1;
-	}
+	if (!fail || b->drops != drops)
+		return call_commit(th, c, b, body, n, drops);
 	/*
 	 * After the stack, what only a failure has: in the thread's line (the texts are written), so that the
 	 * program's stack holds no more than a call's frame does.
