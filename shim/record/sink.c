@@ -44,7 +44,9 @@ static int fd = -1;
 static pid_t fd_pid;
 static dev_t fd_dev;		/* what the file is, to know it from a file that took its number */
 static ino_t fd_ino;
-static int gave_up;		/* opening failed in this process: stop trying */
+/* Opening failed in the process that fd_pid names: stop trying (sink.h's spy_sink_enabled reads it). */
+int spy_sink_gave_up;
+#define gave_up spy_sink_gave_up
 static int full;		/* the file-size limit is reached: recording has ended */
 static char path[PATH_MAX + 16];
 /* Records that could not be written: here, or in the mapped file's process state (map_decide), for a reader after any ending. */
@@ -57,10 +59,9 @@ static int sealed;
 static pthread_t sealer;
 
 int
-spy_sink_enabled(void)
+spy_sink_gave_up_here(void)
 {
-	return spy_config.output[0] &&
-	       !(__atomic_load_n(&gave_up, __ATOMIC_ACQUIRE) && __atomic_load_n(&fd_pid, __ATOMIC_ACQUIRE) == getpid());
+	return __atomic_load_n(&fd_pid, __ATOMIC_ACQUIRE) == getpid();
 }
 
 int
@@ -1211,9 +1212,23 @@ spy_sink_commit_frame(struct spy_thread *th, unsigned tag, const uint8_t *body, 
 	commit_frame(b, tag, body, n, t_ns);
 }
 
-/* Any other frame (out of line: the usual one saves no registers for it). */
+static void frame_out(struct spy_buf *b, unsigned tag, const uint8_t *body, size_t n, uint64_t t_ns);
+
+/*
+ * Any other frame (out of line: the usual one saves no registers for it). errno kept: a new block or a write
+ * may set it, and the traced call's packer (recbin.c) leaves keeping it to the ways that can.
+ */
 static __attribute__((noinline)) void
 commit_frame(struct spy_buf *b, unsigned tag, const uint8_t *body, size_t n, uint64_t t_ns)
+{
+	int saved = errno;
+
+	frame_out(b, tag, body, n, t_ns);
+	errno = saved;
+}
+
+static void
+frame_out(struct spy_buf *b, unsigned tag, const uint8_t *body, size_t n, uint64_t t_ns)
 {
 	uint8_t *o, *base, when[10];
 	size_t t = 0;

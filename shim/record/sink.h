@@ -4,8 +4,15 @@
 #include "buf.h"
 #include "spy.h"
 
-/* 1 when records go to a file (CUDNNSPY_OUTPUT set and usable so far). */
-int spy_sink_enabled(void);
+/* Opening the record file failed (sink.c); in this process when spy_sink_gave_up_here() says so (a child's is new). */
+extern int spy_sink_gave_up;
+int spy_sink_gave_up_here(void);
+/* 1 when records go to a file (CUDNNSPY_OUTPUT set and usable so far). Inline: every traced call asks. */
+static inline int
+spy_sink_enabled(void)
+{
+	return spy_config.output[0] && !(__atomic_load_n(&spy_sink_gave_up, __ATOMIC_ACQUIRE) && spy_sink_gave_up_here());
+}
 /* Appends a finished line to the thread's buffer; writes it out when full or when `now`. */
 void spy_sink_commit(struct spy_thread *th, struct spy_line *l, int now);
 /*

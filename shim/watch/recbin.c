@@ -25,6 +25,7 @@
 #include "stack.h"
 #include "symtab.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <string.h>
 
@@ -172,10 +173,15 @@ static __attribute__((noinline)) long
 text_written(struct spy_thread *th, struct spy_buf *b, const char *kind, int state, const void *ptr, int keep,
 	     uint64_t stamp, uint64_t *used)
 {
+	int saved = errno;
+	long id;
+
 	spy_line_reset(&b->line);
 	spy_obj_describe(&b->line, ptr, kind, state & TEXT_STATE,
 			 state & TEXT_FULL ? 0 : SPY_ARGS_AFTER_SUCCESS | SPY_ARGS_BRIEF);
-	return define(th, b, ptr, kind, stamp, state, keep, used);
+	id = define(th, b, ptr, kind, stamp, state, keep, used);
+	errno = saved;
+	return id;
 }
 
 /* text_id of a stamp taken: the cache's id, else the text written (out of line, so that a hit saves no registers). */
@@ -227,10 +233,8 @@ struct plain_ctx {
 	uint64_t known_stamp;
 	int known_keep;
 };
-/* A generated packer: the call's whole frame, committed; 0 when it cannot be packed (a text too long). */
-typedef int (*plain_fn)(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *a,
-			struct plain_ctx *x);
-static plain_fn plain[_SPY_FN_COUNT];
+/* The generated packers (spy_plain_fn): NULL where a function's calls are not plain. */
+spy_plain_fn spy_recbin_plain_fn[_SPY_FN_COUNT];
 
 /* A parameter's op as g_plain.h spells it: i, e (an int32 enum), u, d, h, o (a descriptor), a (an address), n. */
 static char
@@ -295,13 +299,17 @@ plain_obj(struct spy_thread *th, struct spy_buf *b, struct plain_ctx *x, int han
 /* The fixed fields of a call or failure frame: function, copy, the names' major, status and duration. */
 #define PLAIN_HEAD_MAX 32
 static inline __attribute__((always_inline)) size_t
-call_head(const struct spy_call *c, long status, uint8_t *body)
+call_head(unsigned id, const struct spy_call *c, long status, uint8_t *body)
 {
-	size_t n = spy_rec_put_uv(body, c->id);
+	size_t n = spy_rec_put_uv(body, id);
 
 	body[n++] = (uint8_t)c->copy;
 	body[n++] = (uint8_t)spy_names_major;
-	n += spy_rec_put_uv(body + n, spy_rec_zigzag(status));
+	/* A traced call's status is 0, one byte. */
+	if (SPY_LIKELY(status == 0))
+		body[n++] = 0;
+	else
+		n += spy_rec_put_uv(body + n, spy_rec_zigzag(status));
 	return n + spy_rec_put_uv(body + n, c->t0 ? c->t1 - c->t0 + 1 : 0);
 }
 
@@ -337,16 +345,29 @@ call_commit(struct spy_thread *th, const struct spy_call *c, struct spy_buf *b, 
 #define SPY_PLAIN_N(k, count) n = plain_ints(a[k].p, a[count].i, body, n + spy_rec_put_uv(body + n, (uintptr_t)a[k].p));
 /* Per parameter an address, a count and SPY_REC_VALUES elements of 5 bytes at most. */
 #define PLAIN_PARAM_MAX (2 * 10 + SPY_REC_VALUES * 5)
+/*
+ * `set`: the call is a Set of its first parameter, remembered here first with the stamp its text then names
+ * (one lookup of the descriptor for both). Text frames are written before the call's frame, errno is kept by
+ * the ways that may set it (a new block, a text written).
+ */
 #define SPY_PLAIN(fn, ops, code) \
 	static int plain_##fn(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *a, \
-			      struct plain_ctx *x) \
+			      int set) \
 	{ \
 		const unsigned id = _SPY_FN_##fn; \
 		struct spy_buf *b = th->buf; \
+		struct plain_ctx ctx = { 0, NULL, 0, 0 }, *x = &ctx; \
 		uint8_t body[PLAIN_HEAD_MAX + (sizeof(ops) - 1) * PLAIN_PARAM_MAX + SPY_SINK_BODY_SLACK]; \
 		unsigned drops = b->drops; \
-		size_t n = call_head(c, status, body); \
-		(void)a, (void)x, (void)id; \
+		size_t n; \
+		(void)a, (void)x; \
+		spy_names_major = __atomic_load_n(&spy_copies[c->copy].major, __ATOMIC_RELAXED); \
+		if (set) { \
+			ctx.known = a[0].p; \
+			ctx.known_keep = spy_obj_set_stamp(a[0].p, spy_fn_info[id].params[0].desc_kind, id, a, \
+							   &ctx.known_stamp); \
+		} \
+		n = call_head(id, c, status, body); \
 		code \
 		return call_commit(th, c, b, body, n, drops); \
 	}
@@ -360,7 +381,7 @@ plain_init(void)
 	static const struct {
 		unsigned id;
 		const char *ops;
-		plain_fn fn;
+		spy_plain_fn fn;
 	} gen[] = {
 #define SPY_PLAIN(fn, ops, code) { _SPY_FN_##fn, ops, plain_##fn },
 #include "g_plain.h"
@@ -376,7 +397,7 @@ plain_init(void)
 		while (k < f->nparams && plain_op(f, &f->params[k]) == gen[g].ops[k])
 			k++;
 		if (k == f->nparams)
-			plain[gen[g].id] = gen[g].fn;
+			spy_recbin_plain_fn[gen[g].id] = gen[g].fn;
 	}
 }
 
@@ -844,7 +865,7 @@ pack(struct spy_thread *th, const struct spy_call *c, long status, const union s
 		if (mlen > SPY_REC_MESSAGE_MAX || wlen > SPY_REC_MESSAGE_MAX)
 			return 0;
 	}
-	n = call_head(c, status, body);
+	n = call_head(c->id, c, status, body);
 	if (packable[c->id] == SETATTR) {
 		if (!(n = setattr(th, b, args, body, n, &used)))
 			return 0;
@@ -958,37 +979,32 @@ stack:
 	return 1;
 }
 
-/* The block shared when no block could be made has no text places of its own: pack() says no. */
-static int
-is_plain(const struct spy_thread *th, const struct spy_call *c, const union spy_arg *args)
-{
-	return plain[c->id] && th->buf && th->buf->py_call == NULL && th->index != ~0u &&
-	       (args || !spy_fn_info[c->id].nparams);
-}
-
 int
 spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args,
 		void *const *ips, int nips)
 {
-	struct plain_ctx x = { 0, NULL, 0, 0 };
+	if (nips <= 0 && spy_recbin_is_plain(th, c, args)) {
+		int saved = errno, done = spy_recbin_plain_fn[c->id](th, c, status, args, 0);
 
-	if (nips <= 0 && is_plain(th, c, args))
-		return plain[c->id](th, c, status, args, &x);
+		errno = saved;
+		return done;
+	}
 	return pack(th, c, status, args, ips, nips, NULL);
 }
 
 int
 spy_recbin_call_set(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args)
 {
-	const char *kind = spy_fn_info[c->id].params[0].desc_kind;
-	struct plain_ctx x = { 0, args[0].p, 0, 0 };
+	int saved, done;
 
-	if (!is_plain(th, c, args)) {
-		spy_obj_set(args[0].p, kind, c->id, args);
+	if (!spy_recbin_is_plain(th, c, args)) {
+		spy_obj_set(args[0].p, spy_fn_info[c->id].params[0].desc_kind, c->id, args);
 		return pack(th, c, status, args, NULL, 0, NULL);
 	}
-	x.known_keep = spy_obj_set_stamp(args[0].p, kind, c->id, args, &x.known_stamp);
-	return plain[c->id](th, c, status, args, &x);
+	saved = errno;
+	done = spy_recbin_plain_fn[c->id](th, c, status, args, 1);
+	errno = saved;
+	return done;
 }
 
 /* pack() with Python frames (NULL: none), which reach it through the thread's buffer. */

@@ -2,6 +2,7 @@
 #define SPY_RECBIN_H
 
 #include "pyframes.h"
+#include "sink.h"
 #include "spy.h"
 
 /* Which functions' calls can be packed: set once from the API description. */
@@ -21,6 +22,30 @@ int spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status
  * first, whatever the answer), without a stack: the one lookup of the descriptor both need.
  */
 int spy_recbin_call_set(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args);
+/*
+ * A plain call's packer, generated (recbin.c's g_plain.h): a function of plain parameters, written as one call
+ * frame after the texts it names; `set`, a Set, remembered first as spy_recbin_call_set does. 0 when it cannot.
+ */
+typedef int (*spy_plain_fn)(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args,
+			    int set);
+extern spy_plain_fn spy_recbin_plain_fn[_SPY_FN_COUNT];
+/* A thread whose buffer has text places, without Python frames to name: a plain call's packer may write. */
+static inline int
+spy_recbin_is_plain(const struct spy_thread *th, const struct spy_call *c, const union spy_arg *args)
+{
+	return spy_recbin_plain_fn[c->id] && th->buf && th->buf->py_call == NULL && th->index != ~0u &&
+	       (args || !spy_fn_info[c->id].nparams);
+}
+/*
+ * The traced call's lane (slowpath.c): the plain packer alone, with format 2 written to a file; 0 when it
+ * cannot, for the ways above. errno is the packer's to keep: only its slow parts can set it.
+ */
+static inline int
+spy_recbin_plain(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args, int set)
+{
+	return spy_recbin_is_plain(th, c, args) && spy_config.pack_lane && spy_sink_enabled() &&
+	       spy_recbin_plain_fn[c->id](th, c, status, args, set);
+}
 /* The same, with the calling thread's Python frames (CUDNNSPY_PYTHON=traced; at least one) as a text written once per stack. */
 int spy_recbin_call_python(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args,
 			   void *const *ips, int nips, const struct spy_pystack *py);

@@ -643,38 +643,53 @@ other_lanes(struct spy_call *c, long status, const union spy_arg *args, unsigned
 }
 
 /*
+ * Which packed lane a traced call that succeeded may take (recbin.c): PLAIN_CALL, PLAIN_SET (a Set, remembered
+ * with its stamp on the way), or 0 (the JSON record).
+ */
+enum { PLAIN_CALL = 1, PLAIN_SET };
+static inline int
+pack_kind(const struct spy_call *c, long status, unsigned flags)
+{
+	if (status != 0 || c->pre)
+		return 0;
+	if (flags == SPY_FN_TRACE)
+		return PLAIN_CALL;
+	return flags == (SPY_FN_TRACE | SPY_FN_STATE) && state_kind[c->id] == STATE_SET ? PLAIN_SET : 0;
+}
+
+/*
  * The next most frequent with records in format 2: a traced call that succeeded, packed (recbin.c). 1 when it
  * was; else the JSON record, after the state it already remembered (a same Set changes nothing).
  */
 static inline int
 packed(struct spy_thread *th, struct spy_call *c, long status, const union spy_arg *args, unsigned flags)
 {
-	int saved, done;
+	int saved, done, kind = pack_kind(c, status, flags);
 
-	if (!((flags == SPY_FN_TRACE || (flags == (SPY_FN_TRACE | SPY_FN_STATE) && state_kind[c->id] == STATE_SET)) &&
-	      status == 0 && !c->pre && spy_config.pack_lane && spy_sink_enabled() && spy_thread_buf(th)))
+	if (!kind || !spy_config.pack_lane || !spy_sink_enabled() || !spy_thread_buf(th))
 		return 0;
 	saved = errno;
 	spy_names_major = __atomic_load_n(&spy_copies[c->copy].major, __ATOMIC_RELAXED);
-	done = flags & SPY_FN_STATE ? spy_recbin_call_set(th, c, status, args)
-				    : spy_recbin_call(th, c, status, args, NULL, 0);
+	done = kind == PLAIN_SET ? spy_recbin_call_set(th, c, status, args) : spy_recbin_call(th, c, status, args, NULL, 0);
 	errno = saved;
 	return done;
 }
 
 /*
  * A traced call: its record, then its count (spy_call_end). A frame of its own, so that spy_call_slow's first
- * lane saves no registers for it.
+ * lane saves no registers for it. First the plain packer alone (a thread with its buffer, a function of plain
+ * parameters: most traced calls), then the general ways.
  */
 static __attribute__((noinline)) void
 traced(struct spy_call *c, long status, const union spy_arg *args, unsigned flags)
 {
 	struct spy_thread *th = spy_tls.thread;
 	struct spy_counts *n;
+	int kind = pack_kind(c, status, flags);
 
 	/* Seq-cst against the seal: the exit sees this flag, or this call's record sees the seal. */
 	__atomic_store_n(&th->recording, 1, __ATOMIC_SEQ_CST);
-	if (!packed(th, c, status, args, flags))
+	if (!(kind && spy_recbin_plain(th, c, status, args, kind == PLAIN_SET)) && !packed(th, c, status, args, flags))
 		other_lanes(c, status, args, flags);
 	n = spy_counts_of(th, c->copy, c->id);
 	SPY_INC(n->calls);
