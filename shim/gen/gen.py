@@ -594,10 +594,15 @@ def emit_stubs_win(api, path):
 PLAIN_OPS = {"SPY_ARG_INT": "i", "SPY_ARG_ENUM": "e", "SPY_ARG_UINT": "u", "SPY_ARG_DOUBLE": "d",
              "SPY_ARG_HANDLE": "h", "SPY_ARG_DESC": "o"}
 PLAIN_MAX = 16
+# The most parameters of a frame written in place (recbin.c's PLAIN_IN_PLACE_MAX bytes at most).
+PLAIN_IN_PLACE = 8
 
 
 def emit_plain(api, path):
     """Per function whose parameters could all be plain, its packer as macros that recbin.c defines.
+
+    SPY_PLAIN(function, ops, in place, texts, code): the handles' and descriptors' texts come first, since
+    their frames go before the call's.
 
     Only the candidates: recbin.c checks each op against the API tables (a pointer's shape is its own rule
     there) and packs any function whose ops differ the general way.
@@ -607,12 +612,14 @@ def emit_plain(api, path):
     for fn in api.declared():
         if len(fn.params) > PLAIN_MAX:
             continue
-        ops, code = "", []
+        ops, code, texts = "", [], []
         for i, p in enumerate(fn.params):
             kind = param_kind(api, p)
             if kind in PLAIN_OPS:
                 ops += PLAIN_OPS[kind]
                 code.append("SPY_PLAIN_%s(%d)" % (PLAIN_OPS[kind].upper(), i))
+                if PLAIN_OPS[kind] in "ho":
+                    texts.append("SPY_PLAIN_TEXT_%s(%d)" % (PLAIN_OPS[kind].upper(), i))
             elif kind != "SPY_ARG_PTR":
                 ops += "a"
                 code.append("SPY_PLAIN_A(%d)" % i)
@@ -625,7 +632,10 @@ def emit_plain(api, path):
             else:
                 break
         else:
-            out.append('SPY_PLAIN(%s, "%s", %s)' % (fn.name, ops, " ".join(code) or ";"))
+            # Written in place in the thread's block: a frame short enough whatever the values (no array).
+            in_place = int("n" not in ops and len(ops) <= PLAIN_IN_PLACE)
+            out.append('SPY_PLAIN(%s, "%s", %d, %s, %s)' % (fn.name, ops, in_place, " ".join(texts) or ";",
+                                                         " ".join(code) or ";"))
     return out
 
 

@@ -23,25 +23,40 @@ struct out {
 	unsigned char buf[65536];
 };
 
+static void write_out(struct out *o, const unsigned char *p, size_t n);
+
 static void
 flush_out(struct out *o)
 {
-	for (size_t done = 0; done < o->len && !o->failed;) {
-		ssize_t w = write(o->fd, o->buf + done, o->len - done);
+	write_out(o, o->buf, o->len);
+	o->len = 0;
+}
+
+/* `n` bytes from `p` written out at once, the mapped file's pages handed to the kernel without a copy here. */
+static void
+write_out(struct out *o, const unsigned char *p, size_t n)
+{
+	while (n && !o->failed) {
+		ssize_t w = write(o->fd, p, n);
 
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
 			o->failed = 1;
 		else
-			done += (size_t)w;
+			p += w, n -= (size_t)w;
 	}
-	o->len = 0;
 }
 
 static void
 put(struct out *o, const unsigned char *p, size_t n)
 {
+	/* A block's frames (a run of many records): after what is buffered, as they are. */
+	if (n >= sizeof(o->buf) / 16) {
+		flush_out(o);
+		write_out(o, p, n);
+		return;
+	}
 	while (n && !o->failed) {
 		size_t k = sizeof(o->buf) - o->len < n ? sizeof(o->buf) - o->len : n;
 

@@ -1212,6 +1212,38 @@ spy_sink_commit_frame(struct spy_thread *th, unsigned tag, const uint8_t *body, 
 	commit_frame(b, tag, body, n, t_ns);
 }
 
+uint8_t *
+spy_sink_call_open(struct spy_thread *th, size_t max, uint64_t t_ns)
+{
+	struct spy_buf *b = th->buf;
+	uint8_t *o;
+
+	lock(b);
+	if (!b->blk || !b->chunk || b->len + max + 32 > b->blk_cap || __atomic_load_n(&sealed, __ATOMIC_SEQ_CST)) {
+		unlock(b);
+		return NULL;
+	}
+	/* The tag, the length (close's), the time's delta. */
+	o = b->blk + SPY_REC_BLOCK_HEAD + b->len;
+	o[0] = SPY_REC_CALL;
+	o += 2;
+	o += spy_rec_put_uv(o, spy_rec_zigzag((int64_t)(t_ns - b->t_prev)));
+	b->t_prev = t_ns;
+	return o;
+}
+
+void
+spy_sink_call_close(struct spy_thread *th, uint8_t *end)
+{
+	struct spy_buf *b = th->buf;
+	uint8_t *o = b->blk + SPY_REC_BLOCK_HEAD + b->len;
+
+	o[1] = (uint8_t)(end - o - 2);
+	b->len = (size_t)(end - (b->blk + SPY_REC_BLOCK_HEAD));
+	publish(b);
+	unlock(b);
+}
+
 static void frame_out(struct spy_buf *b, unsigned tag, const uint8_t *body, size_t n, uint64_t t_ns);
 
 /*

@@ -24,6 +24,15 @@ void spy_sink_commit(struct spy_thread *th, struct spy_line *l, int now);
  */
 #define SPY_SINK_BODY_SLACK 8
 void spy_sink_commit_frame(struct spy_thread *th, unsigned tag, const uint8_t *body, size_t n, uint64_t t_ns);
+/*
+ * A short call frame written in place (recbin.c's plain packers): where its body goes in the thread's block,
+ * which has room for `max` bytes of it (at most SPY_SINK_CALL_MAX, so that its length is one byte), with its tag
+ * and the time's delta written and the buffer taken; NULL when the block cannot (none yet, full, sealed), for
+ * spy_sink_commit_frame. spy_sink_call_close, with where the body ends, commits it: nothing else between.
+ */
+#define SPY_SINK_CALL_MAX 117
+uint8_t *spy_sink_call_open(struct spy_thread *th, size_t max, uint64_t t_ns);
+void spy_sink_call_close(struct spy_thread *th, uint8_t *end);
 /* The summary: committed as the file's last record (what the exiting thread writes after it follows it). */
 void spy_sink_commit_last(struct spy_thread *th, struct spy_line *l);
 /* A record that cannot be written, counted. */

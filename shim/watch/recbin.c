@@ -327,38 +327,42 @@ call_commit(struct spy_thread *th, const struct spy_call *c, struct spy_buf *b, 
 	return 1;
 }
 
-/* A handle's or descriptor's text id after the others: 0 when it cannot be written. */
-#define SPY_PLAIN_OBJ(k, handle, state) \
-	do { \
-		long id_ = plain_obj(th, b, x, handle, spy_fn_info[id].params[k].desc_kind, state, a[k].p); \
-		if (id_ < 0) \
-			return 0; \
-		n += spy_rec_put_uv(body + n, (uint64_t)id_); \
-	} while (0);
+/* A handle's or descriptor's text id, its text written first when the thread has not: 0 when it cannot be. */
+#define SPY_PLAIN_TEXT(k, handle, state) \
+	const long id_##k = plain_obj(th, b, x, handle, spy_fn_info[id].params[k].desc_kind, state, a[k].p); \
+	if (id_##k < 0) \
+		return 0;
+#define SPY_PLAIN_TEXT_H(k) SPY_PLAIN_TEXT(k, 1, 0)
+#define SPY_PLAIN_TEXT_O(k) SPY_PLAIN_TEXT(k, 0, TEXT_STATE)
 #define SPY_PLAIN_I(k) n += spy_rec_put_uv(body + n, spy_rec_zigzag(a[k].i));
 #define SPY_PLAIN_E(k) n += spy_rec_put_uv(body + n, spy_rec_zigzag((int32_t)a[k].i));
 #define SPY_PLAIN_U(k) n += spy_rec_put_uv(body + n, a[k].u);
 #define SPY_PLAIN_D(k) memcpy(body + n, &a[k].d, 8), n += 8;
-#define SPY_PLAIN_H(k) SPY_PLAIN_OBJ(k, 1, 0)
-#define SPY_PLAIN_O(k) SPY_PLAIN_OBJ(k, 0, TEXT_STATE)
+#define SPY_PLAIN_H(k) n += spy_rec_put_uv(body + n, (uint64_t)id_##k);
+#define SPY_PLAIN_O(k) SPY_PLAIN_H(k)
 #define SPY_PLAIN_A(k) n += spy_rec_put_uv(body + n, (uintptr_t)a[k].p);
 #define SPY_PLAIN_N(k, count) n = plain_ints(a[k].p, a[count].i, body, n + spy_rec_put_uv(body + n, (uintptr_t)a[k].p));
 /* Per parameter an address, a count and SPY_REC_VALUES elements of 5 bytes at most. */
 #define PLAIN_PARAM_MAX (2 * 10 + SPY_REC_VALUES * 5)
+/* A frame written in place (gen.py's PLAIN_IN_PLACE parameters, none an array): its head and 10 bytes each. */
+#define PLAIN_IN_PLACE_MAX (PLAIN_HEAD_MAX + 8 * 10)
+_Static_assert(PLAIN_IN_PLACE_MAX <= SPY_SINK_CALL_MAX, "a plain frame in place has a length of one byte");
 /*
  * `set`: the call is a Set of its first parameter, remembered here first with the stamp its text then names
- * (one lookup of the descriptor for both). Text frames are written before the call's frame, errno is kept by
- * the ways that may set it (a new block, a text written).
+ * (one lookup of the descriptor for both). The texts' frames go before the call's, which is written in place
+ * in the thread's block when it is short (`in_place`) and the block has room, else built here and committed.
+ * errno is kept by the ways that may set it (a new block, a text written).
  */
-#define SPY_PLAIN(fn, ops, code) \
+#define SPY_PLAIN(fn, ops, in_place, texts, code) \
 	static int plain_##fn(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *a, \
 			      int set) \
 	{ \
 		const unsigned id = _SPY_FN_##fn; \
 		struct spy_buf *b = th->buf; \
 		struct plain_ctx ctx = { 0, NULL, 0, 0 }, *x = &ctx; \
-		uint8_t body[PLAIN_HEAD_MAX + (sizeof(ops) - 1) * PLAIN_PARAM_MAX + SPY_SINK_BODY_SLACK]; \
-		unsigned drops = b->drops; \
+		uint8_t frame[PLAIN_HEAD_MAX + (sizeof(ops) - 1) * PLAIN_PARAM_MAX + SPY_SINK_BODY_SLACK], *body = NULL; \
+		const unsigned drops = b->drops; \
+		uint64_t t_ns; \
 		size_t n; \
 		(void)a, (void)x; \
 		spy_names_major = __atomic_load_n(&spy_copies[c->copy].major, __ATOMIC_RELAXED); \
@@ -367,9 +371,24 @@ call_commit(struct spy_thread *th, const struct spy_call *c, struct spy_buf *b, 
 			ctx.known_keep = spy_obj_set_stamp(a[0].p, spy_fn_info[id].params[0].desc_kind, id, a, \
 							   &ctx.known_stamp); \
 		} \
+		texts \
+		/* A text this call names was dropped (a full disk): the call is too, rather than name what is not there. */ \
+		if (b->drops != drops) { \
+			spy_sink_drop(); \
+			return 1; \
+		} \
+		t_ns = c->t0 ? c->t0 : spy_now_ns(); \
+		if (in_place) \
+			body = spy_sink_call_open(th, PLAIN_IN_PLACE_MAX, t_ns); \
+		if (!body) \
+			body = frame; \
 		n = call_head(id, c, status, body); \
 		code \
-		return call_commit(th, c, b, body, n, drops); \
+		if (body != frame) \
+			spy_sink_call_close(th, body + n); \
+		else \
+			spy_sink_commit_frame(th, SPY_REC_CALL, frame, n, t_ns); \
+		return 1; \
 	}
 #include "g_plain.h"
 #undef SPY_PLAIN
@@ -383,7 +402,7 @@ plain_init(void)
 		const char *ops;
 		spy_plain_fn fn;
 	} gen[] = {
-#define SPY_PLAIN(fn, ops, code) { _SPY_FN_##fn, ops, plain_##fn },
+#define SPY_PLAIN(fn, ops, in_place, texts, code) { _SPY_FN_##fn, ops, plain_##fn },
 #include "g_plain.h"
 #undef SPY_PLAIN
 	};
