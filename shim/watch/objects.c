@@ -475,12 +475,39 @@ spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg 
 
 static int stamp_slot(const struct slot *s, uint64_t *stamp, int sources);
 
+/*
+ * A Set's k arguments the same as those kept, compared inline (no call: the repeated Set's shortcut then saves
+ * no registers); 0 beyond the usual counts, for the general way.
+ */
+static inline __attribute__((always_inline)) int
+same_args(const union spy_arg *kept, const union spy_arg *args, int k)
+{
+	uint64_t d = 0;
+
+	/* Word by word from the last, each case falling into the one below. */
+	switch (k) {
+#define SAME_ARG(n) \
+	case n + 1: \
+		d |= kept[n].u ^ args[n].u; \
+		__attribute__((fallthrough));
+	SAME_ARG(7) SAME_ARG(6) SAME_ARG(5) SAME_ARG(4) SAME_ARG(3) SAME_ARG(2) SAME_ARG(1)
+#undef SAME_ARG
+	case 1:
+		return (d | (kept[0].u ^ args[0].u)) == 0;
+	default:
+		return 0;
+	}
+}
+
 /* spy_obj_set_stamp's way for any Set but the same one again (out of line: that one saves no registers). */
 static __attribute__((noinline)) int
 set_stamped(const void *ptr, const char *kind, unsigned fn, const union spy_arg *args, uint64_t *stamp)
 {
-	const struct slot *s = set(ptr, kind, fn, args);
+	const struct slot *s;
 
+	/* Known from now on, for the shortcut (which leaves a function not yet looked at to this way). */
+	(void)plain_set_args(fn);
+	s = set(ptr, kind, fn, args);
 	*stamp = 0;
 	/* No slot: as spy_obj_stamp says of an object it does not know. */
 	return s ? stamp_slot(s, stamp, 1) : 1;
@@ -491,18 +518,18 @@ spy_obj_set_stamp(const void *ptr, const char *kind, unsigned fn, const union sp
 {
 	size_t home = hash((uintptr_t)ptr);
 	const struct slot *s = &slots[home];
-	int k = plain_set_args(fn);
+	int k = __atomic_load_n(&known_plain[fn], __ATOMIC_RELAXED);
 
 	/*
 	 * The same shape Set again, in its home place, naming no other object: what same_set() and stamp_slot()
 	 * find, without their calls (a traced Set is packed next, and a framework repeats its Sets).
 	 */
-	if (ptr && k && __atomic_load_n(&s->key, __ATOMIC_ACQUIRE) == (uintptr_t)ptr && s->set_fn == fn + 1 &&
+	if (ptr && k > 0 && __atomic_load_n(&s->key, __ATOMIC_ACQUIRE) == (uintptr_t)ptr && s->set_fn == fn + 1 &&
 	    !s->failed_fn && !s->filled_fn && !s->aux_fn && !s->names &&
 	    s->kind != __atomic_load_n(&backend_kind, __ATOMIC_RELAXED)) {
 		unsigned seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
 
-		if (k <= MAX_ARGS && memcmp(s->args, args, (size_t)k * sizeof(args[0])) == 0 && !(seq & 1) &&
+		if (same_args(s->args, args, k) && !(seq & 1) &&
 		    __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) == seq) {
 			*stamp = (uint64_t)(home + 1) << 32 | seq;
 			return 1;
