@@ -54,8 +54,9 @@ static uint64_t dropped_mem;
 static uint64_t *dropped_at = &dropped_mem;
 static int opened;		/* the file of this process was opened (or tried): commits need not look */
 static int write_said, limit_said, lost_said;
-/* The exit handler has begun: only its thread writes from now on (spy_sink_seal). */
-static int sealed;
+/* The exit handler has begun: only its thread writes from now on (spy_sink_seal). sink.h's frames read it. */
+int spy_sink_sealed;
+#define sealed spy_sink_sealed
 static pthread_t sealer;
 
 int
@@ -839,11 +840,10 @@ spy_sink_open(void)
 		sink_fd();
 }
 
-/* The frames written so far are the block's: a reader after any ending sees them. */
 static void
 publish(struct spy_buf *b)
 {
-	__atomic_store_n((uint32_t *)(void *)(b->blk + SPY_REC_BLOCK_COMMITTED), (uint32_t)b->len, __ATOMIC_RELEASE);
+	spy_buf_publish(b);
 }
 
 static void flush_locked(struct spy_buf *b);
@@ -1030,14 +1030,13 @@ spy_thread_buf(struct spy_thread *th)
 static void
 lock(struct spy_buf *b)
 {
-	while (__atomic_exchange_n(&b->lock, 1, __ATOMIC_ACQUIRE))
-		;
+	spy_buf_lock(b);
 }
 
 static void
 unlock(struct spy_buf *b)
 {
-	__atomic_store_n(&b->lock, 0, __ATOMIC_RELEASE);
+	spy_buf_unlock(b);
 }
 
 static void
@@ -1210,38 +1209,6 @@ spy_sink_commit_frame(struct spy_thread *th, unsigned tag, const uint8_t *body, 
 		unlock(b);
 	}
 	commit_frame(b, tag, body, n, t_ns);
-}
-
-uint8_t *
-spy_sink_call_open(struct spy_thread *th, size_t max, uint64_t t_ns)
-{
-	struct spy_buf *b = th->buf;
-	uint8_t *o;
-
-	lock(b);
-	if (!b->blk || !b->chunk || b->len + max + 32 > b->blk_cap || __atomic_load_n(&sealed, __ATOMIC_SEQ_CST)) {
-		unlock(b);
-		return NULL;
-	}
-	/* The tag, the length (close's), the time's delta. */
-	o = b->blk + SPY_REC_BLOCK_HEAD + b->len;
-	o[0] = SPY_REC_CALL;
-	o += 2;
-	o += spy_rec_put_uv(o, spy_rec_zigzag((int64_t)(t_ns - b->t_prev)));
-	b->t_prev = t_ns;
-	return o;
-}
-
-void
-spy_sink_call_close(struct spy_thread *th, uint8_t *end)
-{
-	struct spy_buf *b = th->buf;
-	uint8_t *o = b->blk + SPY_REC_BLOCK_HEAD + b->len;
-
-	o[1] = (uint8_t)(end - o - 2);
-	b->len = (size_t)(end - (b->blk + SPY_REC_BLOCK_HEAD));
-	publish(b);
-	unlock(b);
 }
 
 static void frame_out(struct spy_buf *b, unsigned tag, const uint8_t *body, size_t n, uint64_t t_ns);

@@ -2,6 +2,7 @@
 #define SPY_SINK_H
 
 #include "buf.h"
+#include "recfmt.h"
 #include "spy.h"
 
 /* Opening the record file failed (sink.c); in this process when spy_sink_gave_up_here() says so (a child's is new). */
@@ -24,15 +25,70 @@ void spy_sink_commit(struct spy_thread *th, struct spy_line *l, int now);
  */
 #define SPY_SINK_BODY_SLACK 8
 void spy_sink_commit_frame(struct spy_thread *th, unsigned tag, const uint8_t *body, size_t n, uint64_t t_ns);
+/* A thread's buffer is its own but for the exit's flush of it: a lock held for a few stores, never a call. */
+static inline void
+spy_buf_lock(struct spy_buf *b)
+{
+	while (__atomic_exchange_n(&b->lock, 1, __ATOMIC_ACQUIRE))
+		;
+}
+
+static inline void
+spy_buf_unlock(struct spy_buf *b)
+{
+	__atomic_store_n(&b->lock, 0, __ATOMIC_RELEASE);
+}
+
+/* The frames written so far are the block's: a reader after any ending sees them. */
+static inline void
+spy_buf_publish(struct spy_buf *b)
+{
+	__atomic_store_n((uint32_t *)(void *)(b->blk + SPY_REC_BLOCK_COMMITTED), (uint32_t)b->len, __ATOMIC_RELEASE);
+}
+
+/* The exit handler has begun (sink.c's spy_sink_seal): blocks claimed before take no more frames. */
+extern int spy_sink_sealed;
+
 /*
  * A short call frame written in place (recbin.c's plain packers): where its body goes in the thread's block,
  * which has room for `max` bytes of it (at most SPY_SINK_CALL_MAX, so that its length is one byte), with its tag
- * and the time's delta written and the buffer taken; NULL when the block cannot (none yet, full, sealed), for
+ * and the time's delta written and the buffer locked; NULL when the block cannot (none yet, full, sealed), for
  * spy_sink_commit_frame. spy_sink_call_close, with where the body ends, commits it: nothing else between.
+ * Inline: each traced call makes one.
  */
 #define SPY_SINK_CALL_MAX 117
-uint8_t *spy_sink_call_open(struct spy_thread *th, size_t max, uint64_t t_ns);
-void spy_sink_call_close(struct spy_thread *th, uint8_t *end);
+static inline uint8_t *
+spy_sink_call_open(struct spy_thread *th, size_t max, uint64_t t_ns)
+{
+	struct spy_buf *b = th->buf;
+	uint8_t *o;
+
+	spy_buf_lock(b);
+	if (!b->blk || !b->chunk || b->len + max + 32 > b->blk_cap || __atomic_load_n(&spy_sink_sealed, __ATOMIC_SEQ_CST)) {
+		spy_buf_unlock(b);
+		return NULL;
+	}
+	/* The tag, the length (close's), the time's delta. */
+	o = b->blk + SPY_REC_BLOCK_HEAD + b->len;
+	o[0] = SPY_REC_CALL;
+	o += 2;
+	o += spy_rec_put_uv(o, spy_rec_zigzag((int64_t)(t_ns - b->t_prev)));
+	b->t_prev = t_ns;
+	return o;
+}
+
+static inline void
+spy_sink_call_close(struct spy_thread *th, uint8_t *end)
+{
+	struct spy_buf *b = th->buf;
+	uint8_t *o = b->blk + SPY_REC_BLOCK_HEAD + b->len;
+
+	o[1] = (uint8_t)(end - o - 2);
+	b->len = (size_t)(end - (b->blk + SPY_REC_BLOCK_HEAD));
+	spy_buf_publish(b);
+	spy_buf_unlock(b);
+}
+
 /* The summary: committed as the file's last record (what the exiting thread writes after it follows it). */
 void spy_sink_commit_last(struct spy_thread *th, struct spy_line *l);
 /* A record that cannot be written, counted. */
