@@ -54,7 +54,8 @@ extern int spy_sink_sealed;
  * which has room for `max` bytes of it (at most SPY_SINK_CALL_MAX, so that its length is one byte), with its tag
  * and the time's delta written and the buffer locked; NULL when the block cannot (none yet, full, sealed), for
  * spy_sink_commit_frame. spy_sink_call_close, with where the body ends, commits it: nothing else between.
- * Inline: each traced call makes one.
+ * `count` (or NULL) is incremented before the buffer is let go: the exit's seal, which takes every buffer's lock,
+ * then finds the call both written and counted or neither. Inline: each traced call makes one.
  */
 #define SPY_SINK_CALL_MAX 117
 static inline uint8_t *
@@ -78,7 +79,7 @@ spy_sink_call_open(struct spy_thread *th, size_t max, uint64_t t_ns)
 }
 
 static inline void
-spy_sink_call_close(struct spy_thread *th, uint8_t *end)
+spy_sink_call_close(struct spy_thread *th, uint8_t *end, uint64_t *count)
 {
 	struct spy_buf *b = th->buf;
 	uint8_t *o = b->blk + SPY_REC_BLOCK_HEAD + b->len;
@@ -86,6 +87,8 @@ spy_sink_call_close(struct spy_thread *th, uint8_t *end)
 	o[1] = (uint8_t)(end - o - 2);
 	b->len = (size_t)(end - (b->blk + SPY_REC_BLOCK_HEAD));
 	spy_buf_publish(b);
+	if (count)
+		SPY_INC(*count);
 	spy_buf_unlock(b);
 }
 

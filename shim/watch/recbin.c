@@ -348,25 +348,27 @@ call_commit(struct spy_thread *th, const struct spy_call *c, struct spy_buf *b, 
 #define PLAIN_IN_PLACE_MAX (PLAIN_HEAD_MAX + 8 * 10)
 _Static_assert(PLAIN_IN_PLACE_MAX <= SPY_SINK_CALL_MAX, "a plain frame in place has a length of one byte");
 /*
- * `set`: the call is a Set of its first parameter, remembered here first with the stamp its text then names
- * (one lookup of the descriptor for both). The texts' frames go before the call's, which is written in place
- * in the thread's block when it is short (`in_place`) and the block has room, else built here and committed.
- * errno is kept by the ways that may set it (a new block, a text written).
+ * SPY_PLAIN_SET: the call is a Set of its first parameter, remembered here first with the stamp its text then
+ * names (one lookup of the descriptor for both). The texts' frames go before the call's, which is written in
+ * place in the thread's block when it is short (`in_place`) and the block has room, else built here and
+ * committed. errno is kept by the ways that may set it (a new block, a text written). SPY_PLAIN_COUNT: the
+ * call is counted as a traced call is, once its record is written, in the block's lock (which the exit's seal
+ * takes) or, committed the other way, flagged as being recorded as slowpath.c's traced() does.
  */
 #define SPY_PLAIN(fn, ops, in_place, texts, code) \
 	static int plain_##fn(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *a, \
-			      int set) \
+			      int mode) \
 	{ \
 		const unsigned id = _SPY_FN_##fn; \
 		struct spy_buf *b = th->buf; \
 		struct plain_ctx ctx = { 0, NULL, 0, 0 }, *x = &ctx; \
 		uint8_t frame[PLAIN_HEAD_MAX + (sizeof(ops) - 1) * PLAIN_PARAM_MAX + SPY_SINK_BODY_SLACK], *body = NULL; \
 		const unsigned drops = b->drops; \
-		uint64_t t_ns; \
+		uint64_t t_ns, *count = mode & SPY_PLAIN_COUNT ? &spy_counts_of(th, c->copy, id)->calls : NULL; \
 		size_t n; \
 		(void)a, (void)x; \
 		spy_names_major = __atomic_load_n(&spy_copies[c->copy].major, __ATOMIC_RELAXED); \
-		if (set) { \
+		if (mode & SPY_PLAIN_SET) { \
 			ctx.known = a[0].p; \
 			ctx.known_keep = spy_obj_set_stamp(a[0].p, spy_fn_info[id].params[0].desc_kind, id, a, \
 							   &ctx.known_stamp); \
@@ -375,6 +377,8 @@ _Static_assert(PLAIN_IN_PLACE_MAX <= SPY_SINK_CALL_MAX, "a plain frame in place 
 		/* A text this call names was dropped (a full disk): the call is too, rather than name what is not there. */ \
 		if (b->drops != drops) { \
 			spy_sink_drop(); \
+			if (count) \
+				SPY_INC(*count); \
 			return 1; \
 		} \
 		t_ns = c->t0 ? c->t0 : spy_now_ns(); \
@@ -384,10 +388,17 @@ _Static_assert(PLAIN_IN_PLACE_MAX <= SPY_SINK_CALL_MAX, "a plain frame in place 
 			body = frame; \
 		n = call_head(id, c, status, body); \
 		code \
-		if (body != frame) \
-			spy_sink_call_close(th, body + n); \
-		else \
-			spy_sink_commit_frame(th, SPY_REC_CALL, frame, n, t_ns); \
+		if (body != frame) { \
+			spy_sink_call_close(th, body + n, count); \
+			return 1; \
+		} \
+		if (count) \
+			__atomic_store_n(&th->recording, 1, __ATOMIC_SEQ_CST); \
+		spy_sink_commit_frame(th, SPY_REC_CALL, frame, n, t_ns); \
+		if (count) { \
+			SPY_INC(*count); \
+			__atomic_store_n(&th->recording, 0, __ATOMIC_RELEASE); \
+		} \
 		return 1; \
 	}
 #include "g_plain.h"
@@ -1021,7 +1032,7 @@ spy_recbin_call_set(struct spy_thread *th, const struct spy_call *c, long status
 		return pack(th, c, status, args, NULL, 0, NULL);
 	}
 	saved = errno;
-	done = spy_recbin_plain_fn[c->id](th, c, status, args, 1);
+	done = spy_recbin_plain_fn[c->id](th, c, status, args, SPY_PLAIN_SET);
 	errno = saved;
 	return done;
 }

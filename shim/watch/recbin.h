@@ -24,10 +24,13 @@ int spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status
 int spy_recbin_call_set(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args);
 /*
  * A plain call's packer, generated (recbin.c's g_plain.h): a function of plain parameters, written as one call
- * frame after the texts it names; `set`, a Set, remembered first as spy_recbin_call_set does. 0 when it cannot.
+ * frame after the texts it names. `mode`: SPY_PLAIN_SET, a Set, remembered first as spy_recbin_call_set does;
+ * SPY_PLAIN_COUNT, the call counted too, once its record is written (see recbin.c). 0 when it cannot (nothing
+ * counted).
  */
+enum { SPY_PLAIN_SET = 1, SPY_PLAIN_COUNT = 2 };
 typedef int (*spy_plain_fn)(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args,
-			    int set);
+			    int mode);
 extern spy_plain_fn spy_recbin_plain_fn[_SPY_FN_COUNT];
 /* A thread whose buffer has text places, without Python frames to name: a plain call's packer may write. */
 static inline int
@@ -37,14 +40,15 @@ spy_recbin_is_plain(const struct spy_thread *th, const struct spy_call *c, const
 	       (args || !spy_fn_info[c->id].nparams);
 }
 /*
- * The traced call's lane (slowpath.c): the plain packer alone, with format 2 written to a file; 0 when it
- * cannot, for the ways above. errno is the packer's to keep: only its slow parts can set it.
+ * The traced call's lane (slowpath.c): the plain packer alone, with format 2 written to a file, the call
+ * counted; 0 when it cannot (nothing counted), for the ways above. errno is the packer's to keep: only its
+ * slow parts can set it.
  */
 static inline int
 spy_recbin_plain(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args, int set)
 {
 	return spy_recbin_is_plain(th, c, args) && spy_config.pack_lane && spy_sink_enabled() &&
-	       spy_recbin_plain_fn[c->id](th, c, status, args, set);
+	       spy_recbin_plain_fn[c->id](th, c, status, args, SPY_PLAIN_COUNT | (set ? SPY_PLAIN_SET : 0));
 }
 /* The same, with the calling thread's Python frames (CUDNNSPY_PYTHON=traced; at least one) as a text written once per stack. */
 int spy_recbin_call_python(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args,

@@ -678,7 +678,7 @@ packed(struct spy_thread *th, struct spy_call *c, long status, const union spy_a
 /*
  * A traced call: its record, then its count (spy_call_end). A frame of its own, so that spy_call_slow's first
  * lane saves no registers for it. First the plain packer alone (a thread with its buffer, a function of plain
- * parameters: most traced calls), then the general ways.
+ * parameters: most traced calls), which counts the call itself, then the general ways.
  */
 static __attribute__((noinline)) void
 traced(struct spy_call *c, long status, const union spy_arg *args, unsigned flags)
@@ -687,9 +687,11 @@ traced(struct spy_call *c, long status, const union spy_arg *args, unsigned flag
 	struct spy_counts *n;
 	int kind = pack_kind(c, status, flags);
 
+	if (kind && spy_recbin_plain(th, c, status, args, kind == PLAIN_SET))
+		return;
 	/* Seq-cst against the seal: the exit sees this flag, or this call's record sees the seal. */
 	__atomic_store_n(&th->recording, 1, __ATOMIC_SEQ_CST);
-	if (!(kind && spy_recbin_plain(th, c, status, args, kind == PLAIN_SET)) && !packed(th, c, status, args, flags))
+	if (!packed(th, c, status, args, flags))
 		other_lanes(c, status, args, flags);
 	n = spy_counts_of(th, c->copy, c->id);
 	SPY_INC(n->calls);
