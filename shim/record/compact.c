@@ -85,8 +85,15 @@ walk(const unsigned char *m, size_t size, struct out *o)
 	size_t pos = 0, n;
 
 	while (pos < size && !o->failed) {
+		/* Zeros between frames (an extent's end no block took): skipped a word at a time. */
 		if (m[pos] == 0) {
-			pos++;
+			uint64_t w = 0;
+
+			while (++pos < size && pos % 8)
+				if (m[pos])
+					break;
+			while (pos % 8 == 0 && size - pos >= 8 && (memcpy(&w, m + pos, 8), w == 0))
+				pos += 8;
 			continue;
 		}
 		if (m[pos] == SPY_REC_BLOCK) {
