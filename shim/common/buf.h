@@ -35,6 +35,7 @@ struct spy_pystack;
 
 struct spy_buf {
 	int lock;		/* the owner thread and the exit flush */
+	int busy;		/* the owner writing a call frame in place without the lock (sink.h) */
 	size_t len;		/* bytes in the block when `blk`, else in `out` */
 	/*
 	 * The record file's mapped writer (sink.c): the block of the file this

@@ -34,6 +34,10 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#ifdef __linux__
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -57,6 +61,7 @@ static int write_said, limit_said, lost_said;
 /* The exit handler has begun: only its thread writes from now on (spy_sink_seal). sink.h's frames read it. */
 int spy_sink_sealed;
 #define sealed spy_sink_sealed
+int spy_sink_asym;
 static pthread_t sealer;
 
 int
@@ -899,6 +904,37 @@ room(struct spy_buf *b, size_t need, int *big)
 }
 
 /*
+ * The expedited membarrier registered for this process (the seal's, sink.h's spy_buf_enter), once per file
+ * mapped: a forked child registers again. Where there is none (an old kernel, a seccomp filter, Windows), the
+ * frames in place take the buffer's lock.
+ */
+static void
+asym_register(void)
+{
+#if defined(__linux__) && defined(SYS_membarrier)
+	int saved = errno;
+	long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0);
+
+	__atomic_store_n(&spy_sink_asym,
+			 cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+				 syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0) == 0,
+			 __ATOMIC_RELEASE);
+	errno = saved;
+#endif
+}
+
+/* Every other thread's stores seen here, and this thread's by every other (0), or -1 when there is no way. */
+static int
+asym_barrier(void)
+{
+#if defined(__linux__) && defined(SYS_membarrier)
+	if (__atomic_load_n(&spy_sink_asym, __ATOMIC_ACQUIRE))
+		return syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0) == 0 ? 0 : -1;
+#endif
+	return -1;
+}
+
+/*
  * After the header, before other threads see the file: format 2 goes
  * through the mapping from here on, if the file can be mapped. Decided
  * before any thread can write: a write(2) after the first extent would
@@ -917,7 +953,10 @@ map_decide(int f)
 			     "second; a process killed loses its last second of records", path, strerror(errno));
 	}
 	if (map_state == MAP_ON) {
-		uint64_t *p = state_locked(f, SPY_STATE_PROCESS, 0, _SPY_FN_COUNT, 0, (2 + _SPY_FN_COUNT) * sizeof(uint64_t));
+		uint64_t *p;
+
+		asym_register();
+		p = state_locked(f, SPY_STATE_PROCESS, 0, _SPY_FN_COUNT, 0, (2 + _SPY_FN_COUNT) * sizeof(uint64_t));
 
 		if (p) {
 			p[0] = __atomic_load_n(&dropped_mem, __ATOMIC_RELAXED);
@@ -1315,18 +1354,25 @@ spy_sink_seal(void)
 	}
 	/*
 	 * A thread writing into its block now finishes its frame first (its
-	 * lock is held for a few stores, never across a system call but a new
-	 * block's); one that takes its lock later sees the seal. So no record is
-	 * in the file whose call the summary does not count.
+	 * lock, or its flag, is held for a few stores, never across a system call
+	 * but a new block's); one that takes it later sees the seal. So no record
+	 * is in the file whose call the summary does not count. The flag is a
+	 * plain store (sink.h's spy_buf_enter): the membarrier makes each thread's
+	 * seen here, or the seal seen by that thread's next look.
 	 */
 	uint64_t until = spy_now_ns() + SEAL_WAIT_NS;
 
+	/* Else both sides fence (Dekker's): the seal's store before its loads of the flags. */
+	if (asym_barrier() != 0)
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (struct spy_thread *th = spy_thread_list(); th; th = th->next) {
 		struct spy_buf *b = __atomic_load_n(&th->buf, __ATOMIC_ACQUIRE);
 
 		if (b && th != spy_tls.thread) {
 			lock(b);
 			unlock(b);
+			while (__atomic_load_n(&b->busy, __ATOMIC_ACQUIRE))
+				sched_yield();
 		}
 		/*
 		 * A traced call counts once its record is written (slowpath.c): one
@@ -1490,6 +1536,7 @@ spy_sink_fork_child(void)
 		if (th->buf) {
 			th->buf->len = 0;
 			th->buf->lock = 0;
+			th->buf->busy = 0;
 			th->buf->chunk = 0;
 			th->buf->blocks = 0;
 			th->buf->blk = NULL;
