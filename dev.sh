@@ -102,7 +102,7 @@ asan_known_bugs=""
 #   dlopen, so the caller that the spy (and glibc) sees is libasan, not the program.
 #   dropin-requester-opener: the same; glibc then searches as libasan, not with the caller's RUNPATH.
 asan_left_out="load-records load-records-real dropin-requester-opener"
-tsan_tests="unit threads-counts threads-records fork-records rate-limit exit-while-calling thread-exit-destructor file-size-limit binary-records summary-same-as-exit"
+tsan_tests="unit threads-counts threads-records fork-records rate-limit exit-while-calling exit-while-calling-no-membarrier thread-exit-destructor file-size-limit binary-records summary-same-as-exit"
 tsan_known_bugs=""
 
 sanitize_setup() {

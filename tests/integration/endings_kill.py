@@ -37,6 +37,7 @@ SLOW_RATE = 100             # kill-count.c's slow mode: calls a second
 # or the spy, slow enough that the files (up to 1.5 s of calls) take seconds, not minutes, to read back.
 KILL_RATE = {1: 100000, 8: 20000}
 NO_SHARED_MMAP = os.path.join(PROGS, "libno-shared-mmap.so")
+NO_MEMBARRIER = os.path.join(PROGS, "libno-membarrier.so")
 
 
 scenario = spytest.registry(SCENARIOS)
@@ -308,6 +309,31 @@ def no_shared_mappings():
     # Not a condition: whether the spy asked for a shared mapping at all (the shim says its first refusal).
     print("the spy %s a writable shared mapping of its file" %
           ("asked for (and was refused)" if "no-shared-mmap: refused" in err else "did not ask for"))
+
+
+@scenario
+def exit_while_calling_no_membarrier():
+    """exit() while 4 other threads keep calling, every call traced, on a kernel without membarrier
+    (tests/programs/no-membarrier.c, preloaded before the spy, answers ENOSYS): a thread's frame in place is then
+    ordered against the exit's seal by fences on both sides. 10 runs: one summary, the file's last record, and
+    no more calls in the file than it counts (exit-while-calling's conditions)."""
+    check(os.path.exists(NO_MEMBARRIER), "the shim is built: %s" % NO_MEMBARRIER)
+    for i in range(10):
+        with tempfile.TemporaryDirectory(prefix="cudnnspy-ending-") as d:
+            p = run([prog("hostile"), "exit-race"], {"LD_PRELOAD": NO_MEMBARRIER + ":" + PRELOAD,
+                                                     "LD_LIBRARY_PATH": FAKE9, "FAKECUDNN_STATUS": "cudnnCreate=1001",
+                                                     "CUDNNSPY_OUTPUT": d, "CUDNNSPY_TRACE": "*",
+                                                     "CUDNNSPY_STDERR": "none"})
+            check(p.stdout == "exiting\n", "the program's output", p.stdout)
+            check("no-membarrier: refused" in p.stderr or TEST_FORMAT == "json",
+                  "run %d: the spy asked for membarrier and was refused" % i, p.stderr)
+            recs = spytest.records_in(d)
+            check(len(recs) == 1, "one file", repr(list(recs)))
+            s = spytest.events(recs, "summary")
+            calls = len(spytest.events(recs, "call", "cudnnGetVersion"))
+            counted = [f["calls"] for f in s[0]["functions"] if f["fn"] == "cudnnGetVersion"] if s else []
+            check(len(s) == 1 and counted and 0 < calls <= counted[0], "run %d: one summary, counting at least the "
+                  "calls recorded (%d recorded, %r counted)" % (i, calls, counted))
 
 
 # ---- _exit, exec, abort after 5000 calls ----
