@@ -34,9 +34,10 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#ifdef __linux__
+#if defined(__linux__) && __has_include(<linux/membarrier.h>)
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
+#define SPY_HAVE_MEMBARRIER 1
 #endif
 #include <time.h>
 #include <unistd.h>
@@ -853,12 +854,6 @@ spy_sink_open(void)
 		sink_fd();
 }
 
-static void
-publish(struct spy_buf *b)
-{
-	spy_buf_publish(b);
-}
-
 static void flush_locked(struct spy_buf *b);
 
 /*
@@ -886,7 +881,7 @@ room(struct spy_buf *b, size_t need, int *big)
 			memcpy(b->blk + SPY_REC_BLOCK_HEAD, b->out, before);
 			b->len = before;
 			b->chunk = chunk;
-			publish(b);
+			spy_buf_publish(b);
 		}
 		if (r > 0)
 			return b->blk + SPY_REC_BLOCK_HEAD + b->len;
@@ -905,13 +900,13 @@ room(struct spy_buf *b, size_t need, int *big)
 
 /*
  * The expedited membarrier registered for this process (the seal's, sink.h's spy_buf_enter), once per file
- * mapped: a forked child registers again. Where there is none (an old kernel, a seccomp filter, Windows), the
- * frames in place take the buffer's lock.
+ * mapped: a forked child registers again. Where there is none (an old kernel, a seccomp filter, Windows), a
+ * thread entering its block fences (sink.h's spy_buf_enter), and so does the seal.
  */
 static void
 asym_register(void)
 {
-#if defined(__linux__) && defined(SYS_membarrier)
+#if defined(SPY_HAVE_MEMBARRIER) && defined(SYS_membarrier)
 	int saved = errno;
 	long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0);
 
@@ -927,7 +922,7 @@ asym_register(void)
 static int
 asym_barrier(void)
 {
-#if defined(__linux__) && defined(SYS_membarrier)
+#if defined(SPY_HAVE_MEMBARRIER) && defined(SYS_membarrier)
 	if (__atomic_load_n(&spy_sink_asym, __ATOMIC_ACQUIRE))
 		return syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0) == 0 ? 0 : -1;
 #endif
@@ -1075,18 +1070,6 @@ spy_thread_buf(struct spy_thread *th)
 }
 
 static void
-lock(struct spy_buf *b)
-{
-	spy_buf_lock(b);
-}
-
-static void
-unlock(struct spy_buf *b)
-{
-	spy_buf_unlock(b);
-}
-
-static void
 flush_locked(struct spy_buf *b)
 {
 	int f;
@@ -1107,7 +1090,7 @@ flush_locked(struct spy_buf *b)
 		if (claim(b, len) > 0) {
 			memcpy(b->blk + SPY_REC_BLOCK_HEAD, b->out, len);
 			b->len = len;
-			publish(b);
+			spy_buf_publish(b);
 			b->chunk = 0;
 			return;
 		}
@@ -1145,9 +1128,9 @@ spy_sink_commit_last(struct spy_thread *th, struct spy_line *l)
 	 * claimed now.
 	 */
 	pthread_mutex_lock(&map_lock);
-	lock(b);
+	spy_buf_lock(b);
 	b->blk_late = b->blk && b->blk_off + SPY_REC_BLOCK_HEAD + b->blk_cap == ext_off + ext_used;
-	unlock(b);
+	spy_buf_unlock(b);
 	pthread_mutex_unlock(&map_lock);
 	spy_sink_commit(th, l, 1);
 }
@@ -1160,9 +1143,9 @@ spy_sink_flush(struct spy_thread *th)
 
 	if (!b)
 		return;
-	lock(b);
+	spy_buf_lock(b);
 	flush_locked(b);
-	unlock(b);
+	spy_buf_unlock(b);
 }
 
 /* Where nothing is mapped: records wait in a thread's buffer for at most a second (a killed process loses no more). */
@@ -1195,13 +1178,13 @@ spy_sink_commit(struct spy_thread *th, struct spy_line *l, int now)
 	 */
 	if (!__atomic_load_n(&opened, __ATOMIC_ACQUIRE) && spy_resolved())
 		sink_fd();
-	lock(b);
+	spy_buf_lock(b);
 	o = mapping() && sealed_out() ? NULL : room(b, l->len, &big);
 	if (o) {
 		memcpy(o, l->data, l->len);
 		b->len += l->len;
 		if (b->blk)
-			publish(b);
+			spy_buf_publish(b);
 		else if (now || b->len > b->flush_at || stale(b))
 			flush_locked(b);
 	} else if (big) {
@@ -1215,7 +1198,7 @@ spy_sink_commit(struct spy_thread *th, struct spy_line *l, int now)
 	} else {
 		__atomic_add_fetch(dropped_at, 1, __ATOMIC_RELAXED);
 	}
-	unlock(b);
+	spy_buf_unlock(b);
 	/* A rare huge record does not keep its memory for the rest of the thread's life. */
 	if (l->cap > 4 * SPY_OUT_SIZE)
 		spy_line_free(l);
@@ -1235,7 +1218,7 @@ spy_sink_commit_frame(struct spy_thread *th, unsigned tag, const uint8_t *body, 
 	 * in words: its buffer and the block's room both reach past its end (SPY_SINK_BODY_SLACK).
 	 */
 	if (tag == SPY_REC_CALL && n + 10 < 128) {
-		lock(b);
+		spy_buf_lock(b);
 		if (b->blk && b->chunk && b->len + n + 32 <= b->blk_cap && !__atomic_load_n(&sealed, __ATOMIC_SEQ_CST)) {
 			uint8_t *len;
 
@@ -1249,11 +1232,11 @@ spy_sink_commit_frame(struct spy_thread *th, unsigned tag, const uint8_t *body, 
 			for (size_t i = 0; i < n; i += 8)
 				memcpy(o + i, body + i, 8);
 			b->len += (size_t)(o + n - base);
-			publish(b);
-			unlock(b);
+			spy_buf_publish(b);
+			spy_buf_unlock(b);
 			return;
 		}
-		unlock(b);
+		spy_buf_unlock(b);
 	}
 	commit_frame(b, tag, body, n, t_ns);
 }
@@ -1286,7 +1269,7 @@ frame_out(struct spy_buf *b, unsigned tag, const uint8_t *body, size_t n, uint64
 	}
 	if (!__atomic_load_n(&opened, __ATOMIC_ACQUIRE) && spy_resolved())
 		sink_fd();
-	lock(b);
+	spy_buf_lock(b);
 	/* The frame, a chunk frame before it, and their tags and lengths. */
 	o = mapping() && sealed_out() ? NULL : room(b, n + 64, &big);
 	if (!o) {
@@ -1294,7 +1277,7 @@ frame_out(struct spy_buf *b, unsigned tag, const uint8_t *body, size_t n, uint64
 		/* The texts the file does not hold are written again when next named (recbin.c). */
 		b->drops++;
 		memset(b->texts, 0, sizeof(b->texts));
-		unlock(b);
+		spy_buf_unlock(b);
 		return;
 	}
 	base = o - b->len;
@@ -1322,11 +1305,11 @@ frame_out(struct spy_buf *b, unsigned tag, const uint8_t *body, size_t n, uint64
 	memcpy(o, body, n);
 	b->len = (size_t)(o + n - base);
 	if (b->blk)
-		publish(b);
+		spy_buf_publish(b);
 	/* A failure is written at once, as its JSON record is: it may be the last thing the process does. */
 	else if (tag == SPY_REC_FAILURE || b->len > b->flush_at || stale(b))
 		flush_locked(b);
-	unlock(b);
+	spy_buf_unlock(b);
 }
 
 /* The longest the exit waits, for all threads together, for records being written when it began. */
@@ -1348,9 +1331,9 @@ spy_sink_seal(void)
 	if (spy_tls.thread && spy_tls.thread->buf) {
 		struct spy_buf *b = spy_tls.thread->buf;
 
-		lock(b);
+		spy_buf_lock(b);
 		b->flush_at = 0;
-		unlock(b);
+		spy_buf_unlock(b);
 	}
 	/*
 	 * A thread writing into its block now finishes its frame first (its
@@ -1369,8 +1352,8 @@ spy_sink_seal(void)
 		struct spy_buf *b = __atomic_load_n(&th->buf, __ATOMIC_ACQUIRE);
 
 		if (b && th != spy_tls.thread) {
-			lock(b);
-			unlock(b);
+			spy_buf_lock(b);
+			spy_buf_unlock(b);
 			while (__atomic_load_n(&b->busy, __ATOMIC_ACQUIRE))
 				sched_yield();
 		}
@@ -1411,14 +1394,14 @@ trim_mapped(int f)
 
 		if (!b || b == mine)
 			continue;
-		lock(b);
+		spy_buf_lock(b);
 		if (b->blk)
 			punch(f, b->blk_off + SPY_REC_BLOCK_HEAD + b->len, b->blk_off + SPY_REC_BLOCK_HEAD + b->blk_cap);
-		unlock(b);
+		spy_buf_unlock(b);
 	}
 	pthread_mutex_lock(&map_lock);
 	if (mine)
-		lock(mine);
+		spy_buf_lock(mine);
 	if (ext_at && is_ours(f, &st) && (uint64_t)st.st_size == ext_off + ext_len) {
 		uint64_t end = ext_off + ext_used;
 
@@ -1436,7 +1419,7 @@ trim_mapped(int f)
 		}
 	}
 	if (mine)
-		unlock(mine);
+		spy_buf_unlock(mine);
 	pthread_mutex_unlock(&map_lock);
 }
 
@@ -1480,11 +1463,11 @@ compact(int f)
 	if (spy_tls.thread && spy_tls.thread->buf && spy_tls.thread->buf->blk) {
 		struct spy_buf *b = spy_tls.thread->buf;
 
-		lock(b);
+		spy_buf_lock(b);
 		b->blk = NULL;
 		b->len = 0;
 		b->chunk = 0;
-		unlock(b);
+		spy_buf_unlock(b);
 	}
 	__atomic_store_n(&fd_dev, st.st_dev, __ATOMIC_RELAXED);
 	__atomic_store_n(&fd_ino, st.st_ino, __ATOMIC_RELAXED);

@@ -337,9 +337,8 @@ array_count(const struct spy_fn_info *f, const struct spy_param_info *p, const u
 	    unsigned mode)
 {
 	const struct spy_param_info *cp;
-	int64_t n;
-
 	int by = spy_param_counted_by(f, (int)(p - f->params));
+	int64_t n;
 
 	if (by >= 0)
 		return args[by].i;
