@@ -1204,58 +1204,58 @@ spy_sink_commit(struct spy_thread *th, struct spy_line *l, int now)
 		spy_line_free(l);
 }
 
-static void commit_frame(struct spy_buf *b, unsigned tag, const uint8_t *body, size_t n, uint64_t t_ns);
+static void commit_frame(struct spy_buf *b, unsigned tag, const uint8_t *body, size_t n, uint64_t t_ns,
+			 uint64_t *count);
 
 void
-spy_sink_commit_frame(struct spy_thread *th, unsigned tag, const uint8_t *body, size_t n, uint64_t t_ns)
+spy_sink_commit_frame(struct spy_thread *th, unsigned tag, const uint8_t *body, size_t n, uint64_t t_ns,
+		      uint64_t *count)
 {
-	struct spy_buf *b = th->buf;
-	uint8_t *o, *base;
+	uint8_t *o;
 
 	/*
-	 * The usual frame, a short call into the thread's block with its chunk begun: written in place, the time's
-	 * delta and the length before the body, whose one byte of length holds it (under 128). The body is copied
-	 * in words: its buffer and the block's room both reach past its end (SPY_SINK_BODY_SLACK).
+	 * The usual frame, a short call into the thread's block with its chunk begun: written in place
+	 * (sink.h's spy_sink_call_open), its body copied in words: its buffer and the block's room both reach past
+	 * its end (SPY_SINK_BODY_SLACK).
 	 */
-	if (tag == SPY_REC_CALL && n + 10 < 128) {
-		spy_buf_lock(b);
-		if (b->blk && b->chunk && b->len + n + 32 <= b->blk_cap && !__atomic_load_n(&sealed, __ATOMIC_SEQ_CST)) {
-			uint8_t *len;
-
-			o = b->blk + SPY_REC_BLOCK_HEAD + b->len;
-			base = o;
-			*o++ = (uint8_t)tag;
-			len = o++;
-			o += spy_rec_put_uv(o, spy_rec_zigzag((int64_t)(t_ns - b->t_prev)));
-			b->t_prev = t_ns;
-			*len = (uint8_t)(o - len - 1 + n);
-			for (size_t i = 0; i < n; i += 8)
-				memcpy(o + i, body + i, 8);
-			b->len += (size_t)(o + n - base);
-			spy_buf_publish(b);
-			spy_buf_unlock(b);
-			return;
-		}
-		spy_buf_unlock(b);
+	if (tag == SPY_REC_CALL && n <= SPY_SINK_CALL_MAX && (o = spy_sink_call_open(th, n, t_ns))) {
+		for (size_t i = 0; i < n; i += 8)
+			memcpy(o + i, body + i, 8);
+		spy_sink_call_close(th, o + n, count);
+		return;
 	}
-	commit_frame(b, tag, body, n, t_ns);
+	commit_frame(th->buf, tag, body, n, t_ns, count);
 }
 
 static void frame_out(struct spy_buf *b, unsigned tag, const uint8_t *body, size_t n, uint64_t t_ns);
 
 /*
  * Any other frame (out of line: the usual one saves no registers for it). errno kept: a new block or a write
- * may set it, and the traced call's packer (recbin.c) leaves keeping it to the ways that can.
+ * may set it, and the traced call's packer (recbin.c) leaves keeping it to the ways that can. `count` as
+ * spy_sink_call_close's: incremented before the buffer's lock is let go, written or dropped.
  */
 static __attribute__((noinline)) void
-commit_frame(struct spy_buf *b, unsigned tag, const uint8_t *body, size_t n, uint64_t t_ns)
+commit_frame(struct spy_buf *b, unsigned tag, const uint8_t *body, size_t n, uint64_t t_ns, uint64_t *count)
 {
 	int saved = errno;
 
+	if (n + 64 > sizeof(b->out)) {
+		__atomic_add_fetch(dropped_at, 1, __ATOMIC_RELAXED);
+		if (count)
+			SPY_INC(*count);
+		return;
+	}
+	if (!__atomic_load_n(&opened, __ATOMIC_ACQUIRE) && spy_resolved())
+		sink_fd();
+	spy_buf_lock(b);
 	frame_out(b, tag, body, n, t_ns);
+	if (count)
+		SPY_INC(*count);
+	spy_buf_unlock(b);
 	errno = saved;
 }
 
+/* The frame, under the buffer's lock: in the block, in `out`, or dropped and counted. */
 static void
 frame_out(struct spy_buf *b, unsigned tag, const uint8_t *body, size_t n, uint64_t t_ns)
 {
@@ -1263,13 +1263,6 @@ frame_out(struct spy_buf *b, unsigned tag, const uint8_t *body, size_t n, uint64
 	size_t t = 0;
 	int big = 0;
 
-	if (n + 64 > sizeof(b->out)) {
-		__atomic_add_fetch(dropped_at, 1, __ATOMIC_RELAXED);
-		return;
-	}
-	if (!__atomic_load_n(&opened, __ATOMIC_ACQUIRE) && spy_resolved())
-		sink_fd();
-	spy_buf_lock(b);
 	/* The frame, a chunk frame before it, and their tags and lengths. */
 	o = mapping() && sealed_out() ? NULL : room(b, n + 64, &big);
 	if (!o) {
@@ -1277,7 +1270,6 @@ frame_out(struct spy_buf *b, unsigned tag, const uint8_t *body, size_t n, uint64
 		/* The texts the file does not hold are written again when next named (recbin.c). */
 		b->drops++;
 		memset(b->texts, 0, sizeof(b->texts));
-		spy_buf_unlock(b);
 		return;
 	}
 	base = o - b->len;
@@ -1309,7 +1301,6 @@ frame_out(struct spy_buf *b, unsigned tag, const uint8_t *body, size_t n, uint64
 	/* A failure is written at once, as its JSON record is: it may be the last thing the process does. */
 	else if (tag == SPY_REC_FAILURE || b->len > b->flush_at || stale(b))
 		flush_locked(b);
-	spy_buf_unlock(b);
 }
 
 /* The longest the exit waits, for all threads together, for records being written when it began. */

@@ -21,10 +21,13 @@ void spy_sink_commit(struct spy_thread *th, struct spy_line *l, int now);
  * call (SPY_REC_CALL, SPY_REC_FAILURE) gets its time as a delta put before
  * `body`, and the buffer's chunk frame first when it is the buffer's first
  * call. A failure is written out at once. A call's body is read in words:
- * its buffer holds SPY_SINK_BODY_SLACK bytes past `n`.
+ * its buffer holds SPY_SINK_BODY_SLACK bytes past `n`. `count` (or NULL): a
+ * traced call's counter, incremented with the frame written or dropped, as
+ * spy_sink_call_close does (below).
  */
 #define SPY_SINK_BODY_SLACK 8
-void spy_sink_commit_frame(struct spy_thread *th, unsigned tag, const uint8_t *body, size_t n, uint64_t t_ns);
+void spy_sink_commit_frame(struct spy_thread *th, unsigned tag, const uint8_t *body, size_t n, uint64_t t_ns,
+			   uint64_t *count);
 /* A thread's buffer is its own but for the exit's flush of it: a lock held for a few stores, never a call. */
 static inline void
 spy_buf_lock(struct spy_buf *b)

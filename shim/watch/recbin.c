@@ -153,7 +153,7 @@ define(struct spy_thread *th, struct spy_buf *b, const void *ptr, const char *ki
 	id = th->index * PLACES + place + 1;
 	n = spy_rec_put_uv(body, id);
 	memcpy(body + n, l->data, l->len);
-	spy_sink_commit_frame(th, SPY_REC_TEXT, body, n + l->len, 0);
+	spy_sink_commit_frame(th, SPY_REC_TEXT, body, n + l->len, 0, NULL);
 	/* The place holds this text now; a state that cannot be kept leaves it to be written again next time. */
 	t->ptr = ptr;
 	t->kind = kind;
@@ -323,7 +323,7 @@ call_commit(struct spy_thread *th, const struct spy_call *c, struct spy_buf *b, 
 		spy_sink_drop();
 		return 1;
 	}
-	spy_sink_commit_frame(th, SPY_REC_CALL, body, n, c->t0 ? c->t0 : spy_now_ns());
+	spy_sink_commit_frame(th, SPY_REC_CALL, body, n, c->t0 ? c->t0 : spy_now_ns(), NULL);
 	return 1;
 }
 
@@ -352,8 +352,8 @@ _Static_assert(PLAIN_IN_PLACE_MAX <= SPY_SINK_CALL_MAX, "a plain frame in place 
  * names (one lookup of the descriptor for both). The texts' frames go before the call's, which is written in
  * place in the thread's block when it is short (`in_place`) and the block has room, else built here and
  * committed. errno is kept by the ways that may set it (a new block, a text written). SPY_PLAIN_COUNT: the
- * call is counted as a traced call is, once its record is written, in the block's lock (which the exit's seal
- * takes) or, committed the other way, flagged as being recorded as slowpath.c's traced() does.
+ * call is counted as a traced call is, with its record written, before the sink lets the block or buffer go
+ * (which the exit's seal waits for).
  */
 #define SPY_PLAIN(fn, ops, in_place, texts, code) \
 	static int plain_##fn(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *a, \
@@ -392,13 +392,7 @@ _Static_assert(PLAIN_IN_PLACE_MAX <= SPY_SINK_CALL_MAX, "a plain frame in place 
 			spy_sink_call_close(th, body + n, count); \
 			return 1; \
 		} \
-		if (count) \
-			__atomic_store_n(&th->recording, 1, __ATOMIC_SEQ_CST); \
-		spy_sink_commit_frame(th, SPY_REC_CALL, frame, n, t_ns); \
-		if (count) { \
-			SPY_INC(*count); \
-			__atomic_store_n(&th->recording, 0, __ATOMIC_RELEASE); \
-		} \
+		spy_sink_commit_frame(th, SPY_REC_CALL, frame, n, t_ns, count); \
 		return 1; \
 	}
 #include "g_plain.h"
@@ -1005,7 +999,8 @@ stack:
 		spy_line_mem(l, (const char *)v, spy_rec_put_uv(v, (uint64_t)b->py_id));
 	if (l->overflow)
 		return 0;
-	spy_sink_commit_frame(th, SPY_REC_FAILURE, (const uint8_t *)l->data, l->len, c->t0 ? c->t0 : spy_now_ns());
+	spy_sink_commit_frame(th, SPY_REC_FAILURE, (const uint8_t *)l->data, l->len, c->t0 ? c->t0 : spy_now_ns(),
+			      NULL);
 	return 1;
 }
 
@@ -1080,6 +1075,6 @@ spy_recbin_gpu(struct spy_thread *th, unsigned fn, unsigned copy, long tid, uint
 	n += spy_rec_put_uv(body + n, (uint64_t)tid);
 	n += spy_rec_put_uv(body + n, t_ns);
 	n += spy_rec_put_uv(body + n, gpu_ns);
-	spy_sink_commit_frame(th, SPY_REC_GPU, body, n, 0);
+	spy_sink_commit_frame(th, SPY_REC_GPU, body, n, 0, NULL);
 	return 1;
 }
