@@ -137,6 +137,18 @@ spy_rec_put_uv(uint8_t *p, uint64_t v)
 	return n;
 }
 
+/* The same, where the field after it goes: the call path's packers keep one pointer, not a base and a count. */
+static inline uint8_t *
+spy_rec_put_uvp(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
 static inline uint64_t
 spy_rec_zigzag(int64_t v)
 {

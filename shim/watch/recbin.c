@@ -268,21 +268,21 @@ plain_op(const struct spy_fn_info *f, const struct spy_param_info *p)
 }
 
 /* An input int array after its address: a count + 1 (0: none known) and its first SPY_REC_VALUES elements. */
-static size_t
-plain_ints(const int32_t *at, int64_t count, uint8_t *body, size_t n)
+static uint8_t *
+plain_ints(const int32_t *at, int64_t count, uint8_t *o)
 {
 	if (!at)
-		return n;
+		return o;
 	if (count > SPY_REC_VALUES)
 		count = SPY_REC_VALUES;
-	n += spy_rec_put_uv(body + n, count < 0 ? 0 : (uint64_t)count + 1);
+	o = spy_rec_put_uvp(o, count < 0 ? 0 : (uint64_t)count + 1);
 	for (int64_t k = 0; k < count; k++) {
 		int32_t e;
 
 		memcpy(&e, at + k, 4);
-		n += spy_rec_put_uv(body + n, spy_rec_zigzag(e));
+		o = spy_rec_put_uvp(o, spy_rec_zigzag(e));
 	}
-	return n;
+	return o;
 }
 
 /* text_id, with the stamp the context knows. */
@@ -298,19 +298,24 @@ plain_obj(struct spy_thread *th, struct spy_buf *b, struct plain_ctx *x, int han
 
 /* The fixed fields of a call or failure frame: function, copy, the names' major, status and duration. */
 #define PLAIN_HEAD_MAX 32
+static inline __attribute__((always_inline)) uint8_t *
+call_head_at(unsigned id, const struct spy_call *c, long status, uint8_t *o)
+{
+	o = spy_rec_put_uvp(o, id);
+	o[0] = (uint8_t)c->copy;
+	o[1] = (uint8_t)spy_names_major;
+	/* A traced call's status is 0, one byte. */
+	if (SPY_LIKELY(status == 0))
+		o[2] = 0, o += 3;
+	else
+		o = spy_rec_put_uvp(o + 2, spy_rec_zigzag(status));
+	return spy_rec_put_uvp(o, c->t0 ? c->t1 - c->t0 + 1 : 0);
+}
+
 static inline __attribute__((always_inline)) size_t
 call_head(unsigned id, const struct spy_call *c, long status, uint8_t *body)
 {
-	size_t n = spy_rec_put_uv(body, id);
-
-	body[n++] = (uint8_t)c->copy;
-	body[n++] = (uint8_t)spy_names_major;
-	/* A traced call's status is 0, one byte. */
-	if (SPY_LIKELY(status == 0))
-		body[n++] = 0;
-	else
-		n += spy_rec_put_uv(body + n, spy_rec_zigzag(status));
-	return n + spy_rec_put_uv(body + n, c->t0 ? c->t1 - c->t0 + 1 : 0);
+	return (size_t)(call_head_at(id, c, status, body) - body);
 }
 
 /* A call frame's end, plain or not. */
@@ -334,14 +339,14 @@ call_commit(struct spy_thread *th, const struct spy_call *c, struct spy_buf *b, 
 		return 0;
 #define SPY_PLAIN_TEXT_H(k) SPY_PLAIN_TEXT(k, 1, 0)
 #define SPY_PLAIN_TEXT_O(k) SPY_PLAIN_TEXT(k, 0, TEXT_STATE)
-#define SPY_PLAIN_I(k) n += spy_rec_put_uv(body + n, spy_rec_zigzag(a[k].i));
-#define SPY_PLAIN_E(k) n += spy_rec_put_uv(body + n, spy_rec_zigzag((int32_t)a[k].i));
-#define SPY_PLAIN_U(k) n += spy_rec_put_uv(body + n, a[k].u);
-#define SPY_PLAIN_D(k) memcpy(body + n, &a[k].d, 8), n += 8;
-#define SPY_PLAIN_H(k) n += spy_rec_put_uv(body + n, (uint64_t)id_##k);
+#define SPY_PLAIN_I(k) o = spy_rec_put_uvp(o, spy_rec_zigzag(a[k].i));
+#define SPY_PLAIN_E(k) o = spy_rec_put_uvp(o, spy_rec_zigzag((int32_t)a[k].i));
+#define SPY_PLAIN_U(k) o = spy_rec_put_uvp(o, a[k].u);
+#define SPY_PLAIN_D(k) memcpy(o, &a[k].d, 8), o += 8;
+#define SPY_PLAIN_H(k) o = spy_rec_put_uvp(o, (uint64_t)id_##k);
 #define SPY_PLAIN_O(k) SPY_PLAIN_H(k)
-#define SPY_PLAIN_A(k) n += spy_rec_put_uv(body + n, (uintptr_t)a[k].p);
-#define SPY_PLAIN_N(k, count) n = plain_ints(a[k].p, a[count].i, body, n + spy_rec_put_uv(body + n, (uintptr_t)a[k].p));
+#define SPY_PLAIN_A(k) o = spy_rec_put_uvp(o, (uintptr_t)a[k].p);
+#define SPY_PLAIN_N(k, count) o = plain_ints(a[k].p, a[count].i, spy_rec_put_uvp(o, (uintptr_t)a[k].p));
 /* Per parameter an address, a count and SPY_REC_VALUES elements of 5 bytes at most. */
 #define PLAIN_PARAM_MAX (2 * 10 + SPY_REC_VALUES * 5)
 /* A frame written in place (gen.py's PLAIN_IN_PLACE parameters, none an array): its head and 10 bytes each. */
@@ -361,12 +366,14 @@ _Static_assert(PLAIN_IN_PLACE_MAX <= SPY_SINK_CALL_MAX, "a plain frame in place 
 	{ \
 		const unsigned id = _SPY_FN_##fn; \
 		struct spy_buf *b = th->buf; \
-		struct plain_ctx ctx = { 0, NULL, 0, 0 }, *x = &ctx; \
+		struct plain_ctx ctx, *x = &ctx; \
 		uint8_t frame[PLAIN_HEAD_MAX + (sizeof(ops) - 1) * PLAIN_PARAM_MAX + SPY_SINK_BODY_SLACK], *body = NULL; \
 		const unsigned drops = b->drops; \
 		uint64_t t_ns, *count = mode & SPY_PLAIN_COUNT ? &spy_counts_of(th, c->copy, id)->calls : NULL; \
-		size_t n; \
+		uint8_t *o; \
 		(void)a, (void)x; \
+		/* The stamp is read only with `known` set. */ \
+		ctx.used = 0, ctx.known = NULL; \
 		spy_names_major = __atomic_load_n(&spy_copies[c->copy].major, __ATOMIC_RELAXED); \
 		if (mode & SPY_PLAIN_SET) { \
 			ctx.known = a[0].p; \
@@ -386,13 +393,13 @@ _Static_assert(PLAIN_IN_PLACE_MAX <= SPY_SINK_CALL_MAX, "a plain frame in place 
 			body = spy_sink_call_open(th, PLAIN_IN_PLACE_MAX, t_ns); \
 		if (!body) \
 			body = frame; \
-		n = call_head(id, c, status, body); \
+		o = call_head_at(id, c, status, body); \
 		code \
 		if (body != frame) { \
-			spy_sink_call_close(th, body + n, count); \
+			spy_sink_call_close(th, o, count); \
 			return 1; \
 		} \
-		spy_sink_commit_frame(th, SPY_REC_CALL, frame, n, t_ns, count); \
+		spy_sink_commit_frame(th, SPY_REC_CALL, frame, (size_t)(o - frame), t_ns, count); \
 		return 1; \
 	}
 #include "g_plain.h"
@@ -946,7 +953,7 @@ pack(struct spy_thread *th, const struct spy_call *c, long status, const union s
 
 				if (p->elem == SPY_ARG_INT && p->elem_size == 4) {
 					/* Dimensions and strides, the usual array: element() for each costs four times this. */
-					n = plain_ints(args[i].p, count, body, n);
+					n = (size_t)(plain_ints(args[i].p, count, body + n) - body);
 				} else {
 					/* 0: no count known, the address alone. */
 					n += spy_rec_put_uv(body + n, count < 0 ? 0 : (uint64_t)(count > SPY_REC_VALUES ?
