@@ -87,20 +87,9 @@ spy_summary_counters(struct spy_thread *th, unsigned k)
 	return m ? m : calloc(_SPY_FN_COUNT, sizeof(struct spy_counts));
 }
 
-void
-spy_time_add(struct spy_counts *n, uint64_t ns)
+static inline __attribute__((always_inline)) void
+timing_add(struct spy_counts *n, struct spy_timing *t, uint64_t ns)
 {
-	struct spy_timing *t = n->timing;
-
-	if (!t) {
-		/* Once per function and thread, at its first measured call. */
-		t = timing_new(n);
-		if (!t)
-			return;
-		t->min_ns = UINT64_MAX;
-		t->first_ns = ns;
-		__atomic_store_n(&n->timing, t, __ATOMIC_RELEASE);
-	}
 	SPY_INC(n->timed);
 	__atomic_store_n(&t->total_ns, t->total_ns + ns, __ATOMIC_RELAXED);
 	if (ns < t->min_ns)
@@ -108,6 +97,32 @@ spy_time_add(struct spy_counts *n, uint64_t ns)
 	if (ns > t->max_ns)
 		__atomic_store_n(&t->max_ns, ns, __ATOMIC_RELAXED);
 	SPY_INC(t->hist[spy_hist_bucket(ns)]);
+}
+
+/* Once per function and thread, at its first measured call: out of line, so that spy_time_add saves no registers. */
+static __attribute__((noinline)) void
+timing_first(struct spy_counts *n, uint64_t ns)
+{
+	struct spy_timing *t = timing_new(n);
+
+	if (!t)
+		return;
+	t->min_ns = UINT64_MAX;
+	t->first_ns = ns;
+	__atomic_store_n(&n->timing, t, __ATOMIC_RELEASE);
+	timing_add(n, t, ns);
+}
+
+void
+spy_time_add(struct spy_counts *n, uint64_t ns)
+{
+	struct spy_timing *t = n->timing;
+
+	if (SPY_UNLIKELY(!t)) {
+		timing_first(n, ns);
+		return;
+	}
+	timing_add(n, t, ns);
 }
 
 /* One row per function with calls: of one copy, or of all of them (copy -1). */
