@@ -102,6 +102,9 @@ struct spy_call {
 	short gpu_slot;		/* the event pair timing this call on the GPU, or -1 */
 	void *stream;		/* the handle's CUDA stream, when GPU work is watched */
 	uint64_t t0, t1;	/* CLOCK_MONOTONIC around the real call, when measured */
+	/* Set by a traced call's lane only (slowpath.c): what its other ways need after the packer refused. */
+	long status;
+	const union spy_arg *args;
 };
 
 extern __thread struct spy_tls spy_tls __attribute__((tls_model("initial-exec")));

@@ -477,7 +477,8 @@ static int stamp_slot(const struct slot *s, uint64_t *stamp, int sources);
 
 /*
  * A Set's k arguments the same as those kept, compared inline (no call: the repeated Set's shortcut then saves
- * no registers); 0 beyond the usual counts, for the general way.
+ * no registers); 0 beyond the usual counts, for the general way. The first is the descriptor itself, which the
+ * slot's key has compared already (set() keeps a Set's arguments under the descriptor they name first).
  */
 static inline __attribute__((always_inline)) int
 same_args(const union spy_arg *kept, const union spy_arg *args, int k)
@@ -493,7 +494,7 @@ same_args(const union spy_arg *kept, const union spy_arg *args, int k)
 	SAME_ARG(7) SAME_ARG(6) SAME_ARG(5) SAME_ARG(4) SAME_ARG(3) SAME_ARG(2) SAME_ARG(1)
 #undef SAME_ARG
 	case 1:
-		return (d | (kept[0].u ^ args[0].u)) == 0;
+		return d == 0;
 	default:
 		return 0;
 	}
@@ -501,21 +502,22 @@ same_args(const union spy_arg *kept, const union spy_arg *args, int k)
 
 /* spy_obj_set_stamp's way for any Set but the same one again (out of line: that one saves no registers). */
 static __attribute__((noinline)) int
-set_stamped(const void *ptr, const char *kind, unsigned fn, const union spy_arg *args, uint64_t *stamp)
+set_stamped(unsigned fn, const union spy_arg *args, uint64_t *stamp)
 {
 	const struct slot *s;
 
 	/* Known from now on, for the shortcut (which leaves a function not yet looked at to this way). */
 	(void)plain_set_args(fn);
-	s = set(ptr, kind, fn, args);
+	s = set(args[0].p, spy_fn_info[fn].params[0].desc_kind, fn, args);
 	*stamp = 0;
 	/* No slot: as spy_obj_stamp says of an object it does not know. */
 	return s ? stamp_slot(s, stamp, 1) : 1;
 }
 
 int
-spy_obj_set_stamp(const void *ptr, const char *kind, unsigned fn, const union spy_arg *args, uint64_t *stamp)
+spy_obj_set_stamp(unsigned fn, const union spy_arg *args, uint64_t *stamp)
 {
+	const void *ptr = args[0].p;
 	size_t home = hash((uintptr_t)ptr);
 	const struct slot *s = &slots[home];
 	int k = __atomic_load_n(&known_plain[fn], __ATOMIC_RELAXED);
@@ -535,7 +537,7 @@ spy_obj_set_stamp(const void *ptr, const char *kind, unsigned fn, const union sp
 			return 1;
 		}
 	}
-	return set_stamped(ptr, kind, fn, args, stamp);
+	return set_stamped(fn, args, stamp);
 }
 
 /*

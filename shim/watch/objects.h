@@ -9,8 +9,11 @@ void spy_obj_created(const void *ptr, const char *kind);
 void spy_obj_destroyed(const void *ptr);
 /* Remembers a successful Set call on the descriptor `ptr`. */
 void spy_obj_set(const void *ptr, const char *kind, unsigned fn, const union spy_arg *args);
-/* spy_obj_set, then spy_obj_stamp of the object (its one lookup for both: a traced Set names it next). */
-int spy_obj_set_stamp(const void *ptr, const char *kind, unsigned fn, const union spy_arg *args, uint64_t *stamp);
+/*
+ * spy_obj_set of a Set's descriptor (its first argument, of its parameter's kind), then spy_obj_stamp of it: its
+ * one lookup for both (a traced Set names it next).
+ */
+int spy_obj_set_stamp(unsigned fn, const union spy_arg *args, uint64_t *stamp);
 /* After spy_obj_set of an RNN or sequence data Set: keeps its paddingFill's value. */
 void spy_obj_set_fill(const void *ptr, unsigned fn, const union spy_arg *args);
 /*

@@ -336,7 +336,7 @@ call_commit(struct spy_thread *th, const struct spy_call *c, struct spy_buf *b, 
 #define SPY_PLAIN_TEXT(k, handle, state) \
 	const long id_##k = plain_obj(th, b, x, handle, spy_fn_info[id].params[k].desc_kind, state, a[k].p); \
 	if (id_##k < 0) \
-		return 0;
+		return c;
 #define SPY_PLAIN_TEXT_H(k) SPY_PLAIN_TEXT(k, 1, 0)
 #define SPY_PLAIN_TEXT_O(k) SPY_PLAIN_TEXT(k, 0, TEXT_STATE)
 #define SPY_PLAIN_I(k) o = spy_rec_put_uvp(o, spy_rec_zigzag(a[k].i));
@@ -361,8 +361,8 @@ _Static_assert(PLAIN_IN_PLACE_MAX <= SPY_SINK_CALL_MAX, "a plain frame in place 
  * (which the exit's seal waits for).
  */
 #define SPY_PLAIN(fn, ops, in_place, texts, code) \
-	static int plain_##fn(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *a, \
-			      int mode) \
+	static const struct spy_call *plain_##fn(struct spy_thread *th, const struct spy_call *c, long status, \
+						 const union spy_arg *a, int mode) \
 	{ \
 		const unsigned id = _SPY_FN_##fn; \
 		struct spy_buf *b = th->buf; \
@@ -377,8 +377,7 @@ _Static_assert(PLAIN_IN_PLACE_MAX <= SPY_SINK_CALL_MAX, "a plain frame in place 
 		spy_names_major = __atomic_load_n(&spy_copies[c->copy].major, __ATOMIC_RELAXED); \
 		if (mode & SPY_PLAIN_SET) { \
 			ctx.known = a[0].p; \
-			ctx.known_keep = spy_obj_set_stamp(a[0].p, spy_fn_info[id].params[0].desc_kind, id, a, \
-							   &ctx.known_stamp); \
+			ctx.known_keep = spy_obj_set_stamp(id, a, &ctx.known_stamp); \
 		} \
 		texts \
 		/* A text this call names was dropped (a full disk): the call is too, rather than name what is not there. */ \
@@ -386,7 +385,7 @@ _Static_assert(PLAIN_IN_PLACE_MAX <= SPY_SINK_CALL_MAX, "a plain frame in place 
 			spy_sink_drop(); \
 			if (count) \
 				SPY_INC(*count); \
-			return 1; \
+			return NULL; \
 		} \
 		t_ns = c->t0 ? c->t0 : spy_now_ns(); \
 		if (in_place) \
@@ -397,10 +396,10 @@ _Static_assert(PLAIN_IN_PLACE_MAX <= SPY_SINK_CALL_MAX, "a plain frame in place 
 		code \
 		if (body != frame) { \
 			spy_sink_call_close(th, o, count); \
-			return 1; \
+			return NULL; \
 		} \
 		spy_sink_commit_frame(th, SPY_REC_CALL, frame, (size_t)(o - frame), t_ns, count); \
-		return 1; \
+		return NULL; \
 	}
 #include "g_plain.h"
 #undef SPY_PLAIN
@@ -1016,7 +1015,7 @@ spy_recbin_call(struct spy_thread *th, const struct spy_call *c, long status, co
 		void *const *ips, int nips)
 {
 	if (nips <= 0 && spy_recbin_is_plain(th, c, args)) {
-		int saved = errno, done = spy_recbin_plain_fn[c->id](th, c, status, args, 0);
+		int saved = errno, done = spy_recbin_plain_fn[c->id](th, c, status, args, 0) == NULL;
 
 		errno = saved;
 		return done;
@@ -1034,7 +1033,7 @@ spy_recbin_call_set(struct spy_thread *th, const struct spy_call *c, long status
 		return pack(th, c, status, args, NULL, 0, NULL);
 	}
 	saved = errno;
-	done = spy_recbin_plain_fn[c->id](th, c, status, args, SPY_PLAIN_SET);
+	done = spy_recbin_plain_fn[c->id](th, c, status, args, SPY_PLAIN_SET) == NULL;
 	errno = saved;
 	return done;
 }

@@ -25,12 +25,13 @@ int spy_recbin_call_set(struct spy_thread *th, const struct spy_call *c, long st
 /*
  * A plain call's packer, generated (recbin.c's g_plain.h): a function of plain parameters, written as one call
  * frame after the texts it names. `mode`: SPY_PLAIN_SET, a Set, remembered first as spy_recbin_call_set does;
- * SPY_PLAIN_COUNT, the call counted too, once its record is written (see recbin.c). 0 when it cannot (nothing
- * counted).
+ * SPY_PLAIN_COUNT, the call counted too, once its record is written (see recbin.c). NULL once it is written (or
+ * dropped, as the sink drops what it cannot write); `c` itself when it cannot be (a text too long: nothing
+ * counted), so that a caller with other ways to try keeps nothing in registers across the call.
  */
 enum { SPY_PLAIN_SET = 1, SPY_PLAIN_COUNT = 2 };
-typedef int (*spy_plain_fn)(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args,
-			    int mode);
+typedef const struct spy_call *(*spy_plain_fn)(struct spy_thread *th, const struct spy_call *c, long status,
+						const union spy_arg *args, int mode);
 extern spy_plain_fn spy_recbin_plain_fn[_SPY_FN_COUNT];
 /* A thread whose buffer has text places, without Python frames to name: a plain call's packer may write. */
 static inline int
@@ -40,15 +41,16 @@ spy_recbin_is_plain(const struct spy_thread *th, const struct spy_call *c, const
 	       (args || !spy_fn_info[c->id].nparams);
 }
 /*
- * The traced call's lane (slowpath.c): the plain packer alone, with format 2 written to a file, the call
- * counted; 0 when it cannot (nothing counted), for the ways above. errno is the packer's to keep: only its
- * slow parts can set it.
+ * Whether a traced call may take its lane (slowpath.c): the plain packer alone (spy_recbin_plain_fn, with
+ * SPY_PLAIN_COUNT), format 2 written to a file. errno is the packer's to keep: only its slow parts can set it.
+ * A file given up on, in this process or its parent, leaves the call to the general ways (spy_sink_enabled), so
+ * that this test calls nothing and the lane saves no registers.
  */
 static inline int
-spy_recbin_plain(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args, int set)
+spy_recbin_plain_lane(const struct spy_thread *th, const struct spy_call *c, const union spy_arg *args)
 {
-	return spy_recbin_is_plain(th, c, args) && spy_config.pack_lane && spy_sink_enabled() &&
-	       spy_recbin_plain_fn[c->id](th, c, status, args, SPY_PLAIN_COUNT | (set ? SPY_PLAIN_SET : 0));
+	return spy_recbin_is_plain(th, c, args) && spy_config.pack_lane && spy_config.output[0] &&
+	       !__atomic_load_n(&spy_sink_gave_up, __ATOMIC_ACQUIRE);
 }
 /* The same, with the calling thread's Python frames (CUDNNSPY_PYTHON=traced; at least one) as a text written once per stack. */
 int spy_recbin_call_python(struct spy_thread *th, const struct spy_call *c, long status, const union spy_arg *args,

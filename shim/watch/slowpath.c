@@ -675,20 +675,13 @@ packed(struct spy_thread *th, struct spy_call *c, long status, const union spy_a
 	return done;
 }
 
-/*
- * A traced call: its record, then its count (spy_call_end). A frame of its own, so that spy_call_slow's first
- * lane saves no registers for it. First the plain packer alone (a thread with its buffer, a function of plain
- * parameters: most traced calls), which counts the call itself, then the general ways.
- */
+/* A traced call that the plain packer did not take: its record the general ways, then its count. */
 static __attribute__((noinline)) void
-traced(struct spy_call *c, long status, const union spy_arg *args, unsigned flags)
+traced_general(struct spy_call *c, long status, const union spy_arg *args, unsigned flags)
 {
 	struct spy_thread *th = spy_tls.thread;
 	struct spy_counts *n;
-	int kind = pack_kind(c, status, flags);
 
-	if (kind && spy_recbin_plain(th, c, status, args, kind == PLAIN_SET))
-		return;
 	/* Seq-cst against the seal: the exit sees this flag, or this call's record sees the seal. */
 	__atomic_store_n(&th->recording, 1, __ATOMIC_SEQ_CST);
 	if (!packed(th, c, status, args, flags))
@@ -698,6 +691,36 @@ traced(struct spy_call *c, long status, const union spy_arg *args, unsigned flag
 	if (status != 0)
 		SPY_INC(n->fails);
 	__atomic_store_n(&th->recording, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * A traced call: its record, then its count (spy_call_end). A frame of its own, so that spy_call_slow's first
+ * lane saves no registers for it. First the plain packer alone (a thread with its buffer, a function of plain
+ * parameters: most traced calls), which counts the call itself, then the general ways. The packer answers the
+ * call it refused, with its status and arguments kept in it, so that this frame keeps nothing across it and
+ * saves no registers.
+ */
+static __attribute__((noinline)) void
+traced(struct spy_call *c, long status, const union spy_arg *args, unsigned flags)
+{
+	struct spy_thread *th = spy_tls.thread;
+	int kind = pack_kind(c, status, flags);
+
+	if (kind && spy_recbin_plain_lane(th, c, args)) {
+		const struct spy_call *refused;
+
+		c->status = status;
+		c->args = args;
+		refused = spy_recbin_plain_fn[c->id](th, c, status, args,
+						     SPY_PLAIN_COUNT | (kind == PLAIN_SET ? SPY_PLAIN_SET : 0));
+		if (SPY_LIKELY(!refused))
+			return;
+		/* The wrapper's call, which the packer only read. */
+		c = (struct spy_call *)(uintptr_t)refused;
+		traced_general(c, c->status, c->args, spy_fn_flags[c->id]);
+		return;
+	}
+	traced_general(c, status, args, flags);
 }
 
 void
