@@ -103,8 +103,7 @@ spy_sink_call_open(struct spy_thread *th, size_t max, uint64_t t_ns)
 	/* The tag, the length (close's), the time's delta. */
 	o = b->blk + SPY_REC_BLOCK_HEAD + b->len;
 	o[0] = SPY_REC_CALL;
-	o += 2;
-	o += spy_rec_put_uv(o, spy_rec_zigzag((int64_t)(t_ns - b->t_prev)));
+	o = spy_rec_put_uvp(o + 2, spy_rec_zigzag((int64_t)(t_ns - b->t_prev)));
 	b->t_prev = t_ns;
 	return o;
 }
