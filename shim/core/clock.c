@@ -27,6 +27,7 @@
 #endif
 
 uint64_t spy_tsc_mult;
+const char *spy_clock_source = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
 
 /* 2 ms: the readings' jitter (tens of ns) is then tens of parts per million, a few ns over an anchor's life */
 #define CALIBRATE_NS 2000000ull
@@ -58,7 +59,7 @@ tsc_trusted(void)
 
 	if (!__get_cpuid(0x80000007, &a, &b, &c, &d) || !(d & (1u << 8)))
 		return 0;
-	f = open("/sys/devices/system/clocksource/clocksource0/current_clocksource", O_RDONLY | O_CLOEXEC);
+	f = open(spy_clock_source, O_RDONLY | O_CLOEXEC);
 	if (f >= 0) {
 		n = read(f, cs, sizeof(cs) - 1);
 		close(f);
@@ -99,13 +100,11 @@ refine(void)
 #endif
 }
 
-uint64_t
-spy_clock_slow(void)
-{
-	uint64_t ns = mono_ns();
 #if SPY_HAVE_TSC
-	int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
-
+/* Out of line: spy_clock_slow's usual answer, where the TSC is not trusted, then saves no registers. */
+static __attribute__((noinline)) uint64_t
+clock_step(uint64_t ns, int s)
+{
 	if (s == CAL_NONE && __atomic_compare_exchange_n(&state, &s, CAL_BUSY, 0, __ATOMIC_ACQ_REL,
 							    __ATOMIC_ACQUIRE)) {
 		if (!tsc_trusted()) {
@@ -120,6 +119,19 @@ spy_clock_slow(void)
 		   __atomic_compare_exchange_n(&state, &s, CAL_BUSY, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		calibrate(s == CAL_STARTED ? CAL_ROUGH : CAL_DONE);
 	}
+	return ns;
+}
+#endif
+
+uint64_t
+spy_clock_slow(void)
+{
+	uint64_t ns = mono_ns();
+#if SPY_HAVE_TSC
+	int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+
+	if (SPY_UNLIKELY(s != CAL_DONE))
+		return clock_step(ns, s);
 #endif
 	return ns;
 }

@@ -165,6 +165,8 @@ extern uint64_t spy_tsc_mult;
 uint64_t spy_clock_anchor(uint64_t tsc);
 /* clock_gettime, measuring the TSC's rate on the way. */
 uint64_t spy_clock_slow(void);
+/* The file naming the kernel's clock, read once before the TSC is trusted (a test points it elsewhere). */
+extern const char *spy_clock_source;
 /* Ticks after which a thread takes a new anchor: a few ms (6 at 2.6 GHz). */
 #define SPY_TSC_REANCHOR (1ull << 24)
 
