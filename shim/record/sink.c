@@ -1606,11 +1606,13 @@ header(int f)
 	spy_line_u64(l, (uint64_t)mono.tv_sec * 1000000000u + (uint64_t)mono.tv_nsec);
 	spy_line_lit(l, ",\"library\":");
 	/*
-	 * Other threads call while copy 0 is being resolved: its fields are
-	 * whole only once the resolution is done (spy_resolved, acquire). A
-	 * header written before says null; the library record says it all.
+	 * Other threads call, and open the file, as soon as copy 0's functions
+	 * are found, while the resolution goes on (its banner, the audit): its
+	 * fields are whole once its major is (spy_copy_fill stores it after
+	 * them, release; 0 where cuDNN gave no version) or the resolution is
+	 * done (acquire). A header written before says null.
 	 */
-	if (spy_resolved() && spy_lib.handle) {
+	if ((__atomic_load_n(&spy_lib.major, __ATOMIC_ACQUIRE) || spy_resolved()) && spy_lib.handle) {
 		spy_line_lit(l, "{\"path\":");
 		spy_line_str(l, spy_lib.path);
 		spy_line_lit(l, ",\"version\":");

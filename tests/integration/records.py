@@ -13,6 +13,8 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
 import sanitizer
 import schema
@@ -310,6 +312,47 @@ def record_times():
                     bad.append("%d..%d: t_ns %d dur_ns %d" % (before, after, r["t_ns"], r["dur_ns"]))
             check(not bad, "%s: %d of 1000 calls outside the program's own readings" % (fmt, len(bad)), *bad[:5])
             check(head["start_mono_ns"] <= calls[0]["t_ns"], "%s: after the header's start" % fmt)
+
+
+@scenario
+def header_while_resolving():
+    """A header written while another thread is still inside the spy's resolution names the library: the
+    resolving thread is held in it (its banner written to a full stderr) while the main thread, which finds the
+    functions already resolved, makes 5,000 traced calls whose records open the file. Both formats."""
+    for fmt in ("json", "binary"):
+        with tempfile.TemporaryDirectory() as d:
+            env = {k: v for k, v in E.items() if not k.startswith("CUDNNSPY_") and k != "LD_PRELOAD"}
+            env.update({"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": FAKE9, "CUDNNSPY_OUTPUT": d,
+                        "CUDNNSPY_FORMAT": fmt, "CUDNNSPY_TRACE": "*"})
+            sanitizer.child_env(env)
+            r, w = os.pipe()
+            os.set_blocking(w, False)
+            try:
+                while True:
+                    os.write(w, b"x" * 4096)
+            except BlockingIOError:
+                pass
+            os.set_blocking(w, True)
+            p = subprocess.Popen([prog("resolve-race"), "5000"], env=env, stdout=subprocess.PIPE, stderr=w)
+            os.close(w)
+            # The main thread's records reach the file while the first thread waits on stderr.
+            deadline = time.time() + 10
+            while time.time() < deadline and not any(os.path.getsize(os.path.join(d, n)) for n in os.listdir(d)):
+                time.sleep(0.05)
+            time.sleep(0.2)
+            drained = []
+            drain = threading.Thread(target=lambda: drained.append(b"".join(iter(lambda: os.read(r, 65536), b""))))
+            drain.start()
+            out, _ = p.communicate(timeout=60)
+            drain.join()
+            os.close(r)
+            check(p.returncode == 0 and out == b"ok\n", "%s: the program ran" % fmt, out, drained[0][-2000:])
+            heads = [x for recs in records_in(d).values() for x in recs if x["event"] == "header"]
+            check(len(heads) == 1 and heads[0]["library"] and
+                  heads[0]["library"]["path"].endswith("/libcudnn.so.9"),
+                  "%s: the header names the library" % fmt, repr(heads))
+            calls = events(records_in(d), "call", "cudnnSetTensor4dDescriptor")
+            check(len(calls) == 5000, "%s: every call recorded (%d)" % (fmt, len(calls)))
 
 
 if __name__ == "__main__":
