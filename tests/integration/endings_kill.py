@@ -27,7 +27,7 @@ import time
 import sanitizer
 import schema
 import spytest
-from spytest import E, FAKE9, PRELOAD, PROGS, TEST_FORMAT, check, prog, run
+from spytest import E, FAKE9, PRELOAD, PROGS, TEST_FORMAT, check, child_env, prog, run
 
 SCENARIOS = {}
 FN = "cudnnSetTensor4dDescriptor"
@@ -45,15 +45,6 @@ scenario = spytest.registry(SCENARIOS)
 
 def exe():
     return E["CUDNNSPY_EXE"]
-
-
-def child_env(extra):
-    """The environment of a run, as spytest.run makes it: the test's own CUDNNSPY_ and preload settings only."""
-    env = {k: v for k, v in E.items() if not k.startswith("CUDNNSPY_") and k not in ("LD_PRELOAD", "LD_LIBRARY_PATH")}
-    env.update(extra)
-    if TEST_FORMAT and "CUDNNSPY_FORMAT" not in env:
-        env["CUDNNSPY_FORMAT"] = TEST_FORMAT
-    return sanitizer.child_env(env)
 
 
 def spied(out, traced=True, extra=None):

@@ -19,8 +19,8 @@ import time
 import sanitizer
 import schema
 import spytest
-from spytest import (E, FAKE9, PRELOAD, RECORD_EXT, TEST_FORMAT, check, events, hostile, prog, records_in, run,
-                     small_disk, spied_env, summary_row, summary_total)
+from spytest import (FAKE9, PRELOAD, RECORD_EXT, TEST_FORMAT, check, child_env, events, hostile, prog,
+                     records_in, run, small_disk, spied_env, summary_row, summary_total)
 
 SCENARIOS = {}
 scenario = spytest.registry(SCENARIOS)
@@ -79,10 +79,7 @@ def output_symlink_and_clash():
         check(len(recs["out.jsonl.1"]) >= 2, "a complete file", repr(recs))
         check(oct(os.stat(pattern + ".1").st_mode & 0o777) == "0o600", "mode 0600")
         # Two processes at once with the same pattern: two files.
-        env = dict(spied_env({"CUDNNSPY_OUTPUT": os.path.join(d, "same.jsonl")}))
-        base = {k: v for k, v in E.items() if not k.startswith("CUDNNSPY_") and k != "LD_LIBRARY_PATH"}
-        base.update(env)
-        sanitizer.child_env(base)
+        base = child_env(spied_env({"CUDNNSPY_OUTPUT": os.path.join(d, "same.jsonl")}))
         procs = [subprocess.Popen([prog("host-calls")], env=base, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL) for _ in range(2)]
         for q in procs:
@@ -321,10 +318,8 @@ def header_while_resolving():
     functions already resolved, makes 5,000 traced calls whose records open the file. Both formats."""
     for fmt in ("json", "binary"):
         with tempfile.TemporaryDirectory() as d:
-            env = {k: v for k, v in E.items() if not k.startswith("CUDNNSPY_") and k != "LD_PRELOAD"}
-            env.update({"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": FAKE9, "CUDNNSPY_OUTPUT": d,
-                        "CUDNNSPY_FORMAT": fmt, "CUDNNSPY_TRACE": "*"})
-            sanitizer.child_env(env)
+            env = child_env({"LD_PRELOAD": PRELOAD, "LD_LIBRARY_PATH": FAKE9, "CUDNNSPY_OUTPUT": d,
+                             "CUDNNSPY_FORMAT": fmt, "CUDNNSPY_TRACE": "*"})
             r, w = os.pipe()
             os.set_blocking(w, False)
             try:

@@ -109,15 +109,20 @@ def keep_records(directory, argv, env, since):
         json.dump({"argv": list(argv), "env": kept, "moved": moved}, f)
 
 
+def child_env(extra=None):
+    """The environment of a run: the test's own CUDNNSPY_, preload and library path settings only, the format
+    the suite runs in unless the test chose one, and in sanitizer builds the runtime first in LD_PRELOAD."""
+    env = {k: v for k, v in E.items() if not k.startswith("CUDNNSPY_") and k not in ("LD_PRELOAD", "LD_LIBRARY_PATH")}
+    env.update(extra or {})
+    if TEST_FORMAT and "CUDNNSPY_FORMAT" not in env:
+        env["CUDNNSPY_FORMAT"] = TEST_FORMAT
+    return sanitizer.child_env(env)
+
+
 def run(argv, env=None, check_rc=True, complete=True, preexec=None, signal_ok=False):
     """Runs a program; unless the test chose CUDNNSPY_OUTPUT, its records go to a temporary
     directory and every line of every file is checked against the schema (p.records)."""
-    base = {k: v for k, v in E.items() if not k.startswith("CUDNNSPY_") and k not in ("LD_PRELOAD",)}
-    base.pop("LD_LIBRARY_PATH", None)
-    base.update(env or {})
-    if TEST_FORMAT and "CUDNNSPY_FORMAT" not in base:
-        base["CUDNNSPY_FORMAT"] = TEST_FORMAT
-    sanitizer.child_env(base)   # sanitizer builds only: the runtime first in LD_PRELOAD, its options
+    base = child_env(env)
     tmp = None
     if "CUDNNSPY_OUTPUT" not in base:
         tmp = tempfile.mkdtemp(prefix="cudnnspy-records-")
